@@ -1,0 +1,61 @@
+# hoard — `make help` lists the targets.
+
+GO        ?= go
+PKGS      ?= ./...
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+STATICCHECK_VERSION ?= 2025.1.1
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/hoard
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hoard ./cmd/hoard
+
+.PHONY: demo
+demo: ## run the whole service on this machine (embedded PostgreSQL, generated AUTH_SECRET)
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/hoard demo
+
+.PHONY: run
+run: ## run web + worker + bot with the configuration in the environment
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/hoard serve
+
+.PHONY: migrate
+migrate: ## apply database migrations
+	$(GO) run ./cmd/hoard migrate
+
+.PHONY: test
+test: ## run the test suite (TEST_DATABASE_URL to use a running PostgreSQL)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+.PHONY: test-race
+test-race: ## run the test suite under the race detector
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+
+.PHONY: lint
+lint: ## gofmt, go vet and staticcheck (installed on demand)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@if command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); then \
+		PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck $(PKGS); \
+	else echo "staticcheck could not be installed; skipped"; fi
+
+.PHONY: bench
+bench: ## run the benchmarks (figures for README's performance section)
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
+	@for pkg in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-30s} $$pkg || exit 1; \
+		done; \
+	done
+
+.PHONY: clean
+clean: ## remove build output (not DATA_DIR)
+	rm -rf bin

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/pgserver"
+)
+
+// app is what every command that uses the database shares: configuration,
+// logger, the database (embedded or external), migrated.
+type app struct {
+	cfg    Config
+	log    *slog.Logger
+	db     *store.DB
+	pg     *pgserver.Server // nil when DATABASE_URL is set
+	dbDesc string
+}
+
+// openApp starts or connects to the database and applies migrations.
+func openApp(ctx context.Context, cfg Config) (*app, error) {
+	a := &app{cfg: cfg, log: cfg.newLogger()}
+	dbURL := cfg.DatabaseURL
+	if dbURL == "" {
+		dir := filepath.Join(cfg.DataDir, "pg")
+		srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: dir, Database: "hoard", Logger: a.log})
+		if err != nil {
+			return nil, fmt.Errorf("embedded database (DATABASE_URL is not set): %w", err)
+		}
+		a.pg = srv
+		dbURL = srv.URL()
+		a.dbDesc = "embedded PostgreSQL in " + dir
+	} else {
+		a.dbDesc = describeURL(dbURL)
+	}
+	a.log.Info("using database", "database", a.dbDesc)
+	db, err := store.Open(ctx, dbURL, store.Options{})
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.db = db
+	if err := db.Migrate(ctx, a.log); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// close releases the database and stops an embedded server this process
+// started.
+func (a *app) close() {
+	if a.db != nil {
+		a.db.Close()
+	}
+	if a.pg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.pg.Stop(ctx); err != nil {
+			a.log.Warn("stop embedded database", "err", err)
+		}
+	}
+}
+
+// describeURL names a database without its password.
+func describeURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return "DATABASE_URL (keyword form)"
+	}
+	return fmt.Sprintf("database %q on %s as %q", strings.TrimPrefix(u.Path, "/"), u.Host, u.User.Username())
+}

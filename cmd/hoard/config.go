@@ -1,0 +1,204 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// defaultAppURL may be baked in at build time:
+// go build -ldflags "-X main.defaultAppURL=https://hoard.example.com".
+var defaultAppURL = ""
+
+// Config is hoard's whole configuration, read once from the environment.
+type Config struct {
+	DatabaseURL           string // "" = embedded PostgreSQL under DataDir/pg
+	DataDir               string
+	UploadDir             string
+	ListenAddr            string
+	AuthSecret            string
+	AppURL                string
+	TelegramAppID         int
+	TelegramAppHash       string
+	TelegramEmulator      string // emulator info file; "" = the real platform
+	BotToken              string
+	BotUsername           string
+	WorkerInterval        time.Duration
+	WorkerMaxSkipAttempts int
+	AutoGroupTimeWindow   time.Duration
+	SplitThresholdBytes   int64
+	LogLevel              slog.Level
+	LogFormat             string // "json" or "text"
+}
+
+// envVar documents one configuration variable; README's table is checked
+// against this list by a test.
+type envVar struct {
+	Name        string
+	Default     string
+	Description string
+}
+
+// envVars lists every variable hoard reads, in README order.
+var envVars = []envVar{
+	{"DATABASE_URL", "(embedded)", "PostgreSQL connection string. Unset: hoard runs its own PostgreSQL server from the machine's installation in `$DATA_DIR/pg`."},
+	{"DATA_DIR", "`./data`", "Where hoard keeps its state: embedded database, spool of downloads in flight, uploads. Compose uses `/data`."},
+	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
+	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
+	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions. Required by `web` and `serve`; `demo` generates one into `$DATA_DIR`."},
+	{"APP_URL", "`http://localhost:<port>`", "Public base URL for links and redirects. `NEXT_PUBLIC_APP_URL` is accepted too; may be baked in with `-ldflags -X main.defaultAppURL=…`."},
+	{"TELEGRAM_APP_ID", "(none)", "Messenger API id of the worker's client application."},
+	{"TELEGRAM_APP_HASH", "(none)", "Messenger API hash; never logged."},
+	{"TELEGRAM_EMULATOR", "(none)", "Path of the info file written by `hoard emulator`; when set, clients talk to the emulator instead of the platform."},
+	{"BOT_TOKEN", "(none)", "Token the chat bot signs in with; never logged."},
+	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links."},
+	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080)."},
+	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
+	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
+	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
+	{"LOG_LEVEL", "`info`", "`debug`, `info`, `warn` or `error`."},
+	{"LOG_FORMAT", "`text` on a terminal, else `json`", "`json` or `text`."},
+}
+
+// Limits of SPLIT_THRESHOLD_BYTES.
+const (
+	minSplitThreshold     = 1 << 20
+	maxSplitThreshold     = 8000 * 512 * 1024 // premium accounts
+	defaultSplitThreshold = 4000 * 512 * 1024
+)
+
+// loadConfig reads the configuration from getenv and reports every invalid
+// variable at once, each by name.
+func loadConfig(getenv func(string) string) (Config, error) {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
+	str := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	integer := func(name string, def, lo, hi int64) int64 {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return def
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			bad(name, "%q is not a whole number", v)
+			return def
+		}
+		if n < lo || n > hi {
+			bad(name, "%d is out of range %d–%d", n, lo, hi)
+			return def
+		}
+		return n
+	}
+
+	c := Config{
+		DatabaseURL:           str("DATABASE_URL", ""),
+		DataDir:               str("DATA_DIR", "./data"),
+		ListenAddr:            str("LISTEN_ADDR", ":8080"),
+		AuthSecret:            getenv("AUTH_SECRET"),
+		TelegramAppHash:       str("TELEGRAM_APP_HASH", ""),
+		TelegramEmulator:      str("TELEGRAM_EMULATOR", ""),
+		BotToken:              str("BOT_TOKEN", ""),
+		BotUsername:           strings.TrimPrefix(str("BOT_USERNAME", ""), "@"),
+		WorkerInterval:        time.Duration(integer("WORKER_INTERVAL_MINUTES", 60, 1, 7*24*60)) * time.Minute,
+		WorkerMaxSkipAttempts: int(integer("WORKER_MAX_SKIP_ATTEMPTS", 5, 1, 100)),
+		AutoGroupTimeWindow:   time.Duration(integer("AUTO_GROUP_TIME_WINDOW_MINUTES", 5, 0, 24*60)) * time.Minute,
+		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
+		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
+	}
+	if abs, err := filepath.Abs(c.DataDir); err != nil {
+		bad("DATA_DIR", "%v", err)
+	} else {
+		c.DataDir = abs
+	}
+	c.UploadDir = str("UPLOAD_DIR", filepath.Join(c.DataDir, "uploads"))
+	if abs, err := filepath.Abs(c.UploadDir); err != nil {
+		bad("UPLOAD_DIR", "%v", err)
+	} else {
+		c.UploadDir = abs
+	}
+
+	host, port, err := net.SplitHostPort(c.ListenAddr)
+	if err != nil {
+		bad("LISTEN_ADDR", "%q is not host:port (for example :8080 or 127.0.0.1:8080)", c.ListenAddr)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		bad("LISTEN_ADDR", "port %q is not a number 0–65535", port)
+	}
+
+	c.AppURL = str("APP_URL", str("NEXT_PUBLIC_APP_URL", defaultAppURL))
+	if c.AppURL == "" {
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		c.AppURL = "http://" + net.JoinHostPort(host, port)
+	}
+	if u, err := url.Parse(c.AppURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("APP_URL", "%q is not an absolute http(s) URL", c.AppURL)
+	}
+	c.AppURL = strings.TrimRight(c.AppURL, "/")
+
+	switch lvl := strings.ToLower(str("LOG_LEVEL", "info")); lvl {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn", "warning":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		bad("LOG_LEVEL", "%q is not one of debug, info, warn, error", lvl)
+	}
+	c.LogFormat = strings.ToLower(str("LOG_FORMAT", defaultLogFormat()))
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		bad("LOG_FORMAT", "%q is not json or text", c.LogFormat)
+	}
+	if c.TelegramAppHash != "" && c.TelegramAppID == 0 {
+		bad("TELEGRAM_APP_ID", "is required when TELEGRAM_APP_HASH is set")
+	}
+	return c, errors.Join(errs...)
+}
+
+// minAuthSecret is the shortest AUTH_SECRET the web part accepts.
+const minAuthSecret = 32
+
+// checkAuthSecret refuses a missing or short AUTH_SECRET (SPEC
+// Authentication 4).
+func (c Config) checkAuthSecret() error {
+	switch {
+	case c.AuthSecret == "":
+		return errors.New("AUTH_SECRET is not set: the web application refuses to start without it (generate one with `openssl rand -base64 48`)")
+	case len(c.AuthSecret) < minAuthSecret:
+		return fmt.Errorf("AUTH_SECRET is %d bytes long: it must be at least %d bytes", len(c.AuthSecret), minAuthSecret)
+	}
+	return nil
+}
+
+func defaultLogFormat() string {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return "text"
+	}
+	return "json"
+}
+
+// newLogger builds the process logger from the configuration.
+func (c Config) newLogger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

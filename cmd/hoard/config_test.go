@@ -1,0 +1,147 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := loadConfig(env(map[string]string{"LOG_FORMAT": "text"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"DATA_DIR absolute ./data", strings.HasSuffix(c.DataDir, "/data") && strings.HasPrefix(c.DataDir, "/")},
+		{"UPLOAD_DIR under DATA_DIR", c.UploadDir == c.DataDir+"/uploads"},
+		{"LISTEN_ADDR :8080", c.ListenAddr == ":8080"},
+		{"APP_URL from LISTEN_ADDR", c.AppURL == "http://localhost:8080"},
+		{"interval 60m", c.WorkerInterval == time.Hour},
+		{"max skip attempts 5", c.WorkerMaxSkipAttempts == 5},
+		{"group window 5m", c.AutoGroupTimeWindow == 5*time.Minute},
+		{"split threshold 4000 x 512 KiB", c.SplitThresholdBytes == 2097152000},
+		{"log level info", c.LogLevel == slog.LevelInfo},
+		{"no database URL", c.DatabaseURL == ""},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("default %s does not hold: %+v", ch.name, c)
+		}
+	}
+}
+
+func TestLoadConfigValues(t *testing.T) {
+	c, err := loadConfig(env(map[string]string{
+		"DATA_DIR": "/srv/hoard", "LISTEN_ADDR": "127.0.0.1:9000", "NEXT_PUBLIC_APP_URL": "https://hoard.example.com/",
+		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
+		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
+		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
+		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 {
+		t.Fatalf("config = %+v", c)
+	}
+	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
+	if c.AppURL != "https://a.example" {
+		t.Fatalf("APP_URL must win over NEXT_PUBLIC_APP_URL, got %s", c.AppURL)
+	}
+	old := defaultAppURL
+	defaultAppURL = "https://baked.example"
+	c, _ = loadConfig(env(map[string]string{"LOG_FORMAT": "text"}))
+	defaultAppURL = old
+	if c.AppURL != "https://baked.example" {
+		t.Fatalf("build-time APP_URL not used: %s", c.AppURL)
+	}
+}
+
+func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
+	tests := []struct {
+		name, value string
+	}{
+		{"WORKER_INTERVAL_MINUTES", "0"},
+		{"WORKER_INTERVAL_MINUTES", "soon"},
+		{"WORKER_MAX_SKIP_ATTEMPTS", "0"},
+		{"WORKER_MAX_SKIP_ATTEMPTS", "101"},
+		{"AUTO_GROUP_TIME_WINDOW_MINUTES", "-1"},
+		{"SPLIT_THRESHOLD_BYTES", "1000"},
+		{"SPLIT_THRESHOLD_BYTES", "4194304001"},
+		{"LISTEN_ADDR", "8080"},
+		{"LISTEN_ADDR", ":99999"},
+		{"APP_URL", "ftp://x"},
+		{"APP_URL", "/relative"},
+		{"LOG_LEVEL", "loud"},
+		{"LOG_FORMAT", "xml"},
+		{"TELEGRAM_APP_ID", "x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			_, err := loadConfig(env(map[string]string{tt.name: tt.value, "LOG_FORMAT": map[bool]string{true: tt.value, false: "text"}[tt.name == "LOG_FORMAT"]}))
+			if err == nil || !strings.Contains(err.Error(), tt.name) {
+				t.Fatalf("error %v does not name %s", err, tt.name)
+			}
+		})
+	}
+	_, err := loadConfig(env(map[string]string{"TELEGRAM_APP_HASH": "abc", "LOG_FORMAT": "text"}))
+	if err == nil || !strings.Contains(err.Error(), "TELEGRAM_APP_ID") {
+		t.Fatalf("hash without id: %v", err)
+	}
+	// Every problem is reported at once.
+	_, err = loadConfig(env(map[string]string{"LOG_LEVEL": "x", "LOG_FORMAT": "y"}))
+	if err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") || !strings.Contains(err.Error(), "LOG_FORMAT") {
+		t.Fatalf("not every problem reported: %v", err)
+	}
+}
+
+func TestCheckAuthSecret(t *testing.T) {
+	for secret, ok := range map[string]bool{"": false, "short": false, strings.Repeat("x", 31): false, strings.Repeat("x", 32): true} {
+		err := Config{AuthSecret: secret}.checkAuthSecret()
+		if (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), "AUTH_SECRET")) {
+			t.Errorf("AUTH_SECRET of %d bytes: %v", len(secret), err)
+		}
+	}
+}
+
+// TestReadmeDocumentsEveryVariable keeps README's configuration table and
+// the code in step.
+func TestReadmeDocumentsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(string(readme), -1)
+	documented := map[string]bool{}
+	for _, r := range rows {
+		documented[r[1]] = true
+	}
+	for _, v := range envVars {
+		if !documented[v.Name] {
+			t.Errorf("README.md has no configuration row for %s", v.Name)
+		}
+		delete(documented, v.Name)
+	}
+	for name := range documented {
+		t.Errorf("README.md documents %s, which hoard does not read", name)
+	}
+	// Every variable loadConfig reads is listed in envVars.
+	src, _ := os.ReadFile("config.go")
+	for _, m := range regexp.MustCompile(`(?:str|integer|getenv)\("([A-Z_]+)"`).FindAllStringSubmatch(string(src), -1) {
+		found := false
+		for _, v := range envVars {
+			found = found || v.Name == m[1] || m[1] == "NEXT_PUBLIC_APP_URL"
+		}
+		if !found {
+			t.Errorf("config.go reads %s but envVars does not list it", m[1])
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package hoard
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunTrigger says what started an ingestion run.
+type RunTrigger string
+
+// Run triggers.
+const (
+	TriggerSchedule RunTrigger = "SCHEDULE"
+	TriggerManual   RunTrigger = "MANUAL"
+	TriggerDemo     RunTrigger = "DEMO"
+)
+
+// IngestionRun is one ingestion cycle with its live activity and counters.
+type IngestionRun struct {
+	ID                         int64
+	Status                     RunStatus
+	Trigger                    RunTrigger
+	CurrentActivity            string
+	CurrentStep                string
+	CurrentChannelID           int64
+	CurrentTopicID             int64
+	CurrentAccountChannelMapID int64
+	CurrentFile                string
+	CurrentBytes               int64
+	CurrentTotalBytes          int64
+	RunCounters
+	ErrorMessage string
+	StartedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
+}
+
+// RunCounters are the totals of an ingestion run.
+type RunCounters struct {
+	MessagesScanned int
+	ArchivesFound   int
+	Duplicates      int
+	Ingested        int
+	Skipped         int
+}
+
+// RunActivity is a live-progress update of a running ingestion run.
+type RunActivity struct {
+	Activity            string
+	Step                string
+	ChannelID           int64
+	TopicID             int64
+	AccountChannelMapID int64
+	File                string
+	Bytes               int64
+	TotalBytes          int64
+}
+
+// SkipReason is why a source message could not be ingested.
+type SkipReason string
+
+// Skip reasons.
+const (
+	SkipDownloadFailed SkipReason = "DOWNLOAD_FAILED"
+	SkipUploadFailed   SkipReason = "UPLOAD_FAILED"
+	SkipExtractFailed  SkipReason = "EXTRACT_FAILED"
+	SkipHashMismatch   SkipReason = "HASH_MISMATCH"
+	SkipIncompleteSet  SkipReason = "INCOMPLETE_SET"
+	SkipSizeLimit      SkipReason = "SIZE_LIMIT"
+	SkipAccessLost     SkipReason = "ACCESS_LOST"
+	SkipOther          SkipReason = "OTHER"
+)
+
+// SkipStatus tells a skipped package that River still retries from one it
+// gave up on.
+type SkipStatus string
+
+// Skip states.
+const (
+	SkipRetrying SkipStatus = "RETRYING"
+	SkipGaveUp   SkipStatus = "SKIPPED"
+)
+
+// SkippedPackage records a source message that failed to ingest, with its
+// attempt counter (SPEC rule 12).
+type SkippedPackage struct {
+	ID                  int64
+	SourceChannelID     int64
+	SourceMessageID     int64
+	SourceTopicID       int64
+	AccountChannelMapID int64
+	FileName            string
+	FileSize            int64
+	PartCount           int
+	Reason              SkipReason
+	Status              SkipStatus
+	AttemptCount        int
+	MaxAttempts         int
+	LastError           string
+	RiverJobID          int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// Notification is a persistent alert shown in the notifications bell.
+type Notification struct {
+	ID          int64
+	Type        NotificationType
+	Severity    Severity
+	Title       string
+	Message     string
+	Context     json.RawMessage
+	DedupKey    string
+	PackageID   int64
+	ChannelID   int64
+	IsRead      bool
+	ReadAt      *time.Time
+	Dismissed   bool
+	DismissedAt *time.Time
+	CreatedAt   time.Time
+}

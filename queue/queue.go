@@ -1,0 +1,168 @@
+// Package queue builds hoard's River clients: which queues a process works
+// and how many jobs of each run at once, periodic jobs, job time-outs, an
+// insert-only client for processes that only enqueue, and a clean stop.
+//
+// Every working client sets FetchOnlyKnownKinds, so processes with different
+// worker sets can share the database without burning each other's attempts.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Client is the River client type hoard uses everywhere.
+type Client = river.Client[pgx.Tx]
+
+// Role says what a process works.
+type Role int
+
+// Process roles.
+const (
+	// RoleWorker works ingestion, transfer and maintenance jobs and is
+	// eligible to lead (periodic jobs, the scheduler, the rescuer).
+	RoleWorker Role = iota
+	// RoleBot works the bot queue only and never leads.
+	RoleBot
+	// RoleAll works every queue and may lead: `hoard serve`.
+	RoleAll
+)
+
+// QueuesFor returns the queues a role works.
+func QueuesFor(r Role) []string {
+	switch r {
+	case RoleBot:
+		return []string{hoard.QueueBot}
+	case RoleWorker:
+		return []string{hoard.QueueIngest, hoard.QueueTransfer, hoard.QueueMaintenance}
+	default:
+		return slices.Clone(hoard.Queues)
+	}
+}
+
+// DefaultConcurrency is how many jobs of each queue one process runs at
+// once. Transfers are few and long: they hold spool disk and the account's
+// bandwidth; scans are many and short.
+var DefaultConcurrency = map[string]int{
+	hoard.QueueIngest:      4,
+	hoard.QueueTransfer:    2,
+	hoard.QueueMaintenance: 2,
+	hoard.QueueBot:         2,
+}
+
+// DefaultJobTimeout bounds a job of a kind that sets no Timeout of its own.
+// Transfer kinds return their own (hours) from Timeout().
+const DefaultJobTimeout = 10 * time.Minute
+
+// Options configure NewClient.
+type Options struct {
+	Role        Role
+	Workers     *river.Workers       // must hold at least one worker
+	Periodic    []*river.PeriodicJob // registered only on leader-eligible roles
+	Concurrency map[string]int       // per-queue overrides of DefaultConcurrency
+	JobTimeout  time.Duration        // 0 = DefaultJobTimeout
+	ID          string               // client id shown in River UI; "" = River's default
+	Logger      *slog.Logger
+	// FetchCooldown and FetchPollInterval tune latency; zero = River's
+	// defaults. Tests lower them.
+	FetchCooldown     time.Duration
+	FetchPollInterval time.Duration
+}
+
+// NewClient builds a working River client for a role. Start it with
+// client.Start(ctx) and stop it with Stop before closing the pool.
+func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
+	if opts.Workers == nil {
+		return nil, errors.New("queue: a working client needs a Workers bundle")
+	}
+	queues := make(map[string]river.QueueConfig)
+	for _, q := range QueuesFor(opts.Role) {
+		n := DefaultConcurrency[q]
+		if v, ok := opts.Concurrency[q]; ok {
+			n = v
+		}
+		if n < 1 || n > 10000 {
+			return nil, fmt.Errorf("queue: concurrency of queue %q must be 1..10000, got %d", q, n)
+		}
+		queues[q] = river.QueueConfig{MaxWorkers: n}
+	}
+	for q := range opts.Concurrency {
+		if _, ok := queues[q]; !ok && !slices.Contains(hoard.Queues, q) {
+			return nil, fmt.Errorf("queue: unknown queue %q (known: %v)", q, slices.Sorted(maps.Keys(DefaultConcurrency)))
+		}
+	}
+	timeout := opts.JobTimeout
+	if timeout == 0 {
+		timeout = DefaultJobTimeout
+	}
+	cfg := &river.Config{
+		ID:                  opts.ID,
+		Logger:              logger(opts.Logger),
+		Workers:             opts.Workers,
+		Queues:              queues,
+		FetchOnlyKnownKinds: true,
+		JobTimeout:          timeout,
+		FetchCooldown:       opts.FetchCooldown,
+		FetchPollInterval:   opts.FetchPollInterval,
+		// Running jobs get this long to finish on shutdown before their
+		// contexts are cancelled; every job is safe to interrupt.
+		SoftStopTimeout: 30 * time.Second,
+	}
+	if opts.Role == RoleBot {
+		cfg.LeaderElectionDisabled = true
+	} else {
+		cfg.PeriodicJobs = opts.Periodic
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: new client: %w", err)
+	}
+	return client, nil
+}
+
+// NewInsertOnly builds a client that only enqueues (the web process). Its
+// short FetchCooldown paces the insert notifications it sends, so workers
+// see new jobs within milliseconds.
+func NewInsertOnly(pool *pgxpool.Pool, log *slog.Logger) (*Client, error) {
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Logger:        logger(log),
+		FetchCooldown: 20 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: new insert-only client: %w", err)
+	}
+	return client, nil
+}
+
+// Stop stops a started client: running jobs get the client's soft-stop time
+// to finish, then ctx's deadline; past that their contexts are cancelled.
+// Always stop the client before closing its pool.
+func Stop(ctx context.Context, client *Client) error {
+	if err := client.Stop(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			return client.StopAndCancel(hard)
+		}
+		return fmt.Errorf("queue: stop: %w", err)
+	}
+	return nil
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}

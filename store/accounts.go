@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+
+	"github.com/hoard/hoard"
+)
+
+const accountColumns = `id, phone, display_name, coalesce(platform_user_id, 0) AS platform_user_id, is_premium, is_active,
+	auth_state, auth_error, last_seen_at, created_at, updated_at`
+
+// CreateAccount adds a messenger account by phone number (state PENDING).
+// A phone that is already known is ECONFLICT.
+func (db *DB) CreateAccount(ctx context.Context, phone string) (*hoard.Account, error) {
+	if phone == "" {
+		return nil, hoard.Errorf(hoard.EINVALID, "create account: phone is required")
+	}
+	return getOne[hoard.Account](ctx, db.q, "create account",
+		`INSERT INTO messenger_accounts (phone) VALUES ($1) RETURNING `+accountColumns, phone)
+}
+
+// FindAccountByID returns an account.
+func (db *DB) FindAccountByID(ctx context.Context, id int64) (*hoard.Account, error) {
+	return getOne[hoard.Account](ctx, db.q, "find account", `SELECT `+accountColumns+` FROM messenger_accounts WHERE id = $1`, id)
+}
+
+// FindAccountByPhone returns the account with that phone number.
+func (db *DB) FindAccountByPhone(ctx context.Context, phone string) (*hoard.Account, error) {
+	return getOne[hoard.Account](ctx, db.q, "find account by phone",
+		`SELECT `+accountColumns+` FROM messenger_accounts WHERE phone = $1`, phone)
+}
+
+// ListAccounts returns every account, oldest first.
+func (db *DB) ListAccounts(ctx context.Context) ([]hoard.Account, error) {
+	return getAll[hoard.Account](ctx, db.q, "list accounts", `SELECT `+accountColumns+` FROM messenger_accounts ORDER BY id`)
+}
+
+// SetAccountAuthState moves an account to a sign-in state with an error
+// message ("" clears it). Any state may move to any other: an expired
+// session is never a dead end.
+func (db *DB) SetAccountAuthState(ctx context.Context, id int64, state hoard.AuthState, authError string) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET auth_state = $2, auth_error = $3, updated_at = now(),
+		last_seen_at = CASE WHEN $2 = 'AUTHENTICATED' THEN now() ELSE last_seen_at END WHERE id = $1`,
+		id, string(state), authError)
+	return notFoundIfNone("set account auth state", tag, err)
+}
+
+// SetAccountProfile records what the platform tells about the signed-in
+// user: its id, name and premium flag.
+func (db *DB) SetAccountProfile(ctx context.Context, id, platformUserID int64, displayName string, premium bool) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET platform_user_id = $2, display_name = $3, is_premium = $4,
+		last_seen_at = now(), updated_at = now() WHERE id = $1`, id, platformUserID, displayName, premium)
+	return notFoundIfNone("set account profile", tag, err)
+}
+
+// SetAccountActive enables or disables an account for ingestion.
+func (db *DB) SetAccountActive(ctx context.Context, id int64, active bool) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET is_active = $2, updated_at = now() WHERE id = $1`, id, active)
+	return notFoundIfNone("set account active", tag, err)
+}
+
+// DeleteAccount removes an account with its channel maps and topic
+// progress; runs and packages keep their history.
+func (db *DB) DeleteAccount(ctx context.Context, id int64) error {
+	tag, err := db.q.Exec(ctx, `DELETE FROM messenger_accounts WHERE id = $1`, id)
+	return notFoundIfNone("delete account", tag, err)
+}
+
+// LoadMessengerSession returns the stored (encrypted) client session under
+// key, or nil when there is none.
+func (db *DB) LoadMessengerSession(ctx context.Context, key string) ([]byte, error) {
+	var data []byte
+	err := db.q.QueryRow(ctx, `SELECT data FROM messenger_sessions WHERE key = $1`, key).Scan(&data)
+	if err != nil {
+		if isNoRows(err) {
+			return nil, nil
+		}
+		return nil, wrap("load messenger session", err)
+	}
+	return data, nil
+}
+
+// SaveMessengerSession stores an (encrypted) client session under key.
+func (db *DB) SaveMessengerSession(ctx context.Context, key string, data []byte) error {
+	_, err := db.q.Exec(ctx, `INSERT INTO messenger_sessions (key, data) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, updated_at = now()`, key, data)
+	return wrap("save messenger session", err)
+}
+
+// DeleteMessengerSession forgets a stored client session (sign-out).
+func (db *DB) DeleteMessengerSession(ctx context.Context, key string) error {
+	_, err := db.q.Exec(ctx, `DELETE FROM messenger_sessions WHERE key = $1`, key)
+	return wrap("delete messenger session", err)
+}

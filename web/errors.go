@@ -1,0 +1,72 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/hoard/hoard"
+)
+
+// handlerFunc is a handler that reports failure by returning an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+var errNotFound = hoard.Errorf(hoard.ENOTFOUND, "Page not found.")
+
+// statusOf maps root error codes to HTTP status codes.
+var statusOf = map[string]int{
+	hoard.EINVALID:      http.StatusUnprocessableEntity,
+	hoard.ENOTFOUND:     http.StatusNotFound,
+	hoard.ECONFLICT:     http.StatusConflict,
+	hoard.EUNAUTHORIZED: http.StatusUnauthorized,
+	hoard.EFORBIDDEN:    http.StatusForbidden,
+	hoard.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	hoard.ERATELIMITED:  http.StatusTooManyRequests,
+	hoard.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// handle adapts a handlerFunc: an error becomes a JSON error for API
+// requests and an HTML status page otherwise. Internal errors are logged
+// with their cause; users see only the safe message.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		code := hoard.ErrorCode(err)
+		status, ok := statusOf[code]
+		if !ok {
+			status = http.StatusInternalServerError
+		}
+		if status >= 500 {
+			s.deps.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		msg := hoard.ErrorMessage(err)
+		if wantsJSON(r) {
+			writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		if terr := templates.ExecuteTemplate(w, "error.html", map[string]any{
+			"Status": status, "StatusText": http.StatusText(status), "Message": msg,
+		}); terr != nil && !errors.Is(terr, http.ErrHandlerTimeout) {
+			s.deps.Logger.Warn("render error page", "err", terr)
+		}
+	}
+}
+
+// wantsJSON tells API requests from page requests.
+func wantsJSON(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/") || strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// writeJSON writes v as a JSON response.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
