@@ -42,8 +42,10 @@ CREATE TABLE package_groups (
     created_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
     updated_at        TIMESTAMPTZ NOT NULL DEFAULT now()
 );
+-- NULLS NOT DISTINCT: groups of manual uploads have no channel and must not
+-- repeat a key either (PostgreSQL 15+).
 CREATE UNIQUE INDEX package_groups_key_idx ON package_groups (source_channel_id, grouping_source, grouping_key)
-    WHERE grouping_key IS NOT NULL;
+    NULLS NOT DISTINCT WHERE grouping_key IS NOT NULL;
 CREATE INDEX package_groups_name_trgm_idx ON package_groups USING gin (name gin_trgm_ops);
 
 -- Rules learned from manual group creation; they belong to the group that

@@ -21,7 +21,6 @@ CREATE TABLE skipped_packages (
     updated_at             TIMESTAMPTZ NOT NULL DEFAULT now(),
     UNIQUE (source_channel_id, source_message_id)
 );
-CREATE INDEX skipped_packages_updated_at_idx ON skipped_packages (updated_at DESC);
 
 CREATE TABLE system_notifications (
     id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

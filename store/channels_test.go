@@ -11,8 +11,6 @@ import (
 	"github.com/hoard/hoard/store/storetest"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func TestUpsertChannelDefaults(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

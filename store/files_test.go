@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store/storetest"
 )
-
-func crc(v uint32) *uint32 { return &v }
 
 func TestReplacePackageFiles(t *testing.T) {
 	t.Parallel()
@@ -227,5 +226,56 @@ func TestListPackageFiles(t *testing.T) {
 				t.Fatalf("%d entries, want %d", len(got), l.want)
 			}
 		})
+	}
+}
+
+func TestReplacePackageFilesConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	p := mustPackage(t, db)
+	const writers, rounds = 4, 5
+	listing := func(w int) []hoard.PackageFile {
+		files := make([]hoard.PackageFile, 50+w*10)
+		for i := range files {
+			files[i] = hoard.PackageFile{Path: fmt.Sprintf("w%d/f%03d.stl", w, i), Size: int64(w)}
+		}
+		return files
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				errs <- db.ReplacePackageFiles(ctx, p.ID, listing(w))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent ReplacePackageFiles: %v", err)
+		}
+	}
+	// The stored listing is exactly one writer's, and the count matches.
+	got, err := db.ListPackageFiles(ctx, p.ID, -1, 1000, "")
+	must(t, err)
+	pkg, err := db.FindPackageByID(ctx, p.ID)
+	must(t, err)
+	if len(got) == 0 || pkg.FileCount != len(got) {
+		t.Fatalf("%d rows, file_count %d", len(got), pkg.FileCount)
+	}
+	w := int(got[0].Size)
+	want := listing(w)
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, want writer %d's %d", len(got), w, len(want))
+	}
+	for i, f := range got {
+		if f.Path != want[i].Path || f.Ordinal != i {
+			t.Fatalf("row %d = %+v, want %s (listings mixed)", i, f, want[i].Path)
+		}
 	}
 }

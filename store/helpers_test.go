@@ -140,3 +140,9 @@ func mustNotification(t *testing.T, db *store.DB, mutate ...func(*hoard.Notifica
 	}
 	return n
 }
+
+// ptr returns a pointer to v (optional fields of settings structs).
+func ptr[T any](v T) *T { return &v }
+
+// crc returns a pointer to a CRC-32 value.
+func crc(v uint32) *uint32 { return &v }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hoard/hoard"
@@ -54,8 +55,8 @@ func TestCreateNotification(t *testing.T) {
 	if plain.DedupKey != "ORPHANED_INDEX:Orphans found" {
 		t.Fatalf("title dedup key = %q", plain.DedupKey)
 	}
-	custom := mustNotification(t, db, func(n *hoard.Notification) { n.DedupKey = "custom-key"; n.PackageID = p.ID })
-	if custom.DedupKey != "custom-key" {
+	custom := mustNotification(t, db, func(n *hoard.Notification) { n.DedupKey = fmt.Sprintf("custom-key-%d", seq.Add(1)); n.PackageID = p.ID })
+	if !strings.HasPrefix(custom.DedupKey, "custom-key-") {
 		t.Fatalf("explicit dedup key replaced by %q", custom.DedupKey)
 	}
 

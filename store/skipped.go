@@ -56,8 +56,9 @@ func (db *DB) FindSkippedBySource(ctx context.Context, channelID, messageID int6
 		`SELECT `+skippedColumns+` FROM skipped_packages WHERE source_channel_id = $1 AND source_message_id = $2`, channelID, messageID)
 }
 
-// ListSkippedPackages returns records, most recently failed first, with ids
-// below beforeID (0 = from the start); reason "" lists every reason.
+// ListSkippedPackages returns records, newest record first (by id, which
+// keyset paging with beforeID needs; 0 = from the start); reason "" lists
+// every reason.
 func (db *DB) ListSkippedPackages(ctx context.Context, reason hoard.SkipReason, beforeID int64, limit int) ([]hoard.SkippedPackage, error) {
 	if limit <= 0 || limit > 500 {
 		limit = 50

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +38,7 @@ type DB struct {
 
 // Options tune Open.
 type Options struct {
-	MaxConns int32        // 0 = pgx's default (max(4, cores))
-	Logger   *slog.Logger // nil = slog.Default()
+	MaxConns int32 // 0 = pgx's default (max(4, cores))
 }
 
 // Open connects a pool to url and checks that the server answers.

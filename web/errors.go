@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -26,6 +25,14 @@ var statusOf = map[string]int{
 	hoard.EINTERNAL:     http.StatusInternalServerError,
 }
 
+// statusFor returns the HTTP status of an error.
+func statusFor(err error) int {
+	if st, ok := statusOf[hoard.ErrorCode(err)]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
 // handle adapts a handlerFunc: an error becomes a JSON error for API
 // requests and an HTML status page otherwise. Internal errors are logged
 // with their cause; users see only the safe message.
@@ -35,25 +42,20 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		if err == nil {
 			return
 		}
-		code := hoard.ErrorCode(err)
-		status, ok := statusOf[code]
-		if !ok {
-			status = http.StatusInternalServerError
-		}
+		status := statusFor(err)
 		if status >= 500 {
 			s.deps.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 		msg := hoard.ErrorMessage(err)
 		if wantsJSON(r) {
-			writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+			writeJSON(w, status, map[string]any{"error": map[string]string{"code": hoard.ErrorCode(err), "message": msg}})
 			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		if terr := templates.ExecuteTemplate(w, "error.html", map[string]any{
+		if rerr := s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: map[string]any{
 			"Status": status, "StatusText": http.StatusText(status), "Message": msg,
-		}); terr != nil && !errors.Is(terr, http.ErrHandlerTimeout) {
-			s.deps.Logger.Warn("render error page", "err", terr)
+		}}); rerr != nil {
+			s.deps.Logger.Error("render error page", "err", rerr)
+			http.Error(w, msg, status)
 		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/hoard/hoard"
 )
 
 // handleHealthz answers 200 while the process is up.
@@ -57,13 +55,8 @@ func (s *Server) readiness(ctx context.Context) readiness {
 // handleStatusPage renders the landing page: what is running and whether it
 // is ready. The catalog replaces it as the application grows.
 func (s *Server) handleStatusPage(w http.ResponseWriter, r *http.Request) error {
-	rd := s.readiness(r.Context())
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := templates.ExecuteTemplate(w, "status.html", map[string]any{
-		"Version": s.deps.Version, "Database": s.deps.Database, "Ready": rd,
-		"Uptime": time.Since(s.deps.Started).Round(time.Second).String(), "AppURL": s.deps.AppURL,
-	}); err != nil {
-		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
-	}
-	return nil
+	return s.render(w, r, http.StatusOK, "status", page{Title: "Status", Data: map[string]any{
+		"Version": s.deps.Version, "Database": s.deps.Database, "Ready": s.readiness(r.Context()),
+		"Uptime": time.Since(s.deps.Started).Round(time.Second).String(),
+	}})
 }

@@ -1,13 +1,19 @@
 package web
 
-import "net/http"
+import (
+	"io/fs"
+	"net/http"
+)
 
 // Access is who may use a route.
 type Access int
 
-// Access levels.
+// Access levels, from open to closed.
 const (
-	Public Access = iota // anyone, signed in or not
+	Public   Access = iota // anyone, signed in or not
+	SignedIn               // any signed-in user
+	Curator                // administrators, or every user when USERS_CAN_CURATE is set
+	Admin                  // administrators only
 )
 
 // route is one row of the route table.
@@ -16,13 +22,42 @@ type route struct {
 	Pattern string
 	Access  Access
 	Handler handlerFunc
+	Mount   bool // Pattern is a prefix served by Handler (any method)
 }
 
-// routes is the whole route table of the application.
+// routes is the whole route table of the application. The authorization
+// test walks it: a route without an expectation there fails the build.
 func (s *Server) routes() []route {
-	return []route{
-		{http.MethodGet, "/", Public, s.handleStatusPage},
-		{http.MethodGet, "/healthz", Public, s.handleHealthz},
-		{http.MethodGet, "/readyz", Public, s.handleReadyz},
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
 	}
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	rts := []route{
+		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleStatusPage},
+		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Handler: s.handleHealthz},
+		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Handler: s.handleReadyz},
+		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			files.ServeHTTP(w, r)
+			return nil
+		}},
+
+		{Method: http.MethodGet, Pattern: "/login", Access: Public, Handler: s.handleLoginForm},
+		{Method: http.MethodPost, Pattern: "/login", Access: Public, Handler: s.handleLogin},
+		{Method: http.MethodGet, Pattern: "/register", Access: Public, Handler: s.handleRegisterForm},
+		{Method: http.MethodPost, Pattern: "/register", Access: Public, Handler: s.handleRegister},
+		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout},
+		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings},
+		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword},
+
+		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites},
+		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites},
+		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite},
+	}
+	if s.riverUI != nil {
+		rts = append(rts, route{Pattern: "/admin/river", Access: Admin, Mount: true,
+			Handler: func(w http.ResponseWriter, r *http.Request) error { s.riverUI.ServeHTTP(w, r); return nil }})
+	}
+	return rts
 }

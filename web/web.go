@@ -1,73 +1,191 @@
 // Package web serves hoard's web application: server-rendered pages and JSON
-// routes, all declared in one table (routes.go). Handlers return an error;
-// one adapter (errors.go) maps root error codes to a status page or a JSON
-// error, so handlers never write error responses themselves.
+// routes, all declared in one table (routes.go) with the access each needs.
+// Handlers return an error; one adapter (errors.go) maps root error codes to
+// a status page or a JSON error, so handlers never write error responses
+// themselves. Every state-changing request passes Go's cross-origin
+// protection.
 package web
 
 import (
+	"context"
 	"embed"
+	"fmt"
 	"html/template"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
+	"riverqueue.com/riverui"
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
 
-var templates = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+//go:embed static
+var staticFS embed.FS
+
+// pages holds one template set per page: the base layout plus the page's
+// "content".
+var pages = func() map[string]*template.Template {
+	base := template.Must(template.New("").ParseFS(templateFS, "templates/base.html"))
+	out := map[string]*template.Template{}
+	entries, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(strings.TrimPrefix(e, "templates/"), ".html")
+		if name == "base" {
+			continue
+		}
+		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, e))
+	}
+	return out
+}()
 
 // Deps are what the web application needs.
 type Deps struct {
-	DB       *store.DB
-	Queue    *queue.Client // insert-only client; jobs are enqueued in the caller's transaction
-	Logger   *slog.Logger
-	AppURL   string
-	Version  string
-	Database string // a description of the database in use, for the status page
-	Started  time.Time
+	DB     *store.DB
+	Queue  *queue.Client // jobs are enqueued in the caller's transaction
+	Logger *slog.Logger
+	AppURL string
+	// UsersCanCurate opens catalog curation to every signed-in user.
+	UsersCanCurate bool
+	Version        string
+	Database       string // a description of the database in use
+	Started        time.Time
 }
 
 // Server is the web application.
 type Server struct {
-	deps   Deps
-	router chi.Router
+	deps    Deps
+	router  chi.Router
+	handler http.Handler
+	secure  bool // APP_URL is https: cookies are Secure
+	riverUI *riverui.Handler
 }
 
-// New builds the web application.
-func New(deps Deps) *Server {
+// New builds the web application. Call Start before serving.
+func New(deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
 	if deps.Started.IsZero() {
 		deps.Started = time.Now()
 	}
-	s := &Server{deps: deps, router: chi.NewRouter()}
-	s.router.Use(securityHeaders)
-	for _, rt := range s.routes() {
-		s.router.Method(rt.Method, rt.Pattern, s.handle(rt.Handler))
+	u, err := url.Parse(deps.AppURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("web: APP_URL %q is not an absolute URL", deps.AppURL)
 	}
-	s.router.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return errNotFound
+	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https"}
+	if deps.Queue != nil {
+		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
+			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
+			Logger:    deps.Logger,
+			Prefix:    "/admin/river",
+		})
+		if err != nil {
+			return nil, fmt.Errorf("web: queue UI: %w", err)
+		}
+	}
+	s.router.Use(securityHeaders, s.loadSession)
+	for _, rt := range s.routes() {
+		h := s.authorize(rt.Access, rt.Handler)
+		if rt.Mount {
+			s.router.Mount(rt.Pattern, h)
+			continue
+		}
+		s.router.Method(rt.Method, rt.Pattern, h)
+	}
+	s.router.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error { return errNotFound }))
+	s.router.MethodNotAllowed(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return hoard.Errorf(hoard.EINVALID, "Method not allowed.")
 	}))
-	return s
+	cop := http.NewCrossOriginProtection()
+	if err := cop.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
+		return nil, fmt.Errorf("web: trusted origin: %w", err)
+	}
+	cop.SetDenyHandler(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return hoard.Errorf(hoard.EFORBIDDEN, "Cross-origin request refused.")
+	}))
+	s.handler = cop.Handler(s.router)
+	return s, nil
+}
+
+// Start starts the background parts (the queue UI) and makes sure an
+// administrator can get in: with no users yet, it logs a one-time link
+// that registers the first administrator.
+func (s *Server) Start(ctx context.Context) error {
+	if s.riverUI != nil {
+		if err := s.riverUI.Start(ctx); err != nil {
+			return fmt.Errorf("web: start queue UI: %w", err)
+		}
+	}
+	link, err := FirstAdminLink(ctx, s.deps.DB, s.deps.AppURL)
+	if err != nil {
+		return err
+	}
+	if link != "" {
+		s.deps.Logger.Warn("no users yet: open this one-time link to register the first administrator (valid 24 h)", "link", link)
+	}
+	return nil
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // securityHeaders sets headers every response carries.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		if !strings.HasPrefix(r.URL.Path, "/admin/river") { // River UI sets its own policy
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; form-action 'self'")
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// page is what every page template receives.
+type page struct {
+	Title  string
+	User   *hoard.User
+	Error  string
+	Notice string
+	Data   any
+}
+
+// render writes a page with a status code.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
+	t, ok := pages[name]
+	if !ok {
+		return fmt.Errorf("render: no page %q", name)
+	}
+	if p.User == nil {
+		p.User = userFrom(r.Context())
+	}
+	var buf strings.Builder
+	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
+		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, err := w.Write([]byte(buf.String()))
+	return err
+}
+
+// redirect answers 303 See Other to a local path.
+func redirect(w http.ResponseWriter, r *http.Request, path string) error {
+	http.Redirect(w, r, path, http.StatusSeeOther)
+	return nil
 }

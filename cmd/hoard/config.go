@@ -36,6 +36,9 @@ type Config struct {
 	SplitThresholdBytes   int64
 	LogLevel              slog.Level
 	LogFormat             string // "json" or "text"
+	UsersCanCurate        bool
+	AdminEmail            string // with AdminPassword: ensure this administrator exists at start-up
+	AdminPassword         string
 }
 
 // envVar documents one configuration variable; README's table is checked
@@ -63,6 +66,9 @@ var envVars = []envVar{
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
+	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
+	{"HOARD_ADMIN_EMAIL", "(none)", "With `HOARD_ADMIN_PASSWORD`: make sure this administrator exists at start-up (automated setups). An existing user is promoted; its password is kept."},
+	{"HOARD_ADMIN_PASSWORD", "(none)", "Password for a new `HOARD_ADMIN_EMAIL` administrator (at least 10 characters); never logged."},
 	{"LOG_LEVEL", "`info`", "`debug`, `info`, `warn` or `error`."},
 	{"LOG_FORMAT", "`text` on a terminal, else `json`", "`json` or `text`."},
 }
@@ -165,6 +171,18 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	c.LogFormat = strings.ToLower(str("LOG_FORMAT", defaultLogFormat()))
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("LOG_FORMAT", "%q is not json or text", c.LogFormat)
+	}
+	switch v := strings.ToLower(str("USERS_CAN_CURATE", "false")); v {
+	case "true", "1", "yes":
+		c.UsersCanCurate = true
+	case "false", "0", "no":
+	default:
+		bad("USERS_CAN_CURATE", "%q is not true or false", v)
+	}
+	c.AdminEmail = str("HOARD_ADMIN_EMAIL", "")
+	c.AdminPassword = getenv("HOARD_ADMIN_PASSWORD")
+	if (c.AdminEmail == "") != (c.AdminPassword == "") {
+		bad("HOARD_ADMIN_EMAIL", "HOARD_ADMIN_EMAIL and HOARD_ADMIN_PASSWORD must be set together")
 	}
 	if c.TelegramAppHash != "" && c.TelegramAppID == 0 {
 		bad("TELEGRAM_APP_ID", "is required when TELEGRAM_APP_HASH is set")

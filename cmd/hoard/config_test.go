@@ -119,6 +119,12 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv("UPDATE_README") == "1" {
+		readme = regenerateConfigTable(t, readme)
+		if err := os.WriteFile("../../README.md", readme, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rows := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(string(readme), -1)
 	documented := map[string]bool{}
 	for _, r := range rows {
@@ -144,4 +150,22 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 			t.Errorf("config.go reads %s but envVars does not list it", m[1])
 		}
 	}
+}
+
+// regenerateConfigTable replaces the table between the config markers of
+// README.md with one built from envVars.
+func regenerateConfigTable(t *testing.T, readme []byte) []byte {
+	s := string(readme)
+	start := strings.Index(s, "<!-- config:start")
+	end := strings.Index(s, "<!-- config:end -->")
+	if start < 0 || end < start {
+		t.Fatal("README.md lacks the config:start/config:end markers")
+	}
+	start += strings.Index(s[start:], "-->") + len("-->\n")
+	var b strings.Builder
+	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	for _, v := range envVars {
+		b.WriteString("| `" + v.Name + "` | " + v.Default + " | " + v.Description + " |\n")
+	}
+	return []byte(s[:start] + b.String() + s[end:])
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hoard/hoard/web"
 )
 
 // runDemo runs the whole service on this machine with no outside
@@ -45,7 +47,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return exitUsage
 	}
 	if cfg.AuthSecret == "" {
-		secret, created, err := demoSecret(cfg.DataDir)
+		secret, created, err := readOrCreateSecret(filepath.Join(cfg.DataDir, "auth_secret"), 48)
 		if err != nil {
 			fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 			return exitFailure
@@ -65,8 +67,18 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return exitFailure
 	}
 	defer a.close()
+	password, _, err := readOrCreateSecret(filepath.Join(cfg.DataDir, "demo_admin_password"), 12)
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
+		return exitFailure
+	}
+	if _, err := web.EnsureAdmin(ctx, a.db, demoAdminEmail, password); err != nil {
+		fmt.Fprintf(stderr, "hoard demo: create the administrator: %v\n", err)
+		return exitFailure
+	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
-		fmt.Fprintf(stdout, "\nhoard demo is running: %s\nDatabase: %s\nStop it with Ctrl-C.\n\n", a.cfg.AppURL, a.dbDesc)
+		fmt.Fprintf(stdout, "\nhoard demo is running: %s\nSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\nStop it with Ctrl-C.\n\n",
+			a.cfg.AppURL, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)
 	})
 	if err != nil {
 		a.log.Error("demo stopped with an error", "err", err)
@@ -75,10 +87,13 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	return exitOK
 }
 
-// demoSecret reads DATA_DIR/auth_secret or creates it (0600) with 48 random
-// bytes, and reports whether it was created.
-func demoSecret(dataDir string) (secret string, created bool, err error) {
-	path := filepath.Join(dataDir, "auth_secret")
+// demoAdminEmail is the administrator the demo signs in with.
+const demoAdminEmail = "admin@hoard.local"
+
+// readOrCreateSecret reads a secret file or creates it (0600, in a 0755
+// directory) with n random bytes, URL-safe base64, and reports whether it
+// was created.
+func readOrCreateSecret(path string, n int) (secret string, created bool, err error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
 		return strings.TrimSpace(string(b)), false, nil
@@ -86,10 +101,10 @@ func demoSecret(dataDir string) (secret string, created bool, err error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", false, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return "", false, fmt.Errorf("create DATA_DIR: %w", err)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", false, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	raw := make([]byte, 48)
+	raw := make([]byte, n)
 	if _, err := rand.Read(raw); err != nil {
 		return "", false, err
 	}
@@ -97,7 +112,7 @@ func demoSecret(dataDir string) (secret string, created bool, err error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) { // another process won the race
-			return demoSecret(dataDir)
+			return readOrCreateSecret(path, n)
 		}
 		return "", false, fmt.Errorf("create %s: %w", path, err)
 	}

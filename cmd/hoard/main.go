@@ -38,6 +38,7 @@ Commands:
   worker     the ingestion worker only
   bot        the chat bot only
   migrate    apply database migrations and exit
+  admin      create-admin (one-time administrator link) or invite (invite codes)
   demo       the whole service on this machine with no outside dependencies
   emulator   run the messenger emulator alone
   version    print the version
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, getenv, stderr)
 	case "demo":
 		return runDemo(ctx, rest, getenv, stdout, stderr)
+	case "admin":
+		return runAdmin(ctx, rest, getenv, stdout, stderr)
 	case "emulator":
 		fmt.Fprintln(stderr, "hoard emulator: not available yet: the messenger emulator lands with issue #3")
 		return exitFailure

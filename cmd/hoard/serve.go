@@ -95,7 +95,23 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 			return err
 		}
 	}
-	handler := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Version: version, Database: a.dbDesc})
+	if a.cfg.AdminEmail != "" {
+		created, err := web.EnsureAdmin(ctx, a.db, a.cfg.AdminEmail, a.cfg.AdminPassword)
+		if err != nil {
+			return fmt.Errorf("HOARD_ADMIN_EMAIL: %w", err)
+		}
+		if created {
+			a.log.Info("created the administrator from HOARD_ADMIN_EMAIL", "email", a.cfg.AdminEmail)
+		}
+	}
+	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL,
+		UsersCanCurate: a.cfg.UsersCanCurate, Version: version, Database: a.dbDesc})
+	if err != nil {
+		return err
+	}
+	if err := handler.Start(ctx); err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

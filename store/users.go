@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+const userColumns = `id, email, password_hash, role, display_name, coalesce(invite_code_id, 0) AS invite_code_id,
+	created_at, updated_at, last_login_at`
+
+const inviteColumns = `id, code, role, max_uses, use_count, expires_at, note, coalesce(created_by, 0) AS created_by, created_at`
+
+// normalizeEmail trims an address; uniqueness is case-insensitive.
+func normalizeEmail(email string) string { return strings.TrimSpace(email) }
+
+// CreateUser stores a user. An email already registered (in any letter
+// case) is ECONFLICT.
+func (db *DB) CreateUser(ctx context.Context, email, passwordHash string, role hoard.Role) (*hoard.User, error) {
+	return getOne[hoard.User](ctx, db.q, "create user",
+		`INSERT INTO users (email, password_hash, role) VALUES ($1, $2, $3) RETURNING `+userColumns,
+		normalizeEmail(email), passwordHash, string(role))
+}
+
+// FindUserByID returns a user.
+func (db *DB) FindUserByID(ctx context.Context, id int64) (*hoard.User, error) {
+	return getOne[hoard.User](ctx, db.q, "find user", `SELECT `+userColumns+` FROM users WHERE id = $1`, id)
+}
+
+// FindUserByEmail returns the user with that email, in any letter case.
+func (db *DB) FindUserByEmail(ctx context.Context, email string) (*hoard.User, error) {
+	return getOne[hoard.User](ctx, db.q, "find user by email",
+		`SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1)`, normalizeEmail(email))
+}
+
+// ListUsers returns every user, oldest first.
+func (db *DB) ListUsers(ctx context.Context) ([]hoard.User, error) {
+	return getAll[hoard.User](ctx, db.q, "list users", `SELECT `+userColumns+` FROM users ORDER BY id`)
+}
+
+// CountUsers counts users (0 means the first administrator is still to be
+// created).
+func (db *DB) CountUsers(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.q.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, wrap("count users", err)
+}
+
+// SetUserPassword replaces a user's password hash.
+func (db *DB) SetUserPassword(ctx context.Context, id int64, passwordHash string) error {
+	tag, err := db.q.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, id, passwordHash)
+	return notFoundIfNone("set user password", tag, err)
+}
+
+// SetUserRole changes a user's role.
+func (db *DB) SetUserRole(ctx context.Context, id int64, role hoard.Role) error {
+	tag, err := db.q.Exec(ctx, `UPDATE users SET role = $2, updated_at = now() WHERE id = $1`, id, string(role))
+	return notFoundIfNone("set user role", tag, err)
+}
+
+// RecordLogin stamps a user's last sign-in.
+func (db *DB) RecordLogin(ctx context.Context, id int64) error {
+	tag, err := db.q.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
+	return notFoundIfNone("record login", tag, err)
+}
+
+// DeleteUser removes a user with their sessions, links and crowdfund
+// records.
+func (db *DB) DeleteUser(ctx context.Context, id int64) error {
+	tag, err := db.q.Exec(ctx, `DELETE FROM users WHERE id = $1`, id)
+	return notFoundIfNone("delete user", tag, err)
+}
+
+// Registration refusals, as users see them.
+var (
+	errInviteInvalid = hoard.Errorf(hoard.EINVALID, "This invite code is not valid.")
+	errInviteExpired = hoard.Errorf(hoard.EINVALID, "This invite code has expired.")
+	errInviteUsedUp  = hoard.Errorf(hoard.EINVALID, "This invite code has been used up.")
+	errEmailTaken    = hoard.Errorf(hoard.ECONFLICT, "An account with this email already exists.")
+)
+
+// InviteRefusal says why an invite code cannot register anyone now (a user
+// facing EINVALID error), or nil when it can; a nil code is not valid.
+func InviteRefusal(inv *hoard.InviteCode, now time.Time) error {
+	switch {
+	case inv == nil:
+		return errInviteInvalid
+	case inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt):
+		return errInviteExpired
+	case inv.UseCount >= inv.MaxUses:
+		return errInviteUsedUp
+	}
+	return nil
+}
+
+// RegisterWithInvite creates a user with the role of a valid invite code and
+// counts the use, in one transaction that locks the code's row, so that
+// concurrent registrations never exceed the code's maximum uses.
+func (db *DB) RegisterWithInvite(ctx context.Context, code, email, passwordHash string) (*hoard.User, error) {
+	var user *hoard.User
+	err := db.InTx(ctx, func(tx *DB) error {
+		inv, err := getOne[hoard.InviteCode](ctx, tx.q, "register",
+			`SELECT `+inviteColumns+` FROM invite_codes WHERE code = $1 FOR UPDATE`, strings.TrimSpace(code))
+		if err != nil {
+			if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+				return errInviteInvalid
+			}
+			return err
+		}
+		if err := InviteRefusal(inv, time.Now()); err != nil {
+			return err
+		}
+		user, err = getOne[hoard.User](ctx, tx.q, "register",
+			`INSERT INTO users (email, password_hash, role, invite_code_id) VALUES ($1, $2, $3, $4) RETURNING `+userColumns,
+			normalizeEmail(email), passwordHash, string(inv.Role), inv.ID)
+		if err != nil {
+			if hoard.ErrorCode(err) == hoard.ECONFLICT {
+				return errEmailTaken
+			}
+			return err
+		}
+		_, err = tx.q.Exec(ctx, `UPDATE invite_codes SET use_count = use_count + 1 WHERE id = $1`, inv.ID)
+		return wrap("register", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return user, nil
+}
+
+// CreateInvite stores an invite code; inv is filled with the stored row.
+func (db *DB) CreateInvite(ctx context.Context, inv *hoard.InviteCode) error {
+	if inv.Role == "" {
+		inv.Role = hoard.RoleUser
+	}
+	if inv.MaxUses == 0 {
+		inv.MaxUses = 1
+	}
+	got, err := getOne[hoard.InviteCode](ctx, db.q, "create invite", `
+		INSERT INTO invite_codes (code, role, max_uses, expires_at, note, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+		RETURNING `+inviteColumns, inv.Code, string(inv.Role), inv.MaxUses, inv.ExpiresAt, inv.Note, nullInt(inv.CreatedBy))
+	if err != nil {
+		return err
+	}
+	*inv = *got
+	return nil
+}
+
+// FindInviteByCode returns an invite code.
+func (db *DB) FindInviteByCode(ctx context.Context, code string) (*hoard.InviteCode, error) {
+	return getOne[hoard.InviteCode](ctx, db.q, "find invite",
+		`SELECT `+inviteColumns+` FROM invite_codes WHERE code = $1`, strings.TrimSpace(code))
+}
+
+// ListInvites returns every invite code, newest first, with the emails of
+// the users who registered with it.
+func (db *DB) ListInvites(ctx context.Context) ([]hoard.InviteCode, error) {
+	return getAll[hoard.InviteCode](ctx, db.q, "list invites", `
+		SELECT `+prefixed("i.", "id, code, role, max_uses, use_count, expires_at, note, created_at")+`,
+			coalesce(i.created_by, 0) AS created_by,
+			coalesce((SELECT array_agg(u.email ORDER BY u.id) FROM users u WHERE u.invite_code_id = i.id), '{}') AS used_by
+		FROM invite_codes i ORDER BY i.created_at DESC, i.id DESC`)
+}
+
+// DeleteInvite removes an invite code; users who registered with it stay.
+func (db *DB) DeleteInvite(ctx context.Context, id int64) error {
+	tag, err := db.q.Exec(ctx, `DELETE FROM invite_codes WHERE id = $1`, id)
+	return notFoundIfNone("delete invite", tag, err)
+}
+
+// CreateSession stores a session.
+func (db *DB) CreateSession(ctx context.Context, s *hoard.Session) error {
+	err := db.q.QueryRow(ctx, `INSERT INTO sessions (id, user_id, expires_at, user_agent, remote_addr) VALUES ($1, $2, $3, $4, $5)
+		RETURNING created_at, last_seen_at`, s.ID, s.UserID, s.ExpiresAt, s.UserAgent, s.RemoteAddr).Scan(&s.CreatedAt, &s.LastSeenAt)
+	return wrap("create session", err)
+}
+
+// FindSessionUser returns a live (unexpired) session and its user.
+func (db *DB) FindSessionUser(ctx context.Context, id string) (*hoard.Session, *hoard.User, error) {
+	s, err := getOne[hoard.Session](ctx, db.q, "find session",
+		`SELECT id, user_id, created_at, last_seen_at, expires_at, user_agent, remote_addr FROM sessions
+		 WHERE id = $1 AND expires_at > now()`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := db.FindUserByID(ctx, s.UserID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, u, nil
+}
+
+// TouchSession records activity on a session and moves its expiry.
+func (db *DB) TouchSession(ctx context.Context, id string, expiresAt time.Time) error {
+	_, err := db.q.Exec(ctx, `UPDATE sessions SET last_seen_at = now(), expires_at = greatest(expires_at, $2) WHERE id = $1`, id, expiresAt)
+	return wrap("touch session", err)
+}
+
+// DeleteSession ends one session (sign-out); an unknown id is fine.
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	_, err := db.q.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	return wrap("delete session", err)
+}
+
+// DeleteUserSessions ends every session of a user except keepID ("" = all),
+// as a password change does.
+func (db *DB) DeleteUserSessions(ctx context.Context, userID int64, keepID string) error {
+	_, err := db.q.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id <> $2`, userID, keepID)
+	return wrap("delete user sessions", err)
+}
+
+// Throttle is the failed sign-in state of one key ("email:…" or "ip:…").
+type Throttle struct {
+	Failures    int
+	LockedUntil *time.Time
+}
+
+// ThrottleState returns the state of a key; an unknown key has none.
+func (db *DB) ThrottleState(ctx context.Context, key string) (Throttle, error) {
+	var t Throttle
+	err := db.q.QueryRow(ctx, `SELECT failures, locked_until FROM auth_throttle WHERE key = $1`, key).Scan(&t.Failures, &t.LockedUntil)
+	if err != nil && !isNoRows(err) {
+		return t, wrap("read sign-in throttle", err)
+	}
+	return t, nil
+}
+
+// RecordFailedLogin counts a failed sign-in for key within window; reaching
+// maxFailures locks the key for lockFor. It returns the new state.
+func (db *DB) RecordFailedLogin(ctx context.Context, key string, window time.Duration, maxFailures int, lockFor time.Duration) (Throttle, error) {
+	var t Throttle
+	err := db.q.QueryRow(ctx, `
+		INSERT INTO auth_throttle (key, failures, window_started) VALUES ($1, 1, now())
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN auth_throttle.window_started < now() - $2::interval THEN 1 ELSE auth_throttle.failures + 1 END,
+			window_started = CASE WHEN auth_throttle.window_started < now() - $2::interval THEN now() ELSE auth_throttle.window_started END
+		RETURNING failures, locked_until`, key, window).Scan(&t.Failures, &t.LockedUntil)
+	if err != nil {
+		return t, wrap("record failed sign-in", err)
+	}
+	if t.Failures >= maxFailures {
+		err = db.q.QueryRow(ctx, `UPDATE auth_throttle SET locked_until = now() + $2::interval, failures = 0, window_started = now()
+			WHERE key = $1 RETURNING locked_until`, key, lockFor).Scan(&t.LockedUntil)
+		t.Failures = 0
+	}
+	return t, wrap("record failed sign-in", err)
+}
+
+// ClearThrottle forgets a key's failures after a successful sign-in.
+func (db *DB) ClearThrottle(ctx context.Context, key string) error {
+	_, err := db.q.Exec(ctx, `DELETE FROM auth_throttle WHERE key = $1`, key)
+	return wrap("clear sign-in throttle", err)
+}

@@ -1,0 +1,53 @@
+package hoard
+
+import "time"
+
+// User is a person who signs in to the web application.
+type User struct {
+	ID           int64
+	Email        string
+	PasswordHash string // argon2id PHC string; never leaves the server
+	Role         Role
+	DisplayName  string
+	InviteCodeID int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	LastLoginAt  *time.Time
+}
+
+// IsAdmin reports whether the user has the ADMIN role.
+func (u *User) IsAdmin() bool { return u != nil && u.Role == RoleAdmin }
+
+// InviteCode lets people register. Registration is refused once UseCount
+// reaches MaxUses or after ExpiresAt.
+type InviteCode struct {
+	ID        int64
+	Code      string
+	Role      Role
+	MaxUses   int
+	UseCount  int
+	ExpiresAt *time.Time
+	Note      string
+	CreatedBy int64
+	CreatedAt time.Time
+	// UsedBy lists the emails of users who registered with the code
+	// (filled by ListInvites).
+	UsedBy []string
+}
+
+// Usable reports whether the code can still register someone at now.
+func (c *InviteCode) Usable(now time.Time) bool {
+	return c.UseCount < c.MaxUses && (c.ExpiresAt == nil || now.Before(*c.ExpiresAt))
+}
+
+// Session is a signed-in browser. ID is the SHA-256 of the cookie token, so
+// the table never holds a usable token.
+type Session struct {
+	ID         string
+	UserID     int64
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+	UserAgent  string
+	RemoteAddr string
+}

@@ -1,0 +1,299 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+func form(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return v
+}
+
+func (e *testEnv) invite(maxUses int, expiresIn time.Duration) string {
+	e.t.Helper()
+	codes, err := CreateInvites(context.Background(), e.db, InviteOptions{Count: 1, MaxUses: maxUses, ExpiresIn: expiresIn, Role: hoard.RoleUser})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return codes[0].Code
+}
+
+func TestRegisterSignInSignOut(t *testing.T) {
+	e := newEnv(t)
+	code := e.invite(1, time.Hour)
+	browser := e.client()
+
+	// The invite link pre-fills the code.
+	resp, body := e.do(browser, "GET", "/register?code="+code, nil, nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, `value="`+code+`"`) {
+		t.Fatalf("register form: %d, code not pre-filled", resp.StatusCode)
+	}
+	resp, body = e.do(browser, "POST", "/register", form("code", code, "email", "new@example.com", "password", "a long enough password"), nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("register = %d\n%s", resp.StatusCode, body)
+	}
+	u, err := e.db.FindUserByEmail(context.Background(), "NEW@example.com")
+	if err != nil || u.Role != hoard.RoleUser {
+		t.Fatalf("registered user = %+v, %v", u, err)
+	}
+	cookie := resp.Cookies()[0]
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Secure {
+		t.Fatalf("session cookie flags: %+v", cookie)
+	}
+	resp, body = e.do(browser, "GET", "/settings", nil, nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, "new@example.com") {
+		t.Fatalf("settings after registration = %d", resp.StatusCode)
+	}
+	// The code is used up now.
+	resp, body = e.do(nil, "POST", "/register", form("code", code, "email", "other@example.com", "password", "a long enough password"), nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "used up") {
+		t.Fatalf("second registration with a one-use code = %d", resp.StatusCode)
+	}
+
+	resp, _ = e.do(browser, "POST", "/logout", url.Values{}, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout = %d", resp.StatusCode)
+	}
+	if resp, _ = e.do(browser, "GET", "/settings", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("settings after logout = %d, want a redirect to sign in", resp.StatusCode)
+	}
+
+	resp, body = e.do(browser, "POST", "/login", form("email", "new@example.com", "password", "wrong password!"), nil)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "Wrong email or password") {
+		t.Fatalf("wrong password = %d", resp.StatusCode)
+	}
+	resp, _ = e.do(browser, "POST", "/login", form("email", "New@Example.com", "password", "a long enough password", "next", "/settings"), nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/settings" {
+		t.Fatalf("sign in = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp.Cookies()[0].Value == cookie.Value {
+		t.Fatal("the session id was not rotated at sign-in")
+	}
+}
+
+func TestRegistrationRefusals(t *testing.T) {
+	e := newEnv(t)
+	expired := e.invite(5, time.Hour)
+	if _, err := e.db.Pool().Exec(context.Background(), `UPDATE invite_codes SET expires_at = now() - interval '1 minute' WHERE code = $1`, expired); err != nil {
+		t.Fatal(err)
+	}
+	valid := e.invite(5, time.Hour)
+	taken, _ := e.user(hoard.RoleUser)
+	tests := []struct {
+		name   string
+		f      url.Values
+		status int
+		msg    string
+	}{
+		{"no code", form("email", "a@example.com", "password", "long enough pw"), 422, "needs an invite code"},
+		{"unknown code", form("code", "nope", "email", "a@example.com", "password", "long enough pw"), 422, "not valid"},
+		{"expired code", form("code", expired, "email", "a@example.com", "password", "long enough pw"), 422, "expired"},
+		{"bad email", form("code", valid, "email", "not-an-email", "password", "long enough pw"), 422, "valid email"},
+		{"short password", form("code", valid, "email", "a@example.com", "password", "short"), 422, "at least 10"},
+		{"email taken", form("code", valid, "email", strings.ToUpper(taken.Email), "password", "long enough pw"), 409, "already exists"},
+		{"markup is escaped", form("code", "<script>x</script>", "email", "a@example.com", "password", "long enough pw"), 422, "&lt;script&gt;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := e.do(nil, "POST", "/register", tt.f, nil)
+			if resp.StatusCode != tt.status || !strings.Contains(body, tt.msg) {
+				t.Fatalf("status %d (want %d), body lacks %q", resp.StatusCode, tt.status, tt.msg)
+			}
+			if strings.Contains(body, "<script>x</script>") {
+				t.Fatal("unescaped markup in the page")
+			}
+		})
+	}
+}
+
+// TestInviteRace: 50 concurrent registrations on a code with 5 uses; exactly
+// 5 succeed and the code counts 5 uses.
+func TestInviteRace(t *testing.T) {
+	e := newEnv(t)
+	code := e.invite(5, time.Hour)
+	var wg sync.WaitGroup
+	statuses := make([]int, 50)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := e.do(nil, "POST", "/register", form("code", code, "email", "racer"+itoa(int64(i))+"@example.com",
+				"password", "a long enough password"), nil)
+			statuses[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusSeeOther:
+			ok++
+		case http.StatusUnprocessableEntity:
+		default:
+			t.Errorf("unexpected status %d", s)
+		}
+	}
+	inv, err := e.db.FindInviteByCode(context.Background(), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != 5 || inv.UseCount != 5 {
+		t.Fatalf("%d registrations succeeded, use count %d; want 5 and 5", ok, inv.UseCount)
+	}
+}
+
+func TestSignInThrottling(t *testing.T) {
+	e := newEnv(t)
+	u, password := e.user(hoard.RoleUser)
+	for i := 0; i < maxFailuresAccount; i++ {
+		resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", "wrong password"), nil)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d = %d", i+1, resp.StatusCode)
+		}
+	}
+	resp, body := e.do(nil, "POST", "/login", form("email", u.Email, "password", password), nil)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins") {
+		t.Fatalf("after %d failures the right password got %d", maxFailuresAccount, resp.StatusCode)
+	}
+	other, otherPassword := e.user(hoard.RoleUser)
+	if resp, _ := e.do(nil, "POST", "/login", form("email", other.Email, "password", otherPassword), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("another account is locked too: %d", resp.StatusCode)
+	}
+}
+
+func TestChangePasswordEndsOtherSessions(t *testing.T) {
+	e := newEnv(t)
+	u, password := e.user(hoard.RoleUser)
+	mine, other := e.session(u), e.session(u)
+	resp, _ := e.do(nil, "POST", "/settings/password", form("current", "nope", "new", "another long password"), mine)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong current password = %d", resp.StatusCode)
+	}
+	resp, _ = e.do(nil, "POST", "/settings/password", form("current", password, "new", "short"), mine)
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("short new password = %d", resp.StatusCode)
+	}
+	resp, _ = e.do(nil, "POST", "/settings/password", form("current", password, "new", "another long password"), mine)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("change = %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "GET", "/settings", nil, mine); resp.StatusCode != 200 {
+		t.Fatalf("own session ended: %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "GET", "/settings", nil, other); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("other session still valid: %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", "another long password"), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in with the new password = %d", resp.StatusCode)
+	}
+}
+
+func TestCrossOriginPostIsRefused(t *testing.T) {
+	e := newEnv(t)
+	admin, _ := e.user(hoard.RoleAdmin)
+	req, _ := http.NewRequest("POST", e.ts.URL+"/admin/invites", strings.NewReader("count=1"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	req.AddCookie(e.session(admin))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin POST = %d, want 403", resp.StatusCode)
+	}
+	invites, _ := e.db.ListInvites(context.Background())
+	for _, inv := range invites {
+		if inv.Role == hoard.RoleUser {
+			t.Fatal("a cross-origin request created an invite")
+		}
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/settings": "/settings", "/a?b=c": "/a?b=c", "": "/", "//evil.example": "/", `/\evil.example`: "/",
+		"https://evil.example/": "/", "settings": "/", "/%2F%2Fevil": "/%2F%2Fevil",
+	} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFirstAdminAndEnsureAdmin(t *testing.T) {
+	e := newEnv(t) // Start already made the first-administrator link
+	ctx := context.Background()
+	link, err := FirstAdminLink(ctx, e.db, e.srv.deps.AppURL)
+	if err != nil || link == "" {
+		t.Fatalf("link = %q, %v", link, err)
+	}
+	again, _ := FirstAdminLink(ctx, e.db, e.srv.deps.AppURL)
+	if again != link {
+		t.Fatalf("a second call made another link: %s vs %s", again, link)
+	}
+	code := strings.TrimPrefix(link, e.srv.deps.AppURL+"/register?code=")
+	resp, _ := e.do(nil, "POST", "/register", form("code", code, "email", "boss@example.com", "password", "a long enough password"), nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("register with the first-admin link = %d", resp.StatusCode)
+	}
+	boss, _ := e.db.FindUserByEmail(ctx, "boss@example.com")
+	if !boss.IsAdmin() {
+		t.Fatal("the first-admin link did not make an administrator")
+	}
+	if link, _ := FirstAdminLink(ctx, e.db, e.srv.deps.AppURL); link != "" {
+		t.Fatal("a link was made although a user exists")
+	}
+
+	created, err := EnsureAdmin(ctx, e.db, "ops@example.com", "ops password long")
+	if err != nil || !created {
+		t.Fatalf("EnsureAdmin = %v, %v", created, err)
+	}
+	if created, err = EnsureAdmin(ctx, e.db, "ops@example.com", "ops password long"); err != nil || created {
+		t.Fatalf("second EnsureAdmin = %v, %v", created, err)
+	}
+	u, _ := e.user(hoard.RoleUser)
+	if _, err := EnsureAdmin(ctx, e.db, u.Email, "irrelevant here"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.db.FindUserByID(ctx, u.ID); !got.IsAdmin() || got.PasswordHash != u.PasswordHash {
+		t.Fatal("EnsureAdmin did not promote the user, or changed its password")
+	}
+	if _, err := EnsureAdmin(ctx, e.db, "x@example.com", "short"); hoard.ErrorCode(err) != hoard.EINVALID {
+		t.Fatalf("short password: %v", err)
+	}
+}
+
+func TestPasswordHashing(t *testing.T) {
+	ctx := context.Background()
+	h, err := hashPassword(ctx, "correct horse")
+	if err != nil || !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("hash = %q, %v", h, err)
+	}
+	h2, _ := hashPassword(ctx, "correct horse")
+	if h == h2 {
+		t.Fatal("two hashes of one password are equal: no salt")
+	}
+	for pw, want := range map[string]bool{"correct horse": true, "correct horsE": false, "": false} {
+		if ok, err := verifyPassword(ctx, h, pw); err != nil || ok != want {
+			t.Errorf("verify(%q) = %v, %v", pw, ok, err)
+		}
+	}
+	for _, bad := range []string{"", "plain", "$argon2i$v=19$m=1,t=1,p=1$AA$AA", "$argon2id$v=19$m=999999999,t=1,p=1$AA$AA", "$argon2id$v=19$m=8,t=1,p=1$!!$AA"} {
+		if _, err := verifyPassword(ctx, bad, "x"); err == nil {
+			t.Errorf("verify accepted malformed hash %q", bad)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+)
+
+// expected is the status each role gets from each route when called with
+// no form data. Every route of the table must have a row: adding a route
+// without deciding who may use it fails this test.
+var expected = map[string][3]int{ // anonymous, USER, ADMIN
+	"GET /":                            {200, 200, 200},
+	"GET /healthz":                     {200, 200, 200},
+	"GET /readyz":                      {200, 200, 200},
+	"GET /static/*":                    {200, 200, 200},
+	"GET /login":                       {200, 303, 303},
+	"POST /login":                      {422, 422, 422},
+	"GET /register":                    {200, 200, 200},
+	"POST /register":                   {422, 422, 422},
+	"POST /logout":                     {401, 303, 303},
+	"GET /settings":                    {303, 200, 200},
+	"POST /settings/password":          {401, 401, 401}, // wrong current password
+	"GET /admin/invites":               {303, 403, 200},
+	"POST /admin/invites":              {401, 403, 303},
+	"POST /admin/invites/{id}/delete":  {401, 403, 404},
+	"* /admin/river":                   {303, 403, 200},
+}
+
+// concretePath fills a route pattern with example values.
+func concretePath(pattern string) string {
+	p := strings.ReplaceAll(pattern, "{id}", "999999")
+	p = strings.ReplaceAll(p, "/static/*", "/static/app.css")
+	if p == "/admin/river" {
+		p = "/admin/river/"
+	}
+	return p
+}
+
+func TestAuthorizationMatrix(t *testing.T) {
+	e := newEnv(t)
+	user, _ := e.user(hoard.RoleUser)
+	admin, _ := e.user(hoard.RoleAdmin)
+	seen := map[string]bool{}
+	for _, rt := range e.srv.routes() {
+		method := rt.Method
+		if rt.Mount {
+			method = "*"
+		}
+		key := method + " " + rt.Pattern
+		seen[key] = true
+		want, ok := expected[key]
+		if !ok {
+			t.Errorf("route %s has no row in the authorization matrix", key)
+			continue
+		}
+		if method == "*" {
+			method = http.MethodGet
+		}
+		for i, who := range []*hoard.User{nil, user, admin} {
+			var cookie *http.Cookie
+			if who != nil {
+				cookie = e.session(who)
+			}
+			resp, body := e.do(nil, method, concretePath(rt.Pattern), map[string][]string{}, cookie)
+			if method == http.MethodGet {
+				resp, body = e.do(nil, method, concretePath(rt.Pattern), nil, cookie)
+			}
+			if resp.StatusCode != want[i] {
+				t.Errorf("%s as %s = %d, want %d\n%.300s", key, []string{"anonymous", "USER", "ADMIN"}[i], resp.StatusCode, want[i], body)
+			}
+		}
+	}
+	for key := range expected {
+		if !seen[key] {
+			t.Errorf("matrix row %s has no route", key)
+		}
+	}
+}
+
+func TestCuratorAccessFollowsSetting(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		e := newEnv(t, func(d *Deps) { d.UsersCanCurate = open })
+		user, _ := e.user(hoard.RoleUser)
+		h := e.srv.authorize(Curator, func(w http.ResponseWriter, r *http.Request) error { w.WriteHeader(204); return nil })
+		e.srv.router.Method(http.MethodPost, "/test/curate", h)
+		resp, _ := e.do(nil, http.MethodPost, "/test/curate", map[string][]string{}, e.session(user))
+		want := map[bool]int{false: 403, true: 204}[open]
+		if resp.StatusCode != want {
+			t.Errorf("USERS_CAN_CURATE=%v: USER got %d, want %d", open, resp.StatusCode, want)
+		}
+	}
+}

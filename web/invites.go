@@ -1,0 +1,209 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+)
+
+// NewInviteCode returns a random invite code: 12 bytes, hex.
+func NewInviteCode() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// InviteOptions describe invite codes to create.
+type InviteOptions struct {
+	Count     int
+	MaxUses   int
+	ExpiresIn time.Duration // 0 = never
+	Role      hoard.Role
+	Note      string
+	CreatedBy int64
+}
+
+// CreateInvites creates opt.Count invite codes in one transaction.
+func CreateInvites(ctx context.Context, db *store.DB, opt InviteOptions) ([]hoard.InviteCode, error) {
+	if opt.Count < 1 || opt.Count > 50 {
+		return nil, hoard.Errorf(hoard.EINVALID, "Create between 1 and 50 codes at a time.")
+	}
+	if opt.MaxUses < 1 || opt.MaxUses > 1000 {
+		return nil, hoard.Errorf(hoard.EINVALID, "Uses per code must be between 1 and 1000.")
+	}
+	if opt.ExpiresIn < 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "The expiry must not be in the past.")
+	}
+	var out []hoard.InviteCode
+	err := db.InTx(ctx, func(tx *store.DB) error {
+		for range opt.Count {
+			code, err := NewInviteCode()
+			if err != nil {
+				return err
+			}
+			inv := hoard.InviteCode{Code: code, MaxUses: opt.MaxUses, Role: opt.Role, Note: opt.Note, CreatedBy: opt.CreatedBy}
+			if opt.ExpiresIn > 0 {
+				t := time.Now().Add(opt.ExpiresIn)
+				inv.ExpiresAt = &t
+			}
+			if err := tx.CreateInvite(ctx, &inv); err != nil {
+				return err
+			}
+			out = append(out, inv)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// InviteLink is the registration link that pre-fills a code.
+func InviteLink(appURL, code string) string {
+	return strings.TrimRight(appURL, "/") + "/register?code=" + code
+}
+
+// firstAdminNote marks the invite that registers the first administrator.
+const firstAdminNote = "first administrator"
+
+// FirstAdminLink returns a one-time link that registers an administrator
+// when the database has no users yet ("" otherwise). It reuses a usable
+// link made earlier, so restarts do not multiply them.
+func FirstAdminLink(ctx context.Context, db *store.DB, appURL string) (string, error) {
+	n, err := db.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return "", err
+	}
+	invites, err := db.ListInvites(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, inv := range invites {
+		if inv.Role == hoard.RoleAdmin && inv.Note == firstAdminNote && inv.Usable(time.Now()) {
+			return InviteLink(appURL, inv.Code), nil
+		}
+	}
+	created, err := CreateInvites(ctx, db, InviteOptions{Count: 1, MaxUses: 1, ExpiresIn: 24 * time.Hour,
+		Role: hoard.RoleAdmin, Note: firstAdminNote})
+	if err != nil {
+		return "", err
+	}
+	return InviteLink(appURL, created[0].Code), nil
+}
+
+// EnsureAdmin makes sure an administrator with this email exists: it creates
+// one with the password, or promotes an existing user (whose password stays).
+func EnsureAdmin(ctx context.Context, db *store.DB, email, password string) (created bool, err error) {
+	if err := checkEmail(email); err != nil {
+		return false, err
+	}
+	user, err := db.FindUserByEmail(ctx, email)
+	switch {
+	case err == nil:
+		if user.Role != hoard.RoleAdmin {
+			return false, db.SetUserRole(ctx, user.ID, hoard.RoleAdmin)
+		}
+		return false, nil
+	case hoard.ErrorCode(err) != hoard.ENOTFOUND:
+		return false, err
+	}
+	if err := checkNewPassword(password); err != nil {
+		return false, err
+	}
+	hash, err := hashPassword(ctx, password)
+	if err != nil {
+		return false, err
+	}
+	if _, err := db.CreateUser(ctx, email, hash, hoard.RoleAdmin); err != nil {
+		if hoard.ErrorCode(err) == hoard.ECONFLICT { // created concurrently
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+type invitesPage struct {
+	Invites []inviteRow
+	AppURL  string
+}
+
+// inviteRow is an invite code as the invites page shows it.
+type inviteRow struct {
+	hoard.InviteCode
+	Active bool // can still register someone
+}
+
+func (s *Server) handleInvites(w http.ResponseWriter, r *http.Request) error {
+	return s.renderInvites(w, r, http.StatusOK, "", noticeFor(r.URL.Query().Get("done")))
+}
+
+func noticeFor(done string) string {
+	switch done {
+	case "created":
+		return "Invite codes created."
+	case "deleted":
+		return "Invite code deleted."
+	}
+	return ""
+}
+
+func (s *Server) renderInvites(w http.ResponseWriter, r *http.Request, status int, errMsg, notice string) error {
+	invites, err := s.deps.DB.ListInvites(r.Context())
+	if err != nil {
+		return err
+	}
+	rows := make([]inviteRow, len(invites))
+	for i, inv := range invites {
+		rows[i] = inviteRow{InviteCode: inv, Active: inv.Usable(time.Now())}
+	}
+	return s.render(w, r, status, "invites", page{Title: "Invites", Error: errMsg, Notice: notice,
+		Data: invitesPage{Invites: rows, AppURL: s.deps.AppURL}})
+}
+
+// handleCreateInvites creates one or many codes from the invites form.
+func (s *Server) handleCreateInvites(w http.ResponseWriter, r *http.Request) error {
+	num := func(name string, def int) int {
+		v, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue(name)))
+		if err != nil {
+			return def
+		}
+		return v
+	}
+	_, err := CreateInvites(r.Context(), s.deps.DB, InviteOptions{
+		Count: num("count", 1), MaxUses: num("max_uses", 1),
+		ExpiresIn: time.Duration(num("expires_days", 7)) * 24 * time.Hour,
+		Role:      hoard.RoleUser, CreatedBy: userFrom(r.Context()).ID,
+	})
+	if err != nil {
+		if statusFor(err) >= 500 {
+			return err
+		}
+		return s.renderInvites(w, r, statusFor(err), hoard.ErrorMessage(err), "")
+	}
+	return redirect(w, r, "/admin/invites?done=created")
+}
+
+func (s *Server) handleDeleteInvite(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	if err != nil {
+		return errNotFound
+	}
+	if err := s.deps.DB.DeleteInvite(r.Context(), id); err != nil {
+		var he *hoard.Error
+		if errors.As(err, &he) && he.Code == hoard.ENOTFOUND {
+			return hoard.Errorf(hoard.ENOTFOUND, "That invite code does not exist.")
+		}
+		return err
+	}
+	return redirect(w, r, "/admin/invites?done=deleted")
+}

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+// Session lifetime: sliding, refreshed at most once per touchEvery.
+const (
+	sessionTTL = 30 * 24 * time.Hour
+	touchEvery = time.Hour
+)
+
+type ctxKey int
+
+const (
+	userKey ctxKey = iota
+	sessionKey
+)
+
+func userFrom(ctx context.Context) *hoard.User {
+	u, _ := ctx.Value(userKey).(*hoard.User)
+	return u
+}
+
+func sessionFrom(ctx context.Context) *hoard.Session {
+	s, _ := ctx.Value(sessionKey).(*hoard.Session)
+	return s
+}
+
+// cookieName is the session cookie's name; over https it carries the
+// __Host- prefix, which browsers only accept from a secure origin for the
+// whole host.
+func (s *Server) cookieName() string {
+	if s.secure {
+		return "__Host-hoard_session"
+	}
+	return "hoard_session"
+}
+
+// sessionID derives the stored id from the cookie token.
+func sessionID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// loadSession puts the signed-in user, if any, into the request context.
+func (s *Server) loadSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie(s.cookieName())
+		if err != nil || c.Value == "" || len(c.Value) > 128 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sess, user, err := s.deps.DB.FindSessionUser(r.Context(), sessionID(c.Value))
+		if err != nil {
+			if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+				s.deps.Logger.Warn("load session", "err", err)
+			}
+			s.clearCookie(w)
+			next.ServeHTTP(w, r)
+			return
+		}
+		if time.Since(sess.LastSeenAt) > touchEvery {
+			if err := s.deps.DB.TouchSession(r.Context(), sess.ID, time.Now().Add(sessionTTL)); err != nil {
+				s.deps.Logger.Warn("touch session", "err", err)
+			}
+		}
+		ctx := context.WithValue(context.WithValue(r.Context(), userKey, user), sessionKey, sess)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// startSession signs a user in: a new session id (never one the browser
+// brought along), an HttpOnly, SameSite=Lax cookie, Secure over https.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, user *hoard.User) error {
+	if old := sessionFrom(r.Context()); old != nil {
+		_ = s.deps.DB.DeleteSession(r.Context(), old.ID)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return err
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	sess := &hoard.Session{ID: sessionID(token), UserID: user.ID, ExpiresAt: time.Now().Add(sessionTTL),
+		UserAgent: truncate(r.UserAgent(), 256), RemoteAddr: clientIP(r)}
+	if err := s.deps.DB.CreateSession(r.Context(), sess); err != nil {
+		return err
+	}
+	if err := s.deps.DB.RecordLogin(r.Context(), user.ID); err != nil {
+		s.deps.Logger.Warn("record login", "err", err)
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: token, Path: "/", Expires: sess.ExpiresAt,
+		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode})
+	return nil
+}
+
+func (s *Server) clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode})
+}
+
+// authorize enforces a route's access level. Anonymous page requests are
+// sent to the sign-in page; API requests get 401. Signed-in users without
+// the role get 403.
+func (s *Server) authorize(access Access, h handlerFunc) http.HandlerFunc {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if access == Public {
+			return h(w, r)
+		}
+		user := userFrom(r.Context())
+		if user == nil {
+			if wantsJSON(r) || r.Method != http.MethodGet {
+				return hoard.Errorf(hoard.EUNAUTHORIZED, "Sign in first.")
+			}
+			return redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
+		}
+		switch access {
+		case Admin:
+			if !user.IsAdmin() {
+				return hoard.Errorf(hoard.EFORBIDDEN, "Only administrators may do this.")
+			}
+		case Curator:
+			if !user.IsAdmin() && !s.deps.UsersCanCurate {
+				return hoard.Errorf(hoard.EFORBIDDEN, "Only administrators may edit the catalog.")
+			}
+		}
+		return h(w, r)
+	})
+}
+
+// clientIP is the peer address of the request (proxies are not trusted).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
+
+// localPath keeps a post-sign-in redirect on this site: only a path that
+// starts with a single slash is accepted.
+func localPath(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, `/\`) {
+		return "/"
+	}
+	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+		return "/"
+	}
+	return next
+}

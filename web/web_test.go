@@ -1,0 +1,123 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+type testEnv struct {
+	t   *testing.T
+	db  *store.DB
+	srv *Server
+	ts  *httptest.Server
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newEnv starts the web application on a fresh database.
+func newEnv(t *testing.T, mutate ...func(*Deps)) *testEnv {
+	t.Helper()
+	db := storetest.NewDB(t)
+	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	deps := Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(), Version: "test"}
+	for _, m := range mutate {
+		m(&deps)
+	}
+	srv, err := New(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return &testEnv{t: t, db: db, srv: srv, ts: ts}
+}
+
+var userSeq atomic.Int64
+
+// user creates a user with a known password and returns it.
+func (e *testEnv) user(role hoard.Role) (*hoard.User, string) {
+	e.t.Helper()
+	password := "correct horse battery"
+	hash, err := hashPassword(context.Background(), password)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u, err := e.db.CreateUser(context.Background(), "user"+itoa(userSeq.Add(1))+"@example.com", hash, role)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u, password
+}
+
+// session returns a cookie of a fresh session of u.
+func (e *testEnv) session(u *hoard.User) *http.Cookie {
+	e.t.Helper()
+	token := "tok-" + itoa(userSeq.Add(1)) + "-" + itoa(time.Now().UnixNano())
+	s := &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := e.db.CreateSession(context.Background(), s); err != nil {
+		e.t.Fatal(err)
+	}
+	return &http.Cookie{Name: e.srv.cookieName(), Value: token}
+}
+
+// client is a browser: cookies kept, redirects not followed.
+func (e *testEnv) client() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (e *testEnv) do(c *http.Client, method, path string, form url.Values, cookie *http.Cookie) (*http.Response, string) {
+	e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, e.ts.URL+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	if c == nil {
+		c = e.client()
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func itoa(i int64) string { return strings.TrimSpace(strings.Replace(time.Duration(i).String(), "ns", "", 1)) }
