@@ -12,21 +12,21 @@ import (
 // no form data. Every route of the table must have a row: adding a route
 // without deciding who may use it fails this test.
 var expected = map[string][3]int{ // anonymous, USER, ADMIN
-	"GET /":                            {200, 200, 200},
-	"GET /healthz":                     {200, 200, 200},
-	"GET /readyz":                      {200, 200, 200},
-	"GET /static/*":                    {200, 200, 200},
-	"GET /login":                       {200, 303, 303},
-	"POST /login":                      {422, 422, 422},
-	"GET /register":                    {200, 200, 200},
-	"POST /register":                   {422, 422, 422},
-	"POST /logout":                     {401, 303, 303},
-	"GET /settings":                    {303, 200, 200},
-	"POST /settings/password":          {401, 401, 401}, // wrong current password
-	"GET /admin/invites":               {303, 403, 200},
-	"POST /admin/invites":              {401, 403, 303},
-	"POST /admin/invites/{id}/delete":  {401, 403, 404},
-	"* /admin/river":                   {303, 403, 200},
+	"GET /":                           {200, 200, 200},
+	"GET /healthz":                    {200, 200, 200},
+	"GET /readyz":                     {200, 200, 200},
+	"GET /static/*":                   {200, 200, 200},
+	"GET /login":                      {200, 303, 303},
+	"POST /login":                     {422, 422, 422},
+	"GET /register":                   {200, 200, 200},
+	"POST /register":                  {422, 422, 422},
+	"POST /logout":                    {401, 303, 303},
+	"GET /settings":                   {303, 200, 200},
+	"POST /settings/password":         {401, 401, 401}, // wrong current password
+	"GET /admin/invites":              {303, 403, 200},
+	"POST /admin/invites":             {401, 403, 303},
+	"POST /admin/invites/{id}/delete": {401, 403, 404},
+	"* /admin/river":                  {303, 403, 200},
 }
 
 // concretePath fills a route pattern with example values.

@@ -120,4 +120,6 @@ func (e *testEnv) do(c *http.Client, method, path string, form url.Values, cooki
 	return resp, string(b)
 }
 
-func itoa(i int64) string { return strings.TrimSpace(strings.Replace(time.Duration(i).String(), "ns", "", 1)) }
+func itoa(i int64) string {
+	return strings.TrimSpace(strings.Replace(time.Duration(i).String(), "ns", "", 1))
+}
