@@ -12,7 +12,16 @@ import (
 // no form data. Every route of the table must have a row: adding a route
 // without deciding who may use it fails this test.
 var expected = map[string][3]int{ // anonymous, USER, ADMIN
-	"GET /":                           {200, 200, 200},
+	"GET /":                           {303, 200, 200},
+	"GET /status":                     {200, 200, 200},
+	"GET /packages/{id}":              {303, 404, 404},
+	"GET /packages/{id}/preview":      {303, 404, 404},
+	"POST /packages/tags":             {401, 403, 422},
+	"POST /packages/creator":          {401, 403, 422},
+	"GET /api/packages":               {401, 200, 200},
+	"GET /api/packages/{id}":          {401, 404, 404},
+	"GET /api/packages/{id}/files":    {401, 404, 404},
+	"GET /api/packages/{id}/preview":  {401, 404, 404},
 	"GET /healthz":                    {200, 200, 200},
 	"GET /readyz":                     {200, 200, 200},
 	"GET /static/*":                   {200, 200, 200},

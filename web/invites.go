@@ -153,6 +153,8 @@ func noticeFor(done string) string {
 		return "Invite codes created."
 	case "deleted":
 		return "Invite code deleted."
+	case "saved":
+		return "Saved."
 	}
 	return ""
 }

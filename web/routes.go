@@ -34,7 +34,8 @@ func (s *Server) routes() []route {
 	}
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	rts := []route{
-		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleStatusPage},
+		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleCatalog},
+		{Method: http.MethodGet, Pattern: "/status", Access: Public, Handler: s.handleStatusPage},
 		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Handler: s.handleHealthz},
 		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Handler: s.handleReadyz},
 		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
@@ -50,6 +51,15 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout},
 		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings},
 		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword},
+
+		{Method: http.MethodGet, Pattern: "/packages/{id}", Access: SignedIn, Handler: s.handlePackage},
+		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},
+		{Method: http.MethodPost, Pattern: "/packages/tags", Access: Curator, Handler: s.handleEditTags},
+		{Method: http.MethodPost, Pattern: "/packages/creator", Access: Curator, Handler: s.handleSetCreator},
+		{Method: http.MethodGet, Pattern: "/api/packages", Access: SignedIn, Handler: s.handleAPIPackages},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},
 
 		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites},
 		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites},

@@ -34,7 +34,7 @@ var staticFS embed.FS
 // pages holds one template set per page: the base layout plus the page's
 // "content".
 var pages = func() map[string]*template.Template {
-	base := template.Must(template.New("").ParseFS(templateFS, "templates/base.html"))
+	base := template.Must(template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/base.html"))
 	out := map[string]*template.Template{}
 	entries, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -49,6 +49,28 @@ var pages = func() map[string]*template.Template {
 	}
 	return out
 }()
+
+// templateFuncs are the helpers templates may call.
+var templateFuncs = template.FuncMap{
+	"size": humanSize,
+	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"join": strings.Join,
+	"list": func(v ...string) []string { return v },
+}
+
+// humanSize formats a byte count with binary units.
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
 
 // Deps are what the web application needs.
 type Deps struct {

@@ -1,0 +1,282 @@
+package web
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+)
+
+// catalogTabs are the tabs of the catalog page.
+var catalogTabs = []string{"all", "groups", "ungrouped"}
+
+// catalogQuery is a search as the catalog page and GET /api/packages take it
+// from the URL: q, creator, tag (repeatable), channel, type, preview
+// (yes/no), tab, view (grid/list), after (opaque cursor), limit.
+type catalogQuery struct {
+	store.SearchQuery
+	Preview string // "", "yes" or "no"
+	Tab     string
+	View    string
+	Cursor  string
+}
+
+// parseCatalogQuery reads and validates a catalog query.
+func parseCatalogQuery(v url.Values) (catalogQuery, error) {
+	q := catalogQuery{Tab: v.Get("tab"), View: v.Get("view")}
+	q.Text = strings.TrimSpace(v.Get("q"))
+	if len(q.Text) > 200 {
+		return q, hoard.Errorf(hoard.EINVALID, "The search text is too long (200 characters at most).")
+	}
+	q.Creator = strings.TrimSpace(v.Get("creator"))
+	for _, t := range v["tag"] {
+		q.Tags = append(q.Tags, splitTags(t)...)
+	}
+	if c := v.Get("channel"); c != "" {
+		id, err := strconv.ParseInt(c, 10, 64)
+		if err != nil || id <= 0 {
+			return q, hoard.Errorf(hoard.EINVALID, "channel must be a channel id.")
+		}
+		q.ChannelID = id
+	}
+	if t := strings.ToUpper(v.Get("type")); t != "" {
+		if !hoard.ArchiveType(t).Valid() {
+			return q, hoard.Errorf(hoard.EINVALID, "type must be one of ZIP, RAR, 7Z, DOCUMENT.")
+		}
+		q.ArchiveType = hoard.ArchiveType(t)
+	}
+	q.Preview = v.Get("preview")
+	switch q.Preview {
+	case "":
+	case "yes", "true":
+		b := true
+		q.HasPreview = &b
+	case "no", "false":
+		b := false
+		q.HasPreview = &b
+	default:
+		return q, hoard.Errorf(hoard.EINVALID, "preview must be yes or no.")
+	}
+	switch q.Tab {
+	case "", "all":
+		q.Tab = "all"
+	case "groups":
+		b := true
+		q.Grouped, q.GroupRows = &b, true
+	case "ungrouped":
+		b := false
+		q.Grouped = &b
+	default:
+		return q, hoard.Errorf(hoard.EINVALID, "tab must be all, groups or ungrouped.")
+	}
+	if q.View != "list" {
+		q.View = "grid"
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 200 {
+			return q, hoard.Errorf(hoard.EINVALID, "limit must be 1–200.")
+		}
+		q.Limit = n
+	}
+	if c := v.Get("after"); c != "" {
+		cur, err := decodeCursor(c)
+		if err != nil {
+			return q, hoard.Errorf(hoard.EINVALID, "The page cursor is not valid.")
+		}
+		q.After, q.Cursor = cur, c
+	}
+	return q, nil
+}
+
+func encodeCursor(c *store.SearchCursor) string {
+	if c == nil {
+		return ""
+	}
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*store.SearchCursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	var c store.SearchCursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	switch c.Mode {
+	case store.SearchRecent, store.SearchFullText, store.SearchWordPrefix, store.SearchSubstring:
+	default:
+		return nil, hoard.Errorf(hoard.EINVALID, "unknown cursor mode")
+	}
+	return &c, nil
+}
+
+// catalogPage is what the catalog template shows.
+type catalogPage struct {
+	Q        catalogQuery
+	Tabs     []string
+	Result   *store.SearchResult
+	Channels map[int64]string
+	Next     string // URL of the next page, "" at the end
+	Curate   bool
+	TabURL   map[string]string
+	ViewURL  map[string]string
+}
+
+// handleCatalog renders the catalog (the spec's STL files page): search,
+// filters, tabs and keyset pages. Anonymous visitors are sent to sign in.
+func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
+	if userFrom(r.Context()) == nil {
+		return redirect(w, r, "/login")
+	}
+	q, err := parseCatalogQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
+	if err != nil {
+		return err
+	}
+	channels, err := s.channelTitles(r)
+	if err != nil {
+		return err
+	}
+	p := catalogPage{Q: q, Tabs: catalogTabs, Result: res, Channels: channels, Curate: s.canCurate(r),
+		TabURL: map[string]string{}, ViewURL: map[string]string{}}
+	for _, t := range catalogTabs {
+		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
+	}
+	for _, v := range []string{"grid", "list"} {
+		p.ViewURL[v] = withParams(r.URL, map[string]string{"view": v})
+	}
+	if res.Next != nil {
+		p.Next = withParams(r.URL, map[string]string{"after": encodeCursor(res.Next)})
+	}
+	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Data: p})
+}
+
+// withParams returns u's path and query with some parameters replaced ("" removes).
+func withParams(u *url.URL, set map[string]string) string {
+	v := u.Query()
+	for k, val := range set {
+		if val == "" {
+			v.Del(k)
+		} else {
+			v.Set(k, val)
+		}
+	}
+	if len(v) == 0 {
+		return u.Path
+	}
+	return u.Path + "?" + v.Encode()
+}
+
+func (s *Server) canCurate(r *http.Request) bool {
+	u := userFrom(r.Context())
+	return u.IsAdmin() || (u != nil && s.deps.UsersCanCurate)
+}
+
+func (s *Server) channelTitles(r *http.Request) (map[int64]string, error) {
+	chs, err := s.deps.DB.ListChannels(r.Context(), "")
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[int64]string, len(chs))
+	for _, c := range chs {
+		m[c.ID] = c.Title
+	}
+	return m, nil
+}
+
+// packageJSON is a package as the JSON API shows it.
+type packageJSON struct {
+	ID               int64    `json:"id"`
+	FileName         string   `json:"file_name"`
+	FileSize         int64    `json:"file_size"`
+	ArchiveType      string   `json:"archive_type"`
+	Creator          string   `json:"creator"`
+	Tags             []string `json:"tags"`
+	PartCount        int      `json:"part_count"`
+	FileCount        int      `json:"file_count"`
+	HasPreview       bool     `json:"has_preview"`
+	ContentHash      string   `json:"content_hash,omitempty"`
+	SourceChannelID  int64    `json:"source_channel_id,omitempty"`
+	SourceChannel    string   `json:"source_channel,omitempty"`
+	SourceMessageID  int64    `json:"source_message_id,omitempty"`
+	SourceTopicID    int64    `json:"source_topic_id,omitempty"`
+	SourceCaption    string   `json:"source_caption,omitempty"`
+	ReplyToMessageID int64    `json:"reply_to_message_id,omitempty"`
+	DestChannelID    int64    `json:"dest_channel_id,omitempty"`
+	DestMessageIDs   []int64  `json:"dest_message_ids"`
+	PackageGroupID   int64    `json:"package_group_id,omitempty"`
+	InspectionNote   string   `json:"inspection_note,omitempty"`
+	CreatedAt        string   `json:"created_at"`
+	Rank             float32  `json:"rank,omitempty"`
+	Group            *struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		MemberCount int    `json:"member_count"`
+	} `json:"group,omitempty"`
+}
+
+func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
+	tags := p.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	dest := p.DestMessageIDs
+	if dest == nil {
+		dest = []int64{}
+	}
+	return packageJSON{ID: p.ID, FileName: p.FileName, FileSize: p.FileSize, ArchiveType: string(p.ArchiveType),
+		Creator: p.Creator, Tags: tags, PartCount: p.PartCount, FileCount: p.FileCount, HasPreview: p.HasPreview,
+		ContentHash: p.ContentHash, SourceChannelID: p.SourceChannelID, SourceChannel: channels[p.SourceChannelID],
+		SourceMessageID: p.SourceMessageID, SourceTopicID: p.SourceTopicID, SourceCaption: p.SourceCaption,
+		ReplyToMessageID: p.ReplyToMessageID, DestChannelID: p.DestChannelID, DestMessageIDs: dest,
+		PackageGroupID: p.PackageGroupID, InspectionNote: p.InspectionNote, CreatedAt: p.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
+}
+
+// handleAPIPackages answers GET /api/packages: the catalog search as JSON,
+// {"items":[…],"next":"<cursor>"|null,"mode":"…"}.
+func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseCatalogQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
+	if err != nil {
+		return err
+	}
+	channels, err := s.channelTitles(r)
+	if err != nil {
+		return err
+	}
+	items := make([]packageJSON, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		pj := toPackageJSON(&h.Package, channels)
+		pj.Rank = h.Rank
+		if h.Group != nil {
+			pj.Group = &struct {
+				ID          int64  `json:"id"`
+				Name        string `json:"name"`
+				MemberCount int    `json:"member_count"`
+			}{h.Group.ID, h.Group.Name, h.Group.MemberCount}
+		}
+		items = append(items, pj)
+	}
+	var next *string
+	if res.Next != nil {
+		c := encodeCursor(res.Next)
+		next = &c
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode})
+	return nil
+}

@@ -1,0 +1,229 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+)
+
+func pngBytes(t *testing.T) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	img.Set(1, 1, color.RGBA{255, 0, 0, 255})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// seedCatalog stores packages and returns them by file name.
+func (e *testEnv) seedCatalog() map[string]*hoard.Package {
+	e.t.Helper()
+	ctx := context.Background()
+	ch := &hoard.Channel{PlatformID: 777, Title: "Mammoth Channel", Kind: hoard.ChannelSource}
+	if err := e.db.UpsertChannel(ctx, ch); err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]*hoard.Package{}
+	for i, spec := range []struct{ name, creator, caption string }{
+		{"Dragon_Bust_v2.stl", "Mammoth Factory", "<img src=x onerror=alert(1)>"},
+		{"Red Dragon Pack.zip", "Other Maker", ""},
+		{"Knight Helmet.rar", "Mammoth Factory", ""},
+	} {
+		p := &hoard.Package{FileName: spec.name, FileSize: int64(1000 * (i + 1)), ArchiveType: hoard.ArchiveZIP,
+			ContentHash: fmt.Sprintf("%064x", i+1), Creator: spec.creator, Tags: []string{"STL"}, SourceChannelID: ch.ID,
+			SourceCaption: spec.caption, SourceMessageID: int64(10 + i)}
+		if i == 0 {
+			p.PreviewData = pngBytes(e.t)
+		}
+		if strings.HasSuffix(spec.name, ".rar") {
+			p.ArchiveType = hoard.ArchiveRAR
+		}
+		if err := e.db.CreatePackage(ctx, p); err != nil {
+			e.t.Fatal(err)
+		}
+		out[spec.name] = p
+	}
+	if err := e.db.ReplacePackageFiles(ctx, out["Red Dragon Pack.zip"].ID, []hoard.PackageFile{
+		{Path: "Dragon/body.stl", Size: 100}, {Path: "Dragon/wings.stl", Size: 200}, {Path: "readme.txt", Size: 5}}); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func TestCatalogPage(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	tests := []struct {
+		query      string
+		status     int
+		want, nope []string
+	}{
+		{"", 200, []string{"Dragon_Bust_v2.stl", "Red Dragon Pack.zip", "Knight Helmet.rar"}, nil},
+		{"?q=dragon", 200, []string{"Dragon_Bust_v2.stl", "Red Dragon Pack.zip"}, []string{"Knight Helmet.rar"}},
+		{"?q=dragon&creator=mammoth+factory", 200, []string{"Dragon_Bust_v2.stl"}, []string{"Red Dragon Pack.zip"}},
+		{"?tab=groups", 200, []string{"Nothing found"}, []string{"Knight Helmet.rar"}},
+		{"?tab=ungrouped&view=list", 200, []string{"<table class=\"list\">", "Knight Helmet.rar"}, nil},
+		{"?type=RAR", 200, []string{"Knight Helmet.rar"}, []string{"Red Dragon Pack.zip"}},
+		{"?q=zzzz", 200, []string{"Nothing found for “zzzz”"}, nil},
+		{"?type=TAR", 422, []string{"type must be one of"}, nil},
+		{"?after=garbage", 422, []string{"cursor is not valid"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			resp, body := e.do(nil, "GET", "/"+tt.query, nil, c)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, n := range tt.nope {
+				if strings.Contains(body, n) {
+					t.Errorf("page shows %q", n)
+				}
+			}
+		})
+	}
+	// Users see no curation controls; administrators do.
+	if _, body := e.do(nil, "GET", "/", nil, c); strings.Contains(body, `name="mode"`) {
+		t.Error("a USER sees the bulk tag editor")
+	}
+	admin, _ := e.user(hoard.RoleAdmin)
+	if _, body := e.do(nil, "GET", "/", nil, e.session(admin)); !strings.Contains(body, `name="mode"`) {
+		t.Error("an ADMIN does not see the bulk tag editor")
+	}
+	_ = pk
+}
+
+func TestAPIPackagesPaging(t *testing.T) {
+	e := newEnv(t)
+	e.seedCatalog()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	var got []string
+	path := "/api/packages?limit=1"
+	for i := 0; i < 10; i++ {
+		resp, body := e.do(nil, "GET", path, nil, c)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("status %d, type %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		var page struct {
+			Items []struct {
+				ID       int64    `json:"id"`
+				FileName string   `json:"file_name"`
+				Creator  string   `json:"creator"`
+				Tags     []string `json:"tags"`
+			} `json:"items"`
+			Next *string `json:"next"`
+		}
+		if err := json.Unmarshal([]byte(body), &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if it.ID == 0 || len(it.Tags) == 0 {
+				t.Fatalf("item lacks fields: %s", body)
+			}
+			got = append(got, it.FileName)
+		}
+		if page.Next == nil {
+			break
+		}
+		path = "/api/packages?limit=1&after=" + url.QueryEscape(*page.Next)
+	}
+	want := []string{"Knight Helmet.rar", "Red Dragon Pack.zip", "Dragon_Bust_v2.stl"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paged names %q, want %q", got, want)
+	}
+	resp, body := e.do(nil, "GET", "/api/packages?limit=0", nil, c)
+	if resp.StatusCode != 422 || !strings.Contains(body, `"code":"invalid"`) || !strings.Contains(body, `"message":"limit must be 1`) {
+		t.Fatalf("bad limit: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestPackagePageAndAPI(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	bust := pk["Dragon_Bust_v2.stl"]
+	resp, body := e.do(nil, "GET", fmt.Sprintf("/packages/%d", bust.ID), nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, "Mammoth Channel") || !strings.Contains(body, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Fatalf("package page %d lacks channel or escaped caption", resp.StatusCode)
+	}
+	if strings.Contains(body, "<img src=x") {
+		t.Fatal("caption markup is not escaped")
+	}
+	resp, body = e.do(nil, "GET", fmt.Sprintf("/packages/%d/preview", bust.ID), nil, c)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || !bytes.Equal([]byte(body), pngBytes(t)) {
+		t.Fatalf("preview: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	pack := pk["Red Dragon Pack.zip"]
+	resp, body = e.do(nil, "GET", fmt.Sprintf("/packages/%d?fq=DRAGON", pack.ID), nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, "Dragon/wings.stl") || strings.Contains(body, "readme.txt") {
+		t.Fatalf("file filter: %d", resp.StatusCode)
+	}
+	resp, body = e.do(nil, "GET", fmt.Sprintf("/api/packages/%d/files?limit=2", pack.ID), nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"path":"Dragon/body.stl"`) || !strings.Contains(body, `"next":1`) {
+		t.Fatalf("files api: %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do(nil, "GET", fmt.Sprintf("/api/packages/%d", pack.ID), nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"file_name":"Red Dragon Pack.zip"`) || !strings.Contains(body, `"source_channel":"Mammoth Channel"`) {
+		t.Fatalf("package api: %d %s", resp.StatusCode, body)
+	}
+	// A preview that is not an image is never served.
+	if err := e.db.SetPackagePreview(context.Background(), pack.ID, []byte("<html><script>alert(1)</script></html>"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := e.do(nil, "GET", fmt.Sprintf("/packages/%d/preview", pack.ID), nil, c); resp.StatusCode != 404 {
+		t.Fatalf("non-image preview served: %d", resp.StatusCode)
+	}
+}
+
+func TestEditTagsAndCreator(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	ctx := context.Background()
+	a, b := pk["Dragon_Bust_v2.stl"], pk["Knight Helmet.rar"]
+	f := url.Values{"id": {fmt.Sprint(a.ID), fmt.Sprint(b.ID)}, "mode": {"add"}, "tags": {"Busts, Fantasy"}, "back": {"/?q=x"}}
+	resp, _ := e.do(nil, "POST", "/packages/tags", f, c)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?q=x" {
+		t.Fatalf("bulk add: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for _, id := range []int64{a.ID, b.ID} {
+		p, _ := e.db.FindPackageByID(ctx, id)
+		if !slices.Equal(p.Tags, []string{"STL", "Busts", "Fantasy"}) {
+			t.Fatalf("tags of %d = %q", id, p.Tags)
+		}
+	}
+	resp, _ = e.do(nil, "POST", "/packages/tags", url.Values{"id": {fmt.Sprint(a.ID)}, "mode": {"remove"}, "tags": {"STL"}}, c)
+	if p, _ := e.db.FindPackageByID(ctx, a.ID); resp.StatusCode != 303 || !slices.Equal(p.Tags, []string{"Busts", "Fantasy"}) {
+		t.Fatalf("remove: %d %q", resp.StatusCode, p.Tags)
+	}
+	resp, _ = e.do(nil, "POST", "/packages/creator", url.Values{"id": {fmt.Sprint(a.ID)}, "creator": {"Someone New"}}, c)
+	if p, _ := e.db.FindPackageByID(ctx, a.ID); resp.StatusCode != 303 || p.Creator != "Someone New" {
+		t.Fatalf("creator: %d %q", resp.StatusCode, p.Creator)
+	}
+	for _, bad := range []url.Values{{"mode": {"add"}}, {"id": {"x"}}, {"id": {"1"}, "mode": {"explode"}}} {
+		if resp, _ := e.do(nil, "POST", "/packages/tags", bad, c); resp.StatusCode != 422 {
+			t.Errorf("%v accepted: %d", bad, resp.StatusCode)
+		}
+	}
+}

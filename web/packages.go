@@ -1,0 +1,260 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+)
+
+// pathID reads a positive id path parameter; anything else is not found.
+func pathID(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errNotFound
+	}
+	return id, nil
+}
+
+// findPackage loads the package of the {id} path parameter.
+func (s *Server) findPackage(r *http.Request) (*hoard.Package, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.deps.DB.FindPackageByID(r.Context(), id)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, hoard.Errorf(hoard.ENOTFOUND, "No such package.")
+	}
+	return p, err
+}
+
+// filesPageSize is how many archive entries one page of a file list shows.
+const filesPageSize = 100
+
+type packagePage struct {
+	P        *hoard.Package
+	Channel  string
+	Group    *hoard.PackageGroup
+	Files    []hoard.PackageFile
+	FileQ    string
+	NextFile string
+	Curate   bool
+}
+
+// handlePackage renders a package: preview, metadata, file list (searchable,
+// paged) and, for curators, tag and creator editing.
+func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.findPackage(r)
+	if err != nil {
+		return err
+	}
+	fileQ := strings.TrimSpace(r.URL.Query().Get("fq"))
+	after, _ := strconv.Atoi(r.URL.Query().Get("fafter"))
+	if after < 0 {
+		after = 0
+	}
+	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after-1, filesPageSize+1, fileQ)
+	if err != nil {
+		return err
+	}
+	pp := packagePage{P: p, FileQ: fileQ, Curate: s.canCurate(r)}
+	if len(files) > filesPageSize {
+		files = files[:filesPageSize]
+		pp.NextFile = withParams(r.URL, map[string]string{"fafter": strconv.Itoa(files[len(files)-1].Ordinal + 1)})
+	}
+	pp.Files = files
+	if p.SourceChannelID != 0 {
+		if c, err := s.deps.DB.FindChannelByID(r.Context(), p.SourceChannelID); err == nil {
+			pp.Channel = c.Title
+		}
+	}
+	if p.PackageGroupID != 0 {
+		if g, err := s.deps.DB.FindGroupByID(r.Context(), p.PackageGroupID); err == nil {
+			pp.Group = g
+		}
+	}
+	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Notice: noticeFor(r.URL.Query().Get("done")), Data: pp})
+}
+
+// handleAPIPackage answers GET /api/packages/{id}.
+func (s *Server) handleAPIPackage(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.findPackage(r)
+	if err != nil {
+		return err
+	}
+	channels, err := s.channelTitles(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toPackageJSON(p, channels))
+	return nil
+}
+
+// handleAPIPackageFiles answers GET /api/packages/{id}/files?q=&after=&limit=
+// with {"items":[…],"next":<ordinal>|null}.
+func (s *Server) handleAPIPackageFiles(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.findPackage(r)
+	if err != nil {
+		return err
+	}
+	limit := filesPageSize
+	if l := r.URL.Query().Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 1000 {
+			return hoard.Errorf(hoard.EINVALID, "limit must be 1–1000.")
+		}
+	}
+	after := -1
+	if a := r.URL.Query().Get("after"); a != "" {
+		if after, err = strconv.Atoi(a); err != nil || after < -1 {
+			return hoard.Errorf(hoard.EINVALID, "after must be a file ordinal.")
+		}
+	}
+	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after, limit+1, strings.TrimSpace(r.URL.Query().Get("q")))
+	if err != nil {
+		return err
+	}
+	type fileJSON struct {
+		Ordinal        int     `json:"ordinal"`
+		Path           string  `json:"path"`
+		Size           int64   `json:"size"`
+		CompressedSize int64   `json:"compressed_size"`
+		CRC32          *uint32 `json:"crc32,omitempty"`
+	}
+	items := []fileJSON{}
+	var next *int
+	for i, f := range files {
+		if i == limit {
+			n := files[i-1].Ordinal
+			next = &n
+			break
+		}
+		items = append(items, fileJSON{f.Ordinal, f.Path, f.Size, f.CompressedSize, f.CRC32})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next})
+	return nil
+}
+
+// handlePackagePreview serves a package's preview image. Only image types
+// are served (sniffed from the bytes, never trusted from upload names).
+func (s *Server) handlePackagePreview(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	data, err := s.deps.DB.FindPackagePreview(r.Context(), id)
+	if err != nil {
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+			return hoard.Errorf(hoard.ENOTFOUND, "This package has no preview.")
+		}
+		return err
+	}
+	return serveImage(w, data)
+}
+
+// serveImage writes image bytes with a sniffed image content type.
+func serveImage(w http.ResponseWriter, data []byte) error {
+	ct := http.DetectContentType(data)
+	if !strings.HasPrefix(ct, "image/") {
+		return hoard.Errorf(hoard.ENOTFOUND, "The preview is not an image.")
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Content-Security-Policy", "default-src 'none'")
+	h.Set("Cache-Control", "private, max-age=300")
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	_, err := w.Write(data)
+	return err
+}
+
+// parseIDs reads package ids from repeated form values "id".
+func parseIDs(r *http.Request) ([]int64, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, hoard.Errorf(hoard.EINVALID, "The form could not be read.")
+	}
+	var ids []int64
+	for _, v := range r.PostForm["id"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, hoard.Errorf(hoard.EINVALID, "Package ids must be numbers.")
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "Select at least one package.")
+	}
+	if len(ids) > 500 {
+		return nil, hoard.Errorf(hoard.EINVALID, "Select at most 500 packages at a time.")
+	}
+	return ids, nil
+}
+
+// splitTags reads a comma-separated tag list.
+func splitTags(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			if len(t) > 64 {
+				t = t[:64]
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// handleEditTags edits the tags of one or many packages (single and bulk
+// "edit tags"): mode set, add or remove with a comma-separated list.
+func (s *Server) handleEditTags(w http.ResponseWriter, r *http.Request) error {
+	ids, err := parseIDs(r)
+	if err != nil {
+		return err
+	}
+	tags := splitTags(r.PostFormValue("tags"))
+	var edit store.TagEdit
+	switch r.PostFormValue("mode") {
+	case "set":
+		edit.Set = append([]string{}, tags...)
+	case "add", "":
+		edit.Add = tags
+	case "remove":
+		edit.Remove = tags
+	default:
+		return hoard.Errorf(hoard.EINVALID, "mode must be set, add or remove.")
+	}
+	if _, err := s.deps.DB.EditPackageTags(r.Context(), ids, edit); err != nil {
+		return err
+	}
+	return redirect(w, r, backTo(r, ids))
+}
+
+// handleSetCreator sets the creator of one or many packages.
+func (s *Server) handleSetCreator(w http.ResponseWriter, r *http.Request) error {
+	ids, err := parseIDs(r)
+	if err != nil {
+		return err
+	}
+	creator := strings.TrimSpace(r.PostFormValue("creator"))
+	if len(creator) > 200 {
+		return hoard.Errorf(hoard.EINVALID, "The creator is too long (200 characters at most).")
+	}
+	if err := s.deps.DB.SetPackageCreator(r.Context(), ids, creator); err != nil {
+		return err
+	}
+	return redirect(w, r, backTo(r, ids))
+}
+
+// backTo is where a form returns: the "back" field when local, else the
+// package page of a single package, else the catalog.
+func backTo(r *http.Request, ids []int64) string {
+	if b := r.PostFormValue("back"); b != "" {
+		return localPath(b)
+	}
+	if len(ids) == 1 {
+		return "/packages/" + strconv.FormatInt(ids[0], 10) + "?done=saved"
+	}
+	return "/"
+}
