@@ -1,0 +1,60 @@
+// Package grouping decides which packages of one channel belong together.
+//
+// It is pure: it works on plain structs, touches no database and imports only
+// the standard library. The caller (the grouping job) loads one channel's
+// packages, groups and learned rules into an [Input], calls [Compute] and
+// applies the returned [Plan] in one transaction: it creates the new groups,
+// moves the joining packages into existing groups and raises one
+// GROUPING_CONFLICT notification per [Conflict].
+//
+// # Passes
+//
+// The passes run in this order; each one only sees the packages that are
+// still ungrouped after the earlier ones, so an earlier pass wins a package
+// that matches several signals. The order lives in one place, the passes
+// slice in grouping.go.
+//
+//  1. Album (ALBUM) — always, even when AutoGroupEnabled is false: the platform
+//     itself says these files were posted together.
+//  2. Learned rules — the user's own decisions (SPEC: first automatic pass
+//     after albums). A package joins the group that taught the rule.
+//  3. Reply chain (AUTO_REPLY) — an explicit act of the poster: replying to a
+//     message ties the archive to it.
+//  4. Caption (AUTO_CAPTION) — the same normalised caption on several posts is
+//     a deliberate, post-specific label.
+//  5. ZIP path prefix (AUTO_ZIP) — the same dominant root folder inside the
+//     archives means the same project split over several files.
+//  6. Pattern (AUTO_PATTERN) — a date (per creator) or project prefix taken
+//     from file names; broader than the content signals above.
+//  7. Time window (AUTO_TIME) — posts close in time (by their source post time,
+//     never by indexing time) are often but not always related: a channel that
+//     reposts a backlog posts unrelated files in bursts, so it runs late.
+//  8. Creator (AUTO_CREATOR) — the broadest signal, the lowest priority (SPEC).
+//
+// The order is "most deliberate and most specific first, coincidence-prone and
+// broad last": a broad signal that ran early would swallow packages a more
+// precise signal would have grouped more finely.
+//
+// # Growing groups
+//
+// Every pass first looks for an existing group of its own source whose key
+// equals the package's key (an album id, a pattern, a reply root, ...); a match
+// joins that group, even a single package. Only packages without such a group
+// form new groups, and then only with the pass's minimum member count. Time
+// window groups grow by membership instead of key: a package within the
+// window of an existing AUTO_TIME group's member joins that group. A package
+// marked KeepUngrouped (a user took it out of a group) is never placed again.
+//
+// # Conflicts
+//
+// After the passes, every package of an existing group is checked against
+// the learned rules. A package in group G that matches a rule of group H (or
+// rules of two groups) is reported once per unordered pair of groups, never
+// once per package. Packages are never moved out of a group: existing groups,
+// above all manual ones, are authoritative.
+//
+// # Determinism
+//
+// [Compute] sorts its input, so the same input in any order gives the same
+// plan. It runs in O(n log n) for n packages.
+package grouping

@@ -1,0 +1,382 @@
+package grouping
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Source names the signal that formed a group. The values equal the root
+// package's GroupingSource values, so the store converts with a plain type
+// conversion.
+type Source string
+
+// Grouping sources, one per signal.
+const (
+	SourceAlbum   Source = "ALBUM"
+	SourceManual  Source = "MANUAL"
+	SourceTime    Source = "AUTO_TIME"
+	SourcePattern Source = "AUTO_PATTERN"
+	SourceCreator Source = "AUTO_CREATOR"
+	SourceReply   Source = "AUTO_REPLY"
+	SourceZip     Source = "AUTO_ZIP"
+	SourceCaption Source = "AUTO_CAPTION"
+)
+
+// RuleKind is what a learned rule compares.
+type RuleKind string
+
+// Rule kinds.
+const (
+	// RulePrefix matches a package whose normalised file name starts with
+	// the normalised pattern.
+	RulePrefix RuleKind = "PREFIX"
+	// RuleCreator matches a package whose normalised creator equals the
+	// normalised pattern.
+	RuleCreator RuleKind = "CREATOR"
+)
+
+// Minimum member counts for a new group (SPEC limits). A single package may
+// still join an existing group with the same key.
+const (
+	MinAlbum   = 2
+	MinTime    = 2
+	MinPattern = 2
+	MinCreator = 3
+	MinReply   = 2
+	MinZip     = 2
+	MinCaption = 2
+)
+
+// Package is one package of the channel, grouped or not.
+type Package struct {
+	ID       int64
+	FileName string
+	Creator  string
+	// PostedAt is when the source message was posted, never when hoard
+	// indexed it; the zero time keeps the package out of the time window.
+	PostedAt         time.Time
+	AlbumID          int64 // 0 = not part of an album
+	SourceMessageID  int64
+	ReplyToMessageID int64 // 0 = not a reply
+	Caption          string
+	// Paths are paths inside the archive; the first few are enough.
+	Paths   []string
+	GroupID int64 // 0 = ungrouped
+	// KeepUngrouped marks a package a user took out of its group: no pass
+	// places it again, or every run would undo the user's decision.
+	KeepUngrouped bool
+}
+
+// Group is an existing group of the channel. Key is the value the forming
+// signal computed (album id, pattern, reply root, ...); manual groups have
+// none.
+type Group struct {
+	ID     int64
+	Name   string
+	Source Source
+	Key    string
+}
+
+// Rule is a learned rule: packages it matches belong to GroupID.
+type Rule struct {
+	ID         int64
+	GroupID    int64
+	Kind       RuleKind
+	Pattern    string
+	Confidence float64
+}
+
+// Input is everything Compute needs about one channel.
+type Input struct {
+	// Packages are all packages of the channel; IDs must be unique (later
+	// duplicates of an ID are ignored).
+	Packages []Package
+	// Groups are the channel's existing groups. A package whose GroupID is
+	// not among them still counts as grouped.
+	Groups []Group
+	// Rules are the channel's learned rules; rules of unknown groups are
+	// ignored.
+	Rules []Rule
+	// AutoGroupEnabled is the channel flag; when false only albums are
+	// grouped.
+	AutoGroupEnabled bool
+	// TimeWindow is AUTO_GROUP_TIME_WINDOW_MINUTES; ≤ 0 disables the time
+	// window pass.
+	TimeWindow time.Duration
+}
+
+// NewGroup is a group to create with its first members.
+type NewGroup struct {
+	Name       string
+	Source     Source
+	Key        string
+	PackageIDs []int64 // ascending
+}
+
+// Join moves ungrouped packages into an existing group.
+type Join struct {
+	GroupID    int64
+	PackageIDs []int64 // ascending
+}
+
+// Conflict is one GROUPING_CONFLICT: packages of existing groups match learned
+// rules of another group. There is one per unordered pair of groups.
+type Conflict struct {
+	GroupA, GroupB int64    // GroupA < GroupB
+	PackageIDs     []int64  // ascending
+	Patterns       []string // the matched rules' patterns, sorted, distinct
+}
+
+// Key identifies the conflict across runs ("GROUPING_CONFLICT:A:B"), so the
+// caller can skip a notification that already exists for the same pair.
+func (c Conflict) Key() string {
+	return "GROUPING_CONFLICT:" + strconv.FormatInt(c.GroupA, 10) + ":" + strconv.FormatInt(c.GroupB, 10)
+}
+
+// Plan is what Compute decided. NewGroups are in pass order, then key order;
+// Joins are by group id; Conflicts by (GroupA, GroupB).
+type Plan struct {
+	NewGroups []NewGroup
+	Joins     []Join
+	Conflicts []Conflict
+}
+
+// Empty reports whether the plan changes nothing and reports nothing.
+func (p Plan) Empty() bool {
+	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Conflicts) == 0
+}
+
+// pass is one grouping signal. always marks passes that run even when the
+// channel's AutoGroupEnabled flag is false.
+type pass struct {
+	name   string
+	always bool
+	run    func(*state)
+}
+
+// passes is THE order of the grouping passes; see the package doc for why.
+var passes = []pass{
+	{name: "album", always: true, run: albumPass},
+	{name: "rules", run: rulesPass},
+	{name: "reply", run: replyPass},
+	{name: "caption", run: captionPass},
+	{name: "zip", run: zipPass},
+	{name: "pattern", run: patternPass},
+	{name: "time", run: timePass},
+	{name: "creator", run: creatorPass},
+}
+
+// Compute returns the grouping plan of one channel. It never moves a package
+// that already has a group and never modifies in. It is deterministic: the order of the input
+// slices does not matter.
+func Compute(in Input) Plan {
+	s := newState(in)
+	for _, p := range passes {
+		if p.always || in.AutoGroupEnabled {
+			p.run(s)
+		}
+	}
+	return Plan{NewGroups: s.newGroups, Joins: s.joinList(), Conflicts: s.conflicts()}
+}
+
+// held marks a package no pass may place (Package.KeepUngrouped).
+const held = math.MinInt64
+
+type groupKey struct {
+	src Source
+	key string
+}
+
+// state is the work in progress of one Compute call.
+type state struct {
+	pkgs   []Package // sorted by ID, distinct IDs
+	groups map[int64]Group
+	// byKey finds the existing group (lowest id) of a source and key.
+	byKey map[groupKey]int64
+	// assigned is each package's group: > 0 an existing group, < 0 the new
+	// group -(index+1) or held, 0 still ungrouped.
+	assigned  []int64
+	joins     map[int64][]int64
+	newGroups []NewGroup
+	window    time.Duration
+	rules     *ruleSet
+
+	norm     []string          // normalised base file names, filled lazily
+	creators map[string]string // raw creator → normalised, a cache: creators repeat
+}
+
+func newState(in Input) *state {
+	// The store usually hands packages over in ID order: then no copy.
+	pkgs := in.Packages
+	if !slices.IsSortedFunc(pkgs, func(a, b Package) int {
+		if a.ID > b.ID {
+			return 1
+		}
+		return -1 // equal IDs count as unsorted, so duplicates are removed
+	}) {
+		pkgs = slices.Clone(pkgs)
+		slices.SortFunc(pkgs, comparePackages)
+		pkgs = slices.CompactFunc(pkgs, func(a, b Package) bool { return a.ID == b.ID })
+	}
+
+	s := &state{
+		pkgs:     pkgs,
+		groups:   make(map[int64]Group, len(in.Groups)),
+		byKey:    make(map[groupKey]int64, len(in.Groups)),
+		assigned: make([]int64, len(pkgs)),
+		joins:    map[int64][]int64{},
+		window:   in.TimeWindow,
+	}
+	groups := slices.Clone(in.Groups)
+	slices.SortFunc(groups, func(a, b Group) int {
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Key, b.Key), cmp.Compare(a.Name, b.Name))
+	})
+	for _, g := range groups {
+		if _, ok := s.groups[g.ID]; ok {
+			continue
+		}
+		s.groups[g.ID] = g
+		if g.Key == "" || g.Source == SourceManual {
+			continue
+		}
+		k := groupKey{g.Source, g.Key}
+		if old, ok := s.byKey[k]; !ok || g.ID < old {
+			s.byKey[k] = g.ID
+		}
+	}
+	for i := range pkgs {
+		s.assigned[i] = pkgs[i].GroupID
+		if s.assigned[i] == 0 && pkgs[i].KeepUngrouped {
+			s.assigned[i] = held
+		}
+	}
+	s.rules = newRuleSet(in.Rules, s.groups)
+	return s
+}
+
+// comparePackages orders by ID and breaks ties on content, so duplicates
+// collapse to the same survivor whatever the input order.
+func comparePackages(a, b Package) int {
+	// Early returns, not cmp.Or: cmp.Or evaluates every comparison.
+	if c := cmp.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.SourceMessageID, b.SourceMessageID); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.FileName, b.FileName); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.GroupID, b.GroupID); c != 0 {
+		return c
+	}
+	return a.PostedAt.Compare(b.PostedAt)
+}
+
+func (s *state) join(gid int64, members []int) {
+	for _, i := range members {
+		s.assigned[i] = gid
+		s.joins[gid] = append(s.joins[gid], s.pkgs[i].ID)
+	}
+}
+
+func (s *state) create(src Source, key, name string, members []int) {
+	ids := make([]int64, len(members))
+	ref := -int64(len(s.newGroups) + 1)
+	for n, i := range members {
+		s.assigned[i] = ref
+		ids[n] = s.pkgs[i].ID
+	}
+	slices.Sort(ids)
+	s.newGroups = append(s.newGroups, NewGroup{Name: name, Source: src, Key: key, PackageIDs: ids})
+}
+
+func (s *state) joinList() []Join {
+	out := make([]Join, 0, len(s.joins))
+	for gid, ids := range s.joins {
+		slices.Sort(ids)
+		out = append(out, Join{GroupID: gid, PackageIDs: ids})
+	}
+	slices.SortFunc(out, func(a, b Join) int { return cmp.Compare(a.GroupID, b.GroupID) })
+	return out
+}
+
+// keyPass is the shape most signals share: every ungrouped package gets a
+// key ("" = none); a key of an existing group of src takes all its packages,
+// otherwise at least min packages sharing a key form a new group named by
+// name (members in ID order).
+func (s *state) keyPass(src Source, min int, key func(i int) string, name func(key string, members []int) string) {
+	s.keyPassIf(src, min, key, name, nil)
+}
+
+// keyPassIf is keyPass where a new group also needs form(members) when form
+// is not nil.
+func (s *state) keyPassIf(src Source, min int, key func(i int) string, name func(key string, members []int) string, form func(members []int) bool) {
+	buckets := map[string][]int{}
+	var keys []string
+	for i := range s.pkgs {
+		if s.assigned[i] != 0 {
+			continue
+		}
+		k := key(i)
+		if k == "" {
+			continue
+		}
+		b, ok := buckets[k]
+		if !ok {
+			keys = append(keys, k)
+		}
+		buckets[k] = append(b, i)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m := buckets[k]
+		if gid, ok := s.byKey[groupKey{src, k}]; ok {
+			s.join(gid, m)
+			continue
+		}
+		if len(m) >= min && (form == nil || form(m)) {
+			s.create(src, k, name(k, m), m)
+		}
+	}
+}
+
+func (s *state) normName(i int) string {
+	if s.norm == nil {
+		s.norm = make([]string, len(s.pkgs))
+	}
+	if s.norm[i] == "" && s.pkgs[i].FileName != "" {
+		s.norm[i] = normalize(baseName(s.pkgs[i].FileName))
+	}
+	return s.norm[i]
+}
+
+func (s *state) creatorKey(i int) string {
+	raw := s.pkgs[i].Creator
+	if raw == "" {
+		return ""
+	}
+	if s.creators == nil {
+		s.creators = map[string]string{}
+	}
+	n, ok := s.creators[raw]
+	if !ok {
+		n = normalize(raw)
+		s.creators[raw] = n
+	}
+	return n
+}
+
+func (s *state) members(idx []int) []Package {
+	out := make([]Package, len(idx))
+	for n, i := range idx {
+		out[n] = s.pkgs[i]
+	}
+	return out
+}

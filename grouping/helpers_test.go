@@ -1,0 +1,42 @@
+package grouping
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2024, 1, 15, 12, 0, 0, 0, time.UTC)
+
+// at is t0 plus m minutes.
+func at(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minute))) }
+
+// runPass runs one pass alone over in and returns its plan without
+// conflicts.
+func runPass(fn func(*state), in Input) Plan {
+	s := newState(in)
+	fn(s)
+	return Plan{NewGroups: s.newGroups, Joins: s.joinList()}
+}
+
+func checkPlan(t *testing.T, got, want Plan) {
+	t.Helper()
+	norm := func(p Plan) Plan {
+		if len(p.NewGroups) == 0 {
+			p.NewGroups = nil
+		}
+		if len(p.Joins) == 0 {
+			p.Joins = nil
+		}
+		if len(p.Conflicts) == 0 {
+			p.Conflicts = nil
+		}
+		return p
+	}
+	got, want = norm(got), norm(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plan mismatch\n got: %+v\nwant: %+v", got, want)
+	}
+}
+
+func ids(v ...int64) []int64 { return v }
