@@ -61,6 +61,13 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},
 
+		{Method: http.MethodGet, Pattern: "/notifications", Access: Admin, Handler: s.handleNotifications},
+		{Method: http.MethodGet, Pattern: "/api/notifications", Access: Admin, Handler: s.handleAPINotifications},
+		{Method: http.MethodPost, Pattern: "/api/notifications/read-all", Access: Admin, Handler: s.handleReadAllNotifications},
+		{Method: http.MethodPost, Pattern: "/api/notifications/clear", Access: Admin, Handler: s.handleClearNotifications},
+		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/read", Access: Admin, Handler: s.handleReadNotification},
+		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/dismiss", Access: Admin, Handler: s.handleDismissNotification},
+
 		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites},
 		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites},
 		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite},

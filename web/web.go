@@ -181,6 +181,7 @@ func securityHeaders(next http.Handler) http.Handler {
 type page struct {
 	Title  string
 	User   *hoard.User
+	Unread int64 // unread notifications, for administrators' bell
 	Error  string
 	Notice string
 	Data   any
@@ -194,6 +195,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	if p.User == nil {
 		p.User = userFrom(r.Context())
+	}
+	if p.User.IsAdmin() {
+		n, err := s.deps.DB.CountUnreadNotifications(r.Context())
+		if err != nil {
+			s.deps.Logger.Warn("count unread notifications", "err", err)
+		}
+		p.Unread = n
 	}
 	var buf strings.Builder
 	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {

@@ -21,3 +21,19 @@ document.addEventListener("click", async (ev) => {
     window.prompt("Copy this link:", btn.dataset.copy);
   }
 });
+
+// The notifications bell (administrators) refreshes its unread badge every
+// 30 seconds.
+const bell = document.querySelector("[data-bell-count]");
+if (bell) {
+  const refresh = async () => {
+    try {
+      const res = await fetch("/api/notifications", { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      const body = await res.json();
+      bell.textContent = String(body.unread);
+      bell.hidden = body.unread === 0;
+    } catch { /* offline: keep the last count */ }
+  };
+  setInterval(refresh, 30000);
+}

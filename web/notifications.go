@@ -1,0 +1,142 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/hoard/hoard"
+)
+
+// notificationJSON is a notification as the bell shows it.
+type notificationJSON struct {
+	ID         int64           `json:"id"`
+	Type       string          `json:"type"`
+	Severity   string          `json:"severity"`
+	Title      string          `json:"title"`
+	Message    string          `json:"message"`
+	Context    json.RawMessage `json:"context"`
+	PackageID  int64           `json:"package_id,omitempty"`
+	ChannelID  int64           `json:"channel_id,omitempty"`
+	IsRead     bool            `json:"is_read"`
+	Repairable bool            `json:"repairable"`
+	CreatedAt  string          `json:"created_at"`
+}
+
+func toNotificationJSON(n hoard.Notification) notificationJSON {
+	return notificationJSON{ID: n.ID, Type: string(n.Type), Severity: string(n.Severity), Title: n.Title, Message: n.Message,
+		Context: n.Context, PackageID: n.PackageID, ChannelID: n.ChannelID, IsRead: n.IsRead,
+		Repairable: n.Type.Repairable() && n.PackageID != 0, CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
+}
+
+// notificationsPageSize is how many notifications one page lists.
+const notificationsPageSize = 30
+
+// listNotifications reads a page of live notifications and the unread count.
+func (s *Server) listNotifications(r *http.Request) ([]hoard.Notification, int64, int64, error) {
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	items, err := s.deps.DB.ListNotifications(r.Context(), before, notificationsPageSize+1)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var next int64
+	if len(items) > notificationsPageSize {
+		items = items[:notificationsPageSize]
+		next = items[len(items)-1].ID
+	}
+	unread, err := s.deps.DB.CountUnreadNotifications(r.Context())
+	return items, unread, next, err
+}
+
+// handleAPINotifications answers GET /api/notifications:
+// {"items":[…],"unread":N,"next":<before id>|null}. The bell polls it.
+func (s *Server) handleAPINotifications(w http.ResponseWriter, r *http.Request) error {
+	items, unread, next, err := s.listNotifications(r)
+	if err != nil {
+		return err
+	}
+	out := make([]notificationJSON, len(items))
+	for i, n := range items {
+		out[i] = toNotificationJSON(n)
+	}
+	var nextP *int64
+	if next != 0 {
+		nextP = &next
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": out, "unread": unread, "next": nextP})
+	return nil
+}
+
+type notificationsPage struct {
+	Items []notificationJSON
+	Next  int64
+}
+
+// handleNotifications renders the notifications page (the bell's list
+// without JavaScript).
+func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request) error {
+	items, _, next, err := s.listNotifications(r)
+	if err != nil {
+		return err
+	}
+	out := make([]notificationJSON, len(items))
+	for i, n := range items {
+		out[i] = toNotificationJSON(n)
+	}
+	return s.render(w, r, http.StatusOK, "notifications", page{Title: "Notifications", Data: notificationsPage{Items: out, Next: next}})
+}
+
+// notificationAction answers a notification action: JSON for API callers,
+// back to the notifications page for the page's forms (from=page).
+func notificationAction(w http.ResponseWriter, r *http.Request, result map[string]any) error {
+	if r.PostFormValue("from") == "page" {
+		return redirect(w, r, "/notifications")
+	}
+	writeJSON(w, http.StatusOK, result)
+	return nil
+}
+
+func (s *Server) handleReadNotification(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.MarkNotificationRead(r.Context(), id); err != nil {
+		return notificationNotFound(err)
+	}
+	return notificationAction(w, r, map[string]any{"id": id, "is_read": true})
+}
+
+func (s *Server) handleReadAllNotifications(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.deps.DB.MarkAllNotificationsRead(r.Context())
+	if err != nil {
+		return err
+	}
+	return notificationAction(w, r, map[string]any{"updated": n})
+}
+
+func (s *Server) handleDismissNotification(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.DismissNotification(r.Context(), id); err != nil {
+		return notificationNotFound(err)
+	}
+	return notificationAction(w, r, map[string]any{"id": id, "dismissed": true})
+}
+
+func (s *Server) handleClearNotifications(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.deps.DB.DismissAllNotifications(r.Context())
+	if err != nil {
+		return err
+	}
+	return notificationAction(w, r, map[string]any{"dismissed": n})
+}
+
+func notificationNotFound(err error) error {
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return hoard.Errorf(hoard.ENOTFOUND, "No such notification.")
+	}
+	return err
+}
