@@ -142,3 +142,30 @@ func (db *DB) SetTopicScanState(ctx context.Context, mapID, topicID int64, s hoa
 		mapID, topicID, s.LastScannedAt, s.LastScanFoundArchives, s.ConsecutiveEmptyScans)
 	return notFoundIfNone("set topic scan state", tag, err)
 }
+
+// ListChannelTopics returns the topics of a channel as its scanning (READER)
+// maps know them, one row per topic (the oldest map wins), General first.
+func (db *DB) ListChannelTopics(ctx context.Context, channelID int64) ([]hoard.TopicProgress, error) {
+	return getAll[hoard.TopicProgress](ctx, db.q, "list channel topics", `
+		SELECT * FROM (
+			SELECT DISTINCT ON (t.topic_id) `+prefixed("t.", topicColumns)+`
+			FROM topic_progress t JOIN account_channel_maps m ON m.id = t.account_channel_map_id
+			WHERE m.channel_id = $1 AND m.role = 'READER'
+			ORDER BY t.topic_id, m.id
+		) x ORDER BY is_general DESC, lower(topic_name), topic_id`, channelID)
+}
+
+// SetChannelTopicFetchEnabled turns fetching of one topic on or off for
+// every scanning map of a channel, creating rows where absent, and reports
+// how many maps it touched (0: the channel has no scanning map).
+func (db *DB) SetChannelTopicFetchEnabled(ctx context.Context, channelID, topicID int64, enabled bool) (int64, error) {
+	tag, err := db.q.Exec(ctx, `
+		INSERT INTO topic_progress (account_channel_map_id, topic_id, fetch_enabled)
+		SELECT id, $2, $3 FROM account_channel_maps WHERE channel_id = $1 AND role = 'READER'
+		ON CONFLICT (account_channel_map_id, topic_id) DO UPDATE SET fetch_enabled = EXCLUDED.fetch_enabled, updated_at = now()`,
+		channelID, topicID, enabled)
+	if err != nil {
+		return 0, wrap("set channel topic fetch flag", err)
+	}
+	return tag.RowsAffected(), nil
+}

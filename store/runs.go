@@ -72,3 +72,10 @@ func (db *DB) FinishRun(ctx context.Context, id int64, status hoard.RunStatus, e
 	}
 	return tag.RowsAffected() == 1, nil
 }
+
+// FindLastFinishedRun returns the most recently finished run; ENOTFOUND
+// when no run has finished yet.
+func (db *DB) FindLastFinishedRun(ctx context.Context) (*hoard.IngestionRun, error) {
+	return getOne[hoard.IngestionRun](ctx, db.q, "find last finished run",
+		`SELECT `+runColumns+` FROM ingestion_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`)
+}

@@ -12,41 +12,50 @@ import (
 // no form data. Every route of the table must have a row: adding a route
 // without deciding who may use it fails this test.
 var expected = map[string][3]int{ // anonymous, USER, ADMIN
-	"GET /":                                {303, 200, 200},
-	"GET /status":                          {200, 200, 200},
-	"GET /packages/{id}":                   {303, 404, 404},
-	"GET /packages/{id}/preview":           {303, 404, 404},
-	"POST /packages/tags":                  {401, 403, 422},
-	"POST /packages/creator":               {401, 403, 422},
-	"GET /api/packages":                    {401, 200, 200},
-	"GET /api/packages/{id}":               {401, 404, 404},
-	"GET /api/packages/{id}/files":         {401, 404, 404},
-	"GET /api/packages/{id}/preview":       {401, 404, 404},
-	"GET /healthz":                         {200, 200, 200},
-	"GET /readyz":                          {200, 200, 200},
-	"GET /static/*":                        {200, 200, 200},
-	"GET /login":                           {200, 303, 303},
-	"POST /login":                          {422, 422, 422},
-	"GET /register":                        {200, 200, 200},
-	"POST /register":                       {422, 422, 422},
-	"POST /logout":                         {401, 303, 303},
-	"GET /settings":                        {303, 200, 200},
-	"POST /settings/password":              {401, 401, 401}, // wrong current password
-	"GET /admin/invites":                   {303, 403, 200},
-	"GET /notifications":                   {303, 403, 200},
-	"GET /api/notifications":               {401, 403, 200},
-	"POST /api/notifications/read-all":     {401, 403, 200},
-	"POST /api/notifications/clear":        {401, 403, 200},
-	"POST /api/notifications/{id}/read":    {401, 403, 404},
-	"POST /api/notifications/{id}/dismiss": {401, 403, 404},
-	"POST /admin/invites":                  {401, 403, 303},
-	"POST /admin/invites/{id}/delete":      {401, 403, 404},
-	"* /admin/river":                       {303, 403, 200},
+	"GET /":                                      {303, 200, 200},
+	"GET /status":                                {200, 200, 200},
+	"GET /packages/{id}":                         {303, 404, 404},
+	"GET /packages/{id}/preview":                 {303, 404, 404},
+	"POST /packages/tags":                        {401, 403, 422},
+	"POST /packages/creator":                     {401, 403, 422},
+	"GET /api/packages":                          {401, 200, 200},
+	"GET /api/packages/{id}":                     {401, 404, 404},
+	"GET /api/packages/{id}/files":               {401, 404, 404},
+	"GET /api/packages/{id}/preview":             {401, 404, 404},
+	"GET /healthz":                               {200, 200, 200},
+	"GET /readyz":                                {200, 200, 200},
+	"GET /static/*":                              {200, 200, 200},
+	"GET /login":                                 {200, 303, 303},
+	"POST /login":                                {422, 422, 422},
+	"GET /register":                              {200, 200, 200},
+	"POST /register":                             {422, 422, 422},
+	"POST /logout":                               {401, 303, 303},
+	"GET /settings":                              {303, 200, 200},
+	"POST /settings/password":                    {401, 401, 401}, // wrong current password
+	"GET /admin/invites":                         {303, 403, 200},
+	"GET /admin/messenger":                       {303, 403, 200},
+	"POST /admin/messenger/channels/{channelId}": {401, 403, 404},
+	"GET /admin/messenger/channels/{channelId}":  {303, 403, 404},
+	"GET /api/messenger/channels/{channelId}/topics":            {401, 403, 404},
+	"POST /api/messenger/channels/{channelId}/topics/{topicId}": {401, 403, 422},
+	"GET /api/ingestion/status":                                 {401, 403, 200},
+	"POST /api/ingestion/disable-active-topic":                  {401, 403, 409},
+	"GET /notifications":                                        {303, 403, 200},
+	"GET /api/notifications":                                    {401, 403, 200},
+	"POST /api/notifications/read-all":                          {401, 403, 200},
+	"POST /api/notifications/clear":                             {401, 403, 200},
+	"POST /api/notifications/{id}/read":                         {401, 403, 404},
+	"POST /api/notifications/{id}/dismiss":                      {401, 403, 404},
+	"POST /admin/invites":                                       {401, 403, 303},
+	"POST /admin/invites/{id}/delete":                           {401, 403, 404},
+	"* /admin/river":                                            {303, 403, 200},
 }
 
 // concretePath fills a route pattern with example values.
 func concretePath(pattern string) string {
 	p := strings.ReplaceAll(pattern, "{id}", "999999")
+	p = strings.ReplaceAll(p, "{channelId}", "999999")
+	p = strings.ReplaceAll(p, "{topicId}", "5")
 	p = strings.ReplaceAll(p, "/static/*", "/static/app.css")
 	if p == "/admin/river" {
 		p = "/admin/river/"

@@ -80,6 +80,9 @@ type Deps struct {
 	AppURL string
 	// UsersCanCurate opens catalog curation to every signed-in user.
 	UsersCanCurate bool
+	// WorkerInterval is the time between scheduled ingestion cycles (for
+	// the worker panel's countdown).
+	WorkerInterval time.Duration
 	Version        string
 	Database       string // a description of the database in use
 	Started        time.Time

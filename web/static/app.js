@@ -37,3 +37,43 @@ if (bell) {
   };
   setInterval(refresh, 30000);
 }
+
+// The worker status panel polls /api/ingestion/status: every 2 s while a
+// cycle runs, every 10 s otherwise, and counts down to the next cycle.
+const panel = document.querySelector("[data-worker-panel]");
+if (panel) {
+  const $ = (sel) => panel.querySelector(sel);
+  let nextAt = null;
+  const tick = () => {
+    if (!nextAt) { $("[data-worker-next]").textContent = "—"; return; }
+    const s = Math.max(0, Math.round((nextAt - Date.now()) / 1000));
+    $("[data-worker-next]").textContent = s > 0 ? `in ${Math.floor(s / 60)} min ${s % 60} s` : "due now";
+  };
+  const poll = async () => {
+    let delay = 10000;
+    try {
+      const res = await fetch("/api/ingestion/status", { headers: { Accept: "application/json" } });
+      if (res.ok) {
+        const st = await res.json();
+        const run = st.running;
+        const bar = $("[data-worker-progress]");
+        if (run) {
+          delay = 2000;
+          $("[data-worker-state]").textContent = `Running: ${run.current_activity || run.current_step || "working"}${run.current_file ? " — " + run.current_file : ""}`;
+          bar.hidden = !(run.current_total_bytes > 0);
+          bar.value = run.current_total_bytes > 0 ? (100 * run.current_bytes) / run.current_total_bytes : 0;
+        } else {
+          bar.hidden = true;
+          $("[data-worker-state]").textContent = st.last ? `Idle. Last cycle ${st.last.status.toLowerCase()} at ${st.last.finished_at}.` : "Idle. No cycle has run yet.";
+        }
+        const c = run || st.last;
+        $("[data-worker-counters]").textContent = c ? `scanned ${c.messages_scanned} · found ${c.archives_found} · duplicates ${c.duplicates} · ingested ${c.ingested} · skipped ${c.skipped}` : "";
+        nextAt = st.next_cycle_at ? Date.parse(st.next_cycle_at) : null;
+        tick();
+      }
+    } catch { /* keep the last state */ }
+    setTimeout(poll, delay);
+  };
+  setInterval(tick, 1000);
+  poll();
+}

@@ -1,0 +1,268 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+)
+
+type messengerPage struct {
+	Channels    []hoard.Channel
+	Accounts    []hoard.Account
+	Destination *hoard.Channel
+	Interval    time.Duration
+}
+
+// handleMessengerAdmin renders messaging administration: the worker status
+// panel (live through /api/ingestion/status), channels with their settings,
+// accounts and the destination channel.
+func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	channels, err := s.deps.DB.ListChannels(ctx, "")
+	if err != nil {
+		return err
+	}
+	accounts, err := s.deps.DB.ListAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval}
+	if d, err := s.deps.DB.FindDestinationChannel(ctx); err == nil {
+		p.Destination = d
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "messenger", page{Title: "Messaging", Notice: noticeFor(r.URL.Query().Get("done")), Data: p})
+}
+
+// formBool reads a checkbox: present and "on"/"true" is true.
+func formBool(r *http.Request, name string) bool {
+	v := r.PostFormValue(name)
+	return v == "on" || v == "true" || v == "1"
+}
+
+// handleUpdateChannel saves a channel's category, active flag and
+// auto-grouping flag. A category change re-tags every package of the
+// channel in the same transaction (SPEC rule 11).
+func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "channelId")
+	if err != nil {
+		return err
+	}
+	category := strings.TrimSpace(r.PostFormValue("category"))
+	if len(category) > 64 {
+		return hoard.Errorf(hoard.EINVALID, "The category is too long (64 characters at most).")
+	}
+	active, autoGroup := formBool(r, "active"), formBool(r, "auto_group")
+	err = s.deps.DB.InTx(r.Context(), func(tx *store.DB) error {
+		before, after, err := tx.UpdateChannelSettings(r.Context(), id, store.ChannelSettings{
+			Category: &category, IsActive: &active, AutoGroupEnabled: &autoGroup})
+		if err != nil {
+			return err
+		}
+		if before.Category != after.Category {
+			_, err = tx.RetagChannelPackages(r.Context(), id, before.Category, after.Category)
+		}
+		return err
+	})
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return hoard.Errorf(hoard.ENOTFOUND, "No such channel.")
+	}
+	if err != nil {
+		return err
+	}
+	return redirect(w, r, "/admin/messenger?done=saved")
+}
+
+// topicJSON is one forum topic's fetch state (GET
+// /api/messenger/channels/{channelId}/topics).
+type topicJSON struct {
+	TopicID                int64   `json:"topic_id"`
+	Name                   string  `json:"name"`
+	IsGeneral              bool    `json:"is_general"`
+	FetchEnabled           bool    `json:"fetch_enabled"`
+	LastProcessedMessageID int64   `json:"last_processed_message_id"`
+	LastScannedAt          *string `json:"last_scanned_at"`
+	ConsecutiveEmptyScans  int     `json:"consecutive_empty_scans"`
+}
+
+func (s *Server) channelTopics(r *http.Request) (*hoard.Channel, []topicJSON, error) {
+	id, err := pathID(r, "channelId")
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := s.deps.DB.FindChannelByID(r.Context(), id)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, nil, hoard.Errorf(hoard.ENOTFOUND, "No such channel.")
+	} else if err != nil {
+		return nil, nil, err
+	}
+	topics, err := s.deps.DB.ListChannelTopics(r.Context(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]topicJSON, len(topics))
+	for i, t := range topics {
+		out[i] = topicJSON{TopicID: t.TopicID, Name: t.TopicName, IsGeneral: t.IsGeneral, FetchEnabled: t.FetchEnabled,
+			LastProcessedMessageID: t.LastProcessedMessageID, ConsecutiveEmptyScans: t.ConsecutiveEmptyScans}
+		if !t.LastScannedAt.IsZero() && t.LastScannedAt.Year() > 1970 {
+			v := t.LastScannedAt.UTC().Format(time.RFC3339)
+			out[i].LastScannedAt = &v
+		}
+	}
+	return ch, out, nil
+}
+
+// handleAPIChannelTopics answers GET /api/messenger/channels/{channelId}/topics
+// with {"channel_id":…,"is_forum":…,"topics":[…]}.
+func (s *Server) handleAPIChannelTopics(w http.ResponseWriter, r *http.Request) error {
+	ch, topics, err := s.channelTopics(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"channel_id": ch.ID, "is_forum": ch.IsForum, "topics": topics})
+	return nil
+}
+
+type channelPage struct {
+	Channel *hoard.Channel
+	Topics  []topicJSON
+}
+
+// handleChannelPage renders one channel with its topics and fetch toggles.
+func (s *Server) handleChannelPage(w http.ResponseWriter, r *http.Request) error {
+	ch, topics, err := s.channelTopics(r)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "channel", page{Title: ch.Title, Notice: noticeFor(r.URL.Query().Get("done")),
+		Data: channelPage{Channel: ch, Topics: topics}})
+}
+
+// handleSetTopicFetch turns fetching of a topic on or off (POST
+// fetch_enabled=true|false); later runs skip disabled topics.
+func (s *Server) handleSetTopicFetch(w http.ResponseWriter, r *http.Request) error {
+	channelID, err := pathID(r, "channelId")
+	if err != nil {
+		return err
+	}
+	topicID, err := pathID(r, "topicId")
+	if err != nil {
+		return err
+	}
+	enabled, err := strconv.ParseBool(r.PostFormValue("fetch_enabled"))
+	if err != nil {
+		return hoard.Errorf(hoard.EINVALID, "fetch_enabled must be true or false.")
+	}
+	n, err := s.deps.DB.SetChannelTopicFetchEnabled(r.Context(), channelID, topicID, enabled)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return hoard.Errorf(hoard.ENOTFOUND, "No account scans this channel.")
+	}
+	if r.PostFormValue("from") == "page" {
+		return redirect(w, r, "/admin/messenger/channels/"+strconv.FormatInt(channelID, 10)+"?done=saved")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"channel_id": channelID, "topic_id": topicID, "fetch_enabled": enabled})
+	return nil
+}
+
+// runJSON is an ingestion run as the worker status panel shows it.
+type runJSON struct {
+	ID                  int64   `json:"id"`
+	Status              string  `json:"status"`
+	Trigger             string  `json:"trigger"`
+	Activity            string  `json:"current_activity"`
+	Step                string  `json:"current_step"`
+	ChannelID           int64   `json:"current_channel_id,omitempty"`
+	TopicID             int64   `json:"current_topic_id,omitempty"`
+	AccountChannelMapID int64   `json:"current_account_channel_map_id,omitempty"`
+	File                string  `json:"current_file,omitempty"`
+	Bytes               int64   `json:"current_bytes"`
+	TotalBytes          int64   `json:"current_total_bytes"`
+	MessagesScanned     int     `json:"messages_scanned"`
+	ArchivesFound       int     `json:"archives_found"`
+	Duplicates          int     `json:"duplicates"`
+	Ingested            int     `json:"ingested"`
+	Skipped             int     `json:"skipped"`
+	Error               string  `json:"error_message,omitempty"`
+	StartedAt           string  `json:"started_at"`
+	FinishedAt          *string `json:"finished_at"`
+}
+
+func toRunJSON(run *hoard.IngestionRun) *runJSON {
+	if run == nil {
+		return nil
+	}
+	out := &runJSON{ID: run.ID, Status: string(run.Status), Trigger: string(run.Trigger), Activity: run.CurrentActivity,
+		Step: run.CurrentStep, ChannelID: run.CurrentChannelID, TopicID: run.CurrentTopicID,
+		AccountChannelMapID: run.CurrentAccountChannelMapID, File: run.CurrentFile, Bytes: run.CurrentBytes,
+		TotalBytes: run.CurrentTotalBytes, MessagesScanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound,
+		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, Error: run.ErrorMessage,
+		StartedAt: run.StartedAt.UTC().Format(time.RFC3339)}
+	if run.FinishedAt != nil {
+		v := run.FinishedAt.UTC().Format(time.RFC3339)
+		out.FinishedAt = &v
+	}
+	return out
+}
+
+// handleIngestionStatus answers GET /api/ingestion/status: the running run
+// (live activity and counters), the last finished one, the cycle interval
+// and when the next scheduled cycle is due.
+func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	optional := func(run *hoard.IngestionRun, err error) (*hoard.IngestionRun, error) {
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+			return nil, nil
+		}
+		return run, err
+	}
+	running, err := optional(s.deps.DB.FindRunningRun(ctx))
+	if err != nil {
+		return err
+	}
+	last, err := optional(s.deps.DB.FindLastFinishedRun(ctx))
+	if err != nil {
+		return err
+	}
+	var next *string
+	if running == nil && last != nil && last.FinishedAt != nil && s.deps.WorkerInterval > 0 {
+		v := last.StartedAt.Add(s.deps.WorkerInterval).UTC().Format(time.RFC3339)
+		next = &v
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"running": toRunJSON(running), "last": toRunJSON(last),
+		"interval_seconds": int64(s.deps.WorkerInterval / time.Second), "next_cycle_at": next,
+		"server_time": time.Now().UTC().Format(time.RFC3339),
+	})
+	return nil
+}
+
+// handleDisableActiveTopic is disableActiveTopic: the topic the running
+// cycle is processing gets fetchEnabled=false (its row is created if
+// absent). The worker reads the flag live: the file in flight finishes, the
+// topic's remaining sets are skipped, and later runs skip the topic.
+func (s *Server) handleDisableActiveTopic(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.deps.DB.FindRunningRun(r.Context())
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND || (err == nil && (run.CurrentTopicID == 0 || run.CurrentAccountChannelMapID == 0)) {
+		return hoard.Errorf(hoard.ECONFLICT, "No forum topic is being processed right now.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.SetTopicFetchEnabled(r.Context(), run.CurrentAccountChannelMapID, run.CurrentTopicID, false); err != nil {
+		return err
+	}
+	if r.PostFormValue("from") == "page" {
+		return redirect(w, r, "/admin/messenger?done=saved")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"account_channel_map_id": run.CurrentAccountChannelMapID,
+		"topic_id": run.CurrentTopicID, "fetch_enabled": false})
+	return nil
+}
