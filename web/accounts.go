@@ -160,11 +160,17 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
-	notice := ""
-	if r.URL.Query().Get("changed") == "1" {
-		notice = "Password changed."
+	p, err := s.settingsPage(r, linkCard{})
+	if err != nil {
+		return err
 	}
-	return s.render(w, r, http.StatusOK, "settings", page{Title: "Settings", Notice: notice})
+	switch {
+	case r.URL.Query().Get("changed") == "1":
+		p.Notice = "Password changed."
+	case r.URL.Query().Get("done") == "unlinked":
+		p.Notice = "Messenger account unlinked."
+	}
+	return s.render(w, r, http.StatusOK, "settings", p)
 }
 
 // handleChangePassword checks the current password, stores the new one and
@@ -173,7 +179,12 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 	ctx := r.Context()
 	user := userFrom(ctx)
 	fail := func(status int, msg string) error {
-		return s.render(w, r, status, "settings", page{Title: "Settings", Error: msg})
+		p, err := s.settingsPage(r, linkCard{})
+		if err != nil {
+			return err
+		}
+		p.Error = msg
+		return s.render(w, r, status, "settings", p)
 	}
 	ok, err := verifyPassword(ctx, user.PasswordHash, r.PostFormValue("current"))
 	if err != nil || !ok {

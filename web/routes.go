@@ -51,6 +51,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout},
 		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings},
 		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword},
+		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode},
+		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger},
 
 		{Method: http.MethodGet, Pattern: "/packages/{id}", Access: SignedIn, Handler: s.handlePackage},
 		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},

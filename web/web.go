@@ -80,6 +80,8 @@ type Deps struct {
 	AppURL string
 	// UsersCanCurate opens catalog curation to every signed-in user.
 	UsersCanCurate bool
+	// BotUsername is the bot's username, for t.me deep links ("" = none).
+	BotUsername string
 	// WorkerInterval is the time between scheduled ingestion cycles (for
 	// the worker panel's countdown).
 	WorkerInterval time.Duration

@@ -105,7 +105,7 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 		}
 	}
 	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL,
-		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, Version: version, Database: a.dbDesc})
+		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername, Version: version, Database: a.dbDesc})
 	if err != nil {
 		return err
 	}
