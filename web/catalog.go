@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -160,7 +161,7 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if res.Next != nil {
 		p.Next = withParams(r.URL, map[string]string{"after": encodeCursor(res.Next)})
 	}
-	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Data: p})
+	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
 }
 
 // withParams returns u's path and query with some parameters replaced ("" removes).
@@ -279,4 +280,14 @@ func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode})
 	return nil
+}
+
+// sentNotice confirms queued deliveries after a "send to me" (?sent=N).
+func sentNotice(r *http.Request) string {
+	if n := r.URL.Query().Get("sent"); n != "" {
+		if k, err := strconv.Atoi(n); err == nil && k > 0 {
+			return fmt.Sprintf("Queued %d package(s) for delivery to your messenger account.", k)
+		}
+	}
+	return ""
 }

@@ -15,6 +15,7 @@ type messengerPage struct {
 	Accounts    []hoard.Account
 	Destination *hoard.Channel
 	Interval    time.Duration
+	Sends       []hoard.BotSendRequest
 }
 
 // handleMessengerAdmin renders messaging administration: the worker status
@@ -30,7 +31,11 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval}
+	sends, err := s.deps.DB.ListBotSendRequests(ctx, 0, 50)
+	if err != nil {
+		return err
+	}
+	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends}
 	if d, err := s.deps.DB.FindDestinationChannel(ctx); err == nil {
 		p.Destination = d
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {

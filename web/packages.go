@@ -77,7 +77,11 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 			pp.Group = g
 		}
 	}
-	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Notice: noticeFor(r.URL.Query().Get("done")), Data: pp})
+	notice := noticeFor(r.URL.Query().Get("done"))
+	if n := sentNotice(r); n != "" {
+		notice = n
+	}
+	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Notice: notice, Data: pp})
 }
 
 // handleAPIPackage answers GET /api/packages/{id}.
