@@ -61,7 +61,11 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 }
 
 // wantsJSON tells API requests from page requests.
+// An /api/ route posted by a page's own form (?from=page) answers with pages.
 func wantsJSON(r *http.Request) bool {
+	if r.URL.Query().Get("from") == "page" {
+		return false
+	}
 	return strings.HasPrefix(r.URL.Path, "/api/") || strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 

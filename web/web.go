@@ -80,6 +80,9 @@ type Deps struct {
 	AppURL string
 	// UsersCanCurate opens catalog curation to every signed-in user.
 	UsersCanCurate bool
+	// UploadDir receives manual uploads; MaxUploadBytes caps each file.
+	UploadDir      string
+	MaxUploadBytes int64
 	// BotUsername is the bot's username, for t.me deep links ("" = none).
 	BotUsername string
 	// WorkerInterval is the time between scheduled ingestion cycles (for

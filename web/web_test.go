@@ -39,7 +39,8 @@ func newEnv(t *testing.T, mutate ...func(*Deps)) *testEnv {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	deps := Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(), Version: "test"}
+	deps := Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(), Version: "test",
+		UploadDir: t.TempDir(), MaxUploadBytes: 1 << 20}
 	for _, m := range mutate {
 		m(&deps)
 	}

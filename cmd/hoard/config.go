@@ -37,6 +37,7 @@ type Config struct {
 	LogLevel              slog.Level
 	LogFormat             string // "json" or "text"
 	UsersCanCurate        bool
+	UploadMaxBytes        int64
 	AdminEmail            string // with AdminPassword: ensure this administrator exists at start-up
 	AdminPassword         string
 }
@@ -54,6 +55,7 @@ var envVars = []envVar{
 	{"DATABASE_URL", "(embedded)", "PostgreSQL connection string. Unset: hoard runs its own PostgreSQL server from the machine's installation in `$DATA_DIR/pg`."},
 	{"DATA_DIR", "`./data`", "Where hoard keeps its state: embedded database, spool of downloads in flight, uploads. Compose uses `/data`."},
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
+	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
 	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions. Required by `web` and `serve`; `demo` generates one into `$DATA_DIR`."},
 	{"APP_URL", "`http://localhost:<port>`", "Public base URL for links and redirects. `NEXT_PUBLIC_APP_URL` is accepted too; may be baked in with `-ldflags -X main.defaultAppURL=…`."},
@@ -124,6 +126,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		AutoGroupTimeWindow:   time.Duration(integer("AUTO_GROUP_TIME_WINDOW_MINUTES", 5, 0, 24*60)) * time.Minute,
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
+		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
 	}
 	if abs, err := filepath.Abs(c.DataDir); err != nil {
 		bad("DATA_DIR", "%v", err)

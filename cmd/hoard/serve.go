@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hoard/hoard/jobs"
@@ -95,6 +96,9 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 			return err
 		}
 	}
+	if err := os.MkdirAll(a.cfg.UploadDir, 0o750); err != nil {
+		return fmt.Errorf("UPLOAD_DIR: %w", err)
+	}
 	if a.cfg.AdminEmail != "" {
 		created, err := web.EnsureAdmin(ctx, a.db, a.cfg.AdminEmail, a.cfg.AdminPassword)
 		if err != nil {
@@ -105,7 +109,8 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 		}
 	}
 	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL,
-		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername, Version: version, Database: a.dbDesc})
+		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
+		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc})
 	if err != nil {
 		return err
 	}

@@ -77,3 +77,46 @@ if (panel) {
   setInterval(tick, 1000);
   poll();
 }
+
+// The upload form sends files with a progress bar, then opens the upload's
+// status page. Without JavaScript the form posts normally.
+const uploadForm = document.querySelector("form[data-upload]");
+if (uploadForm) {
+  uploadForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const bar = uploadForm.querySelector("[data-upload-progress]");
+    const err = uploadForm.querySelector("[data-upload-error]");
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api/uploads");
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) { bar.hidden = false; bar.value = (100 * e.loaded) / e.total; } };
+    xhr.onload = () => {
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+      if (xhr.status === 201) { window.location = `/uploads/${body.id}`; return; }
+      err.hidden = false;
+      err.textContent = (body.error && body.error.message) || `Upload failed (${xhr.status}).`;
+    };
+    xhr.onerror = () => { err.hidden = false; err.textContent = "The upload was interrupted."; };
+    xhr.send(new FormData(uploadForm));
+  });
+}
+
+// An upload's page polls its status every 2 s until it is complete.
+const uploadTable = document.querySelector("[data-upload-poll]");
+if (uploadTable && uploadTable.dataset.phase !== "complete") {
+  const id = uploadTable.dataset.uploadPoll;
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch(`/api/uploads/${id}`, { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      const up = await res.json();
+      document.querySelector("[data-upload-state]").textContent = up.phase;
+      for (const f of up.files) {
+        const cell = uploadTable.querySelector(`[data-file="${f.id}"] [data-file-status]`);
+        if (cell) cell.textContent = f.phase + (f.error ? ` — ${f.error}` : "");
+      }
+      if (up.phase === "complete") { clearInterval(timer); window.location.reload(); }
+    } catch { /* try again */ }
+  }, 2000);
+}

@@ -1,0 +1,79 @@
+package hoard
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// UploadStatus is the state of a manual upload and of each of its files.
+type UploadStatus string
+
+// Upload states. The UI shows three phases: upload (UPLOADING), processing
+// (PENDING, PROCESSING) and complete (COMPLETED, PARTIAL, FAILED).
+const (
+	UploadUploading  UploadStatus = "UPLOADING"
+	UploadPending    UploadStatus = "PENDING"
+	UploadProcessing UploadStatus = "PROCESSING"
+	UploadCompleted  UploadStatus = "COMPLETED"
+	UploadPartial    UploadStatus = "PARTIAL" // some files failed (uploads only)
+	UploadFailed     UploadStatus = "FAILED"
+)
+
+// Phase is the phase the UI shows for a status.
+func (s UploadStatus) Phase() string {
+	switch s {
+	case UploadUploading:
+		return "upload"
+	case UploadPending, UploadProcessing:
+		return "processing"
+	default:
+		return "complete"
+	}
+}
+
+// ManualUpload is one upload of one or more files by a user.
+type ManualUpload struct {
+	ID             int64
+	UserID         int64
+	GroupName      string
+	Status         UploadStatus
+	ErrorMessage   string
+	PackageGroupID int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+	Files          []ManualUploadFile
+}
+
+// ManualUploadFile is one file of a manual upload, stored under UPLOAD_DIR
+// at a path the server chose.
+type ManualUploadFile struct {
+	ID           int64
+	UploadID     int64
+	FileName     string // sanitised user file name, for display and the package
+	StoredPath   string // relative to UPLOAD_DIR; never built from user input
+	FileSize     int64
+	ContentHash  string
+	Status       UploadStatus
+	ErrorMessage string
+	PackageID    int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// ManualUploadArgs processes a manual upload on the worker: hash, inspect,
+// split, upload and index each file, then group several files of one
+// upload. Inserted with the upload's rows; the manual_upload notification
+// only wakes the worker sooner.
+type ManualUploadArgs struct {
+	UploadID int64 `json:"upload_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ManualUploadArgs) Kind() string { return "manual_upload" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ManualUploadArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5}
+}

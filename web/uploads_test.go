@@ -1,0 +1,222 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+type uploadPart struct {
+	field, name string
+	body        io.Reader
+}
+
+// upload streams a multipart body (never built in memory) to POST /api/uploads.
+func (e *testEnv) upload(cookie *http.Cookie, parts ...uploadPart) (*http.Response, string) {
+	e.t.Helper()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		for _, p := range parts {
+			var w io.Writer
+			var err error
+			if p.name == "" {
+				w, err = mw.CreateFormField(p.field)
+			} else {
+				w, err = mw.CreateFormFile(p.field, p.name)
+			}
+			if err == nil {
+				_, err = io.Copy(w, p.body)
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	req, _ := http.NewRequest("POST", e.ts.URL+"/api/uploads", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestManualUploadStreamsFilesAndQueuesWork(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	conn, err := e.db.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN manual_upload"); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := e.upload(c,
+		uploadPart{field: "files", name: "../../etc/Dragon Bust.zip", body: strings.NewReader("PK first file")},
+		uploadPart{field: "files", name: `..\\..\\notes.pdf. `, body: strings.NewReader("%PDF second")},
+		uploadPart{field: "group_name", body: strings.NewReader("My set")})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload = %d %s", resp.StatusCode, body)
+	}
+	var up uploadJSON
+	if err := json.Unmarshal([]byte(body), &up); err != nil {
+		t.Fatal(err)
+	}
+	if up.Status != "PENDING" || up.Phase != "processing" || up.GroupName != "My set" || len(up.Files) != 2 ||
+		up.Files[0].Name != "Dragon Bust.zip" || up.Files[1].Name != "notes.pdf" || up.Files[0].Size != 13 {
+		t.Fatalf("upload = %+v", up)
+	}
+	stored, err := e.db.FindManualUpload(ctx, up.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range stored.Files {
+		if f.StoredPath != filepath.Join(fmt.Sprint(up.ID), fmt.Sprint(i+1)) {
+			t.Fatalf("stored path %q is not server-chosen", f.StoredPath)
+		}
+		b, err := os.ReadFile(filepath.Join(e.srv.deps.UploadDir, f.StoredPath))
+		if err != nil || int64(len(b)) != f.FileSize {
+			t.Fatalf("file on disk: %v, %d bytes", err, len(b))
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if n, err := conn.Conn().WaitForNotification(wctx); err != nil || !strings.Contains(n.Payload, fmt.Sprint(up.ID)) {
+		t.Fatalf("manual_upload notification: %v", err)
+	}
+	var jobs int
+	_ = e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'manual_upload' AND queue = 'transfer'`).Scan(&jobs)
+	if jobs != 1 {
+		t.Fatalf("%d manual_upload jobs", jobs)
+	}
+	// Status: the owner and administrators see it; others get 404.
+	if resp, body := e.do(nil, "GET", fmt.Sprintf("/api/uploads/%d", up.ID), nil, c); resp.StatusCode != 200 || !strings.Contains(body, `"phase":"processing"`) {
+		t.Fatalf("status: %d %s", resp.StatusCode, body)
+	}
+	other, _ := e.user(hoard.RoleUser)
+	if resp, _ := e.do(nil, "GET", fmt.Sprintf("/api/uploads/%d", up.ID), nil, e.session(other)); resp.StatusCode != 404 {
+		t.Fatalf("another user's upload = %d", resp.StatusCode)
+	}
+	if resp, body := e.do(nil, "GET", fmt.Sprintf("/uploads/%d", up.ID), nil, c); resp.StatusCode != 200 || !strings.Contains(body, "Dragon Bust.zip") {
+		t.Fatalf("upload page = %d", resp.StatusCode)
+	}
+}
+
+func TestManualUploadRefusals(t *testing.T) {
+	e := newEnv(t) // MaxUploadBytes is 1 MiB here
+	ctx := context.Background()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	resp, body := e.upload(c, uploadPart{field: "files", name: "big.zip", body: io.LimitReader(zeros{}, 2<<20)})
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than the upload limit") {
+		t.Fatalf("too large: %d %s", resp.StatusCode, body)
+	}
+	ups, _ := e.db.ListManualUploads(ctx, user.ID, 10)
+	if len(ups) != 1 || ups[0].Status != hoard.UploadFailed || !strings.Contains(ups[0].ErrorMessage, "larger than") {
+		t.Fatalf("failed upload row: %+v", ups)
+	}
+	if _, err := os.Stat(filepath.Join(e.srv.deps.UploadDir, fmt.Sprint(ups[0].ID))); !os.IsNotExist(err) {
+		t.Fatalf("partial files left behind: %v", err)
+	}
+	resp, _ = e.upload(c, uploadPart{field: "group_name", body: strings.NewReader("nothing")})
+	if resp.StatusCode != 422 {
+		t.Fatalf("no files = %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("POST", e.ts.URL+"/api/uploads", strings.NewReader("x=1"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(c)
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 422 {
+		t.Fatalf("not multipart = %d", resp.StatusCode)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestManualUploadMemoryStaysFlat streams a large file and samples the heap:
+// the web process never holds the file. 256 MiB by default, 1 GiB with
+// HOARD_LARGE_TESTS=1.
+func TestManualUploadMemoryStaysFlat(t *testing.T) {
+	size := int64(256 << 20)
+	if os.Getenv("HOARD_LARGE_TESTS") == "1" {
+		size = 1 << 30
+	}
+	e := newEnv(t, func(d *Deps) { d.MaxUploadBytes = size })
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peak.Load() {
+					peak.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	h := sha256.New()
+	resp, body := e.upload(c, uploadPart{field: "files", name: "huge.zip", body: io.TeeReader(io.LimitReader(zeros{}, size), h)})
+	close(stop)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload = %d %s", resp.StatusCode, body)
+	}
+	growth := int64(peak.Load()) - int64(base.HeapInuse)
+	t.Logf("uploaded %d MiB; heap grew by at most %.1f MiB", size>>20, float64(growth)/(1<<20))
+	if growth > 48<<20 {
+		t.Fatalf("heap grew by %d MiB while streaming %d MiB", growth>>20, size>>20)
+	}
+	var up uploadJSON
+	_ = json.Unmarshal([]byte(body), &up)
+	if up.Files[0].Size != size {
+		t.Fatalf("stored size %d", up.Files[0].Size)
+	}
+}
+
+func TestSanitizeFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Dragon Bust.zip":                 "Dragon Bust.zip",
+		"../../etc/passwd":                "passwd",
+		`C:\Users\me\pack.rar`:            "pack.rar",
+		"..":                              "file",
+		"":                                "file",
+		" name.7z. ":                      "name.7z",
+		"bell\a.stl":                      "bell.stl",
+		strings.Repeat("é", 200) + ".zip": strings.Repeat("é", 127),
+	} {
+		if got := sanitizeFileName(in); got != want {
+			t.Errorf("sanitizeFileName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
