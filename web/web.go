@@ -34,7 +34,7 @@ var staticFS embed.FS
 // pages holds one template set per page: the base layout plus the page's
 // "content".
 var pages = func() map[string]*template.Template {
-	base := template.Must(template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/base.html"))
+	base := template.Must(template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/base.html", "templates/_*.html"))
 	out := map[string]*template.Template{}
 	entries, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -42,7 +42,7 @@ var pages = func() map[string]*template.Template {
 	}
 	for _, e := range entries {
 		name := strings.TrimSuffix(strings.TrimPrefix(e, "templates/"), ".html")
-		if name == "base" {
+		if name == "base" || strings.HasPrefix(name, "_") {
 			continue
 		}
 		out[name] = template.Must(template.Must(base.Clone()).ParseFS(templateFS, e))
@@ -56,6 +56,20 @@ var templateFuncs = template.FuncMap{
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"join": strings.Join,
 	"list": func(v ...string) []string { return v },
+	"dict": func(kv ...any) (map[string]any, error) {
+		if len(kv)%2 != 0 {
+			return nil, fmt.Errorf("dict: odd number of arguments")
+		}
+		m := make(map[string]any, len(kv)/2)
+		for i := 0; i < len(kv); i += 2 {
+			k, ok := kv[i].(string)
+			if !ok {
+				return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+			}
+			m[k] = kv[i+1]
+		}
+		return m, nil
+	},
 }
 
 // humanSize formats a byte count with binary units.

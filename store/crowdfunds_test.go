@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+func TestCrowdfundsStore(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	alice := linkUser(t, db, "cf-alice@example.com")
+	bob := linkUser(t, db, "cf-bob@example.com")
+	h1, err := db.FindOrCreateHost(ctx, " Kickstarter ")
+	must(t, err)
+	h2, err := db.FindOrCreateHost(ctx, "kickstarter")
+	must(t, err)
+	if h1.ID != h2.ID || h1.Name != "Kickstarter" {
+		t.Fatalf("hosts %+v %+v", h1, h2)
+	}
+	if _, err := db.FindOrCreateHost(ctx, "  "); hoard.ErrorCode(err) != hoard.EINVALID {
+		t.Fatalf("empty host: %v", err)
+	}
+	other, _ := db.FindOrCreateHost(ctx, "Patreon")
+	if hosts, _ := db.ListHosts(ctx); len(hosts) != 2 || hosts[0].Name != "Kickstarter" {
+		t.Fatalf("hosts = %+v", hosts)
+	}
+
+	c := &hoard.Crowdfund{UserID: alice.ID, HostID: h1.ID, Name: "Dragons"}
+	must(t, db.SaveCrowdfund(ctx, c))
+	if c.ID == 0 || c.DeliveryStatus != hoard.DeliveryNone || c.PaymentStatus != hoard.PaymentUnpaid || c.HostName != "Kickstarter" {
+		t.Fatalf("saved = %+v", c)
+	}
+	c.DeliveryStatus, c.HostID = hoard.DeliveryDone, other.ID
+	must(t, db.SaveCrowdfund(ctx, c))
+	if c.DeliveryStatus != hoard.DeliveryDone || c.HostName != "Patreon" {
+		t.Fatalf("updated = %+v", c)
+	}
+	d := &hoard.Crowdfund{UserID: alice.ID, Name: "Knights", PaymentStatus: hoard.PaymentPaid}
+	must(t, db.SaveCrowdfund(ctx, d))
+	// Bob sees nothing of Alice's.
+	if _, err := db.FindCrowdfund(ctx, bob.ID, c.ID); hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Fatalf("bob finds alice's record: %v", err)
+	}
+	stolen := *c
+	stolen.UserID = bob.ID
+	wantCode(t, db.SaveCrowdfund(ctx, &stolen), hoard.ENOTFOUND)
+	wantCode(t, db.DeleteCrowdfund(ctx, bob.ID, c.ID), hoard.ENOTFOUND)
+	if _, err := db.LinkCrowdfundPackages(ctx, bob.ID, c.ID, []int64{1}); hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Fatalf("bob links to alice's record: %v", err)
+	}
+
+	p1, p2 := mustPackage(t, db), mustPackage(t, db)
+	n, err := db.LinkCrowdfundPackages(ctx, alice.ID, c.ID, []int64{p1.ID, p2.ID, p1.ID, -1})
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("linked %d", n)
+	}
+	if n, _ := db.LinkCrowdfundPackages(ctx, alice.ID, c.ID, []int64{p1.ID}); n != 0 {
+		t.Fatalf("relinked %d", n)
+	}
+	pk, err := db.ListCrowdfundPackages(ctx, alice.ID, c.ID)
+	must(t, err)
+	if len(pk) != 2 {
+		t.Fatalf("linked packages %d", len(pk))
+	}
+	if pk, _ := db.ListCrowdfundPackages(ctx, bob.ID, c.ID); len(pk) != 0 {
+		t.Fatal("bob lists alice's packages")
+	}
+	wantCode(t, db.UnlinkCrowdfundPackage(ctx, bob.ID, c.ID, p1.ID), hoard.ENOTFOUND)
+	must(t, db.UnlinkCrowdfundPackage(ctx, alice.ID, c.ID, p1.ID))
+
+	all, err := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{})
+	must(t, err)
+	done, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{Delivery: hoard.DeliveryDone})
+	paid, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{Payment: hoard.PaymentPaid})
+	byHost, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{HostID: other.ID})
+	if len(all) != 2 || len(done) != 1 || len(paid) != 1 || paid[0].ID != d.ID || len(byHost) != 1 || done[0].PackageCount != 1 {
+		t.Fatalf("lists: all %d done %d paid %d host %d", len(all), len(done), len(paid), len(byHost))
+	}
+	if mine, _ := db.ListCrowdfunds(ctx, bob.ID, store.CrowdfundFilter{}); len(mine) != 0 {
+		t.Fatal("bob lists alice's records")
+	}
+	must(t, db.DeleteCrowdfund(ctx, alice.ID, c.ID))
+	if n, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{}); len(n) != 1 {
+		t.Fatal("delete")
+	}
+	wantCode(t, db.SaveCrowdfund(ctx, &hoard.Crowdfund{UserID: alice.ID, Name: ""}), hoard.EINVALID) // last: aborts the transaction
+}

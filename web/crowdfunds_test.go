@@ -1,0 +1,99 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+)
+
+func TestCrowdfundsArePrivateAndLinkPackages(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pk := e.seedCatalog()
+	alice, _ := e.user(hoard.RoleUser)
+	bob, _ := e.user(hoard.RoleUser)
+	ac, bc := e.session(alice), e.session(bob)
+
+	resp, _ := e.do(nil, "POST", "/crowdfunds", url.Values{"name": {"Dragon Kickstarter"}, "host": {"Kickstarter"},
+		"link": {"https://example.com/dragons"}, "delivery_status": {"PARTIAL"}, "payment_status": {"PAID"}}, ac)
+	if resp.StatusCode != 303 {
+		t.Fatalf("create = %d", resp.StatusCode)
+	}
+	m := regexp.MustCompile(`/crowdfunds/(\d+)`).FindStringSubmatch(resp.Header.Get("Location"))
+	if m == nil {
+		t.Fatalf("location %q", resp.Header.Get("Location"))
+	}
+	id := m[1]
+	// The same host name in another case is the same host.
+	resp, _ = e.do(nil, "POST", "/crowdfunds", url.Values{"name": {"Other"}, "host": {"KICKSTARTER"}}, bc)
+	if hosts, _ := e.db.ListHosts(ctx); resp.StatusCode != 303 || len(hosts) != 1 {
+		t.Fatalf("hosts = %d (status %d)", len(hosts), resp.StatusCode)
+	}
+	// Bob cannot see, edit, link or delete Alice's record.
+	for _, probe := range []struct{ method, path string }{
+		{"GET", "/crowdfunds/" + id}, {"POST", "/crowdfunds/" + id}, {"POST", "/crowdfunds/" + id + "/delete"},
+		{"POST", "/crowdfunds/" + id + "/packages"}, {"POST", "/crowdfunds/" + id + "/send-all"},
+		{"GET", "/api/crowdfunds/" + id + "/packages/search?q=dragon"},
+	} {
+		f := url.Values{"name": {"x"}, "id": {"1"}}
+		if probe.method == "GET" {
+			f = nil
+		}
+		if resp, _ := e.do(nil, probe.method, probe.path, f, bc); resp.StatusCode != 404 {
+			t.Errorf("bob %s %s = %d, want 404", probe.method, probe.path, resp.StatusCode)
+		}
+	}
+	if _, body := e.do(nil, "GET", "/crowdfunds", nil, bc); strings.Contains(body, "Dragon Kickstarter") {
+		t.Fatal("bob's table lists alice's record")
+	}
+	// Linking through the dialog's search and link routes.
+	_, body := e.do(nil, "GET", "/api/crowdfunds/"+id+"/packages/search?q=dragon", nil, ac)
+	if !strings.Contains(body, `"file_name":"Red Dragon Pack.zip"`) || !strings.Contains(body, `"linked":false`) {
+		t.Fatalf("search: %s", body)
+	}
+	pack := pk["Red Dragon Pack.zip"]
+	resp, _ = e.do(nil, "POST", "/crowdfunds/"+id+"/packages", url.Values{"id": {fmt.Sprint(pack.ID)}}, ac)
+	if resp.StatusCode != 303 {
+		t.Fatalf("link = %d", resp.StatusCode)
+	}
+	if _, body = e.do(nil, "GET", "/api/crowdfunds/"+id+"/packages/search?q=red", nil, ac); !strings.Contains(body, `"linked":true`) {
+		t.Fatalf("search after link: %s", body)
+	}
+	_, body = e.do(nil, "GET", "/crowdfunds", nil, ac)
+	if !regexp.MustCompile(`Dragon Kickstarter</a></td><td>Kickstarter</td><td>PARTIAL</td><td>PAID</td><td>1</td>`).MatchString(body) {
+		t.Fatalf("table row wrong:\n%s", body)
+	}
+	// Send all needs a link and published packages.
+	if resp, body := e.do(nil, "POST", "/crowdfunds/"+id+"/send-all", url.Values{}, ac); resp.StatusCode != 409 || !strings.Contains(body, "Link a messenger account") {
+		t.Fatalf("send all unlinked = %d", resp.StatusCode)
+	}
+	e.link(alice, 6001)
+	dest := &hoard.Channel{PlatformID: 901, Title: "Dest", Kind: hoard.ChannelDestination}
+	_ = e.db.UpsertChannel(ctx, dest)
+	_ = e.db.SetPackageDestination(ctx, pack.ID, dest.ID, []int64{5})
+	resp, _ = e.do(nil, "POST", "/crowdfunds/"+id+"/send-all", url.Values{}, ac)
+	if resp.StatusCode != 303 || !strings.Contains(resp.Header.Get("Location"), "sent=1") {
+		t.Fatalf("send all = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Unlink, edit with bad input, delete.
+	resp, _ = e.do(nil, "POST", fmt.Sprintf("/crowdfunds/%s/packages/%d/delete", id, pack.ID), url.Values{}, ac)
+	if resp.StatusCode != 303 {
+		t.Fatalf("unlink = %d", resp.StatusCode)
+	}
+	for _, bad := range []url.Values{{"name": {""}}, {"name": {"x"}, "link": {"javascript:alert(1)"}}, {"name": {"x"}, "delivery_status": {"LOST"}}} {
+		if resp, _ := e.do(nil, "POST", "/crowdfunds/"+id, bad, ac); resp.StatusCode != 422 {
+			t.Errorf("%v accepted: %d", bad, resp.StatusCode)
+		}
+	}
+	if resp, _ := e.do(nil, "POST", "/crowdfunds/"+id+"/delete", url.Values{}, ac); resp.StatusCode != 303 {
+		t.Fatalf("delete = %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "GET", "/crowdfunds/"+id, nil, ac); resp.StatusCode != 404 {
+		t.Fatalf("deleted record = %d", resp.StatusCode)
+	}
+}
