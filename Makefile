@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.6.1
 
 .DEFAULT_GOAL := help
 
