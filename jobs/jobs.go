@@ -20,6 +20,10 @@ type Deps struct {
 	// KeepDismissedNotifications is how long dismissed notifications are
 	// kept before clean-up removes them.
 	KeepDismissedNotifications time.Duration
+	// GroupTimeWindow is AUTO_GROUP_TIME_WINDOW_MINUTES: packages posted
+	// this close to each other form an AUTO_TIME group. 0 means the default
+	// of 5 minutes; a negative value turns the time-window pass off.
+	GroupTimeWindow time.Duration
 }
 
 // Register adds every worker kind to workers.
@@ -33,7 +37,16 @@ func Register(workers *river.Workers, deps Deps) error {
 	if deps.KeepDismissedNotifications == 0 {
 		deps.KeepDismissedNotifications = 30 * 24 * time.Hour
 	}
+	if deps.GroupTimeWindow == 0 {
+		deps.GroupTimeWindow = 5 * time.Minute
+	}
 	if err := river.AddWorkerSafely(workers, &CleanupWorker{deps: deps}); err != nil {
+		return fmt.Errorf("jobs: register: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, &GroupChannelWorker{deps: deps}); err != nil {
+		return fmt.Errorf("jobs: register: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, &LearnGroupRuleWorker{deps: deps}); err != nil {
 		return fmt.Errorf("jobs: register: %w", err)
 	}
 	return nil

@@ -1,9 +1,15 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -113,4 +119,655 @@ func TestFindGroupByID(t *testing.T) {
 	if got.SourceChannelID != 0 || got.MemberCount != 2 {
 		t.Fatalf("group after channel deletion = %+v", got)
 	}
+}
+
+// mustGroup stores a group of a channel.
+func mustGroup(t *testing.T, db *store.DB, channelID int64, src hoard.GroupingSource, key string, members ...int64) *hoard.PackageGroup {
+	t.Helper()
+	g := &hoard.PackageGroup{Name: fmt.Sprintf("Group %d", seq.Add(1)), GroupingSource: src, GroupingKey: key, SourceChannelID: channelID}
+	must(t, db.CreateGroup(context.Background(), g))
+	if len(members) > 0 {
+		must(t, db.SetPackageGroup(context.Background(), members, g.ID))
+	}
+	return g
+}
+
+// inChannel makes mustPackage store a package of a channel.
+func inChannel(id int64) func(*hoard.Package) {
+	return func(p *hoard.Package) { p.SourceChannelID = id }
+}
+
+// groupOf returns a package's group id and keep-ungrouped flag.
+func groupOf(t *testing.T, db *store.DB, id int64) (int64, bool) {
+	t.Helper()
+	var g int64
+	var keep bool
+	if err := db.Tx().QueryRow(context.Background(), `SELECT coalesce(package_group_id, 0), keep_ungrouped FROM packages WHERE id = $1`, id).Scan(&g, &keep); err != nil {
+		t.Fatal(err)
+	}
+	return g, keep
+}
+
+func groupExists(t *testing.T, db *store.DB, id int64) bool {
+	t.Helper()
+	_, err := db.FindGroupByID(context.Background(), id)
+	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func groupIDs(gs []hoard.PackageGroup) []int64 {
+	out := make([]int64, len(gs))
+	for i, g := range gs {
+		out[i] = g.ID
+	}
+	return out
+}
+
+func TestListGroups(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch, other := mustChannel(t, db), mustChannel(t, db)
+	var mine []int64
+	for i := 0; i < 5; i++ {
+		src := hoard.GroupAutoPattern
+		if i%2 == 0 {
+			src = hoard.GroupManual
+		}
+		g := mustGroup(t, db, ch.ID, src, "", mustPackage(t, db, inChannel(ch.ID)).ID)
+		mine = append([]int64{g.ID}, mine...) // newest first
+	}
+	mustGroup(t, db, other.ID, hoard.GroupManual, "")
+
+	tests := []struct {
+		name string
+		f    store.GroupFilter
+		want []int64
+	}{
+		{"channel", store.GroupFilter{ChannelID: ch.ID}, mine},
+		{"channel and source", store.GroupFilter{ChannelID: ch.ID, Source: hoard.GroupAutoPattern}, []int64{mine[1], mine[3]}},
+		{"unknown channel", store.GroupFilter{ChannelID: -1}, []int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, next, err := db.ListGroups(ctx, tt.f, 0, 0)
+			must(t, err)
+			if next != 0 || !slices.Equal(groupIDs(got), tt.want) {
+				t.Fatalf("ListGroups = %v (next %d), want %v", groupIDs(got), next, tt.want)
+			}
+			for _, g := range got {
+				if g.MemberCount != 1 {
+					t.Fatalf("member count of %d = %d", g.ID, g.MemberCount)
+				}
+			}
+		})
+	}
+
+	// Keyset pages of two.
+	var seen []int64
+	before := int64(0)
+	for pages := 0; ; pages++ {
+		got, next, err := db.ListGroups(ctx, store.GroupFilter{ChannelID: ch.ID}, before, 2)
+		must(t, err)
+		seen = append(seen, groupIDs(got)...)
+		if next == 0 {
+			break
+		}
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		before = next
+	}
+	if !slices.Equal(seen, mine) {
+		t.Fatalf("pages = %v, want %v", seen, mine)
+	}
+	all, _, err := db.ListGroups(ctx, store.GroupFilter{}, 0, 500)
+	must(t, err)
+	if len(all) < 6 {
+		t.Fatalf("all groups = %d, want ≥ 6", len(all))
+	}
+}
+
+func TestSearchGroupsByName(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	named := func(name string) int64 {
+		g := &hoard.PackageGroup{Name: name, GroupingSource: hoard.GroupManual, SourceChannelID: ch.ID}
+		must(t, db.CreateGroup(ctx, g))
+		return g.ID
+	}
+	dragons := named("Mammoth Dragons 2024-01")
+	dragon := named("Dragon")
+	pct := named("100% Orcs_v2")
+
+	tests := []struct {
+		q    string
+		want []int64
+	}{
+		{"dragon", []int64{dragon, dragons}}, // the closer name first
+		{"MAMMOTH", []int64{dragons}},
+		{"100%", []int64{pct}},
+		{"s_v", []int64{pct}},     // "_" is literal
+		{"0% orcs", []int64{pct}}, // "%" is literal
+		{"%", []int64{pct}},
+		{"   ", []int64{}},
+		{"zebra", []int64{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			got, err := db.SearchGroupsByName(ctx, tt.q, 0)
+			must(t, err)
+			if !slices.Equal(groupIDs(got), tt.want) {
+				t.Fatalf("SearchGroupsByName(%q) = %v, want %v", tt.q, groupIDs(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestRenameGroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	g := mustGroup(t, db, mustChannel(t, db).ID, hoard.GroupAutoTime, "k")
+	got, err := db.RenameGroup(ctx, g.ID, "  Better name ")
+	must(t, err)
+	if got.Name != "Better name" || got.GroupingKey != "k" || got.ID != g.ID {
+		t.Fatalf("renamed = %+v", got)
+	}
+	for name, tt := range map[string]struct {
+		id   int64
+		name string
+		code string
+	}{
+		"empty":    {g.ID, "  ", hoard.EINVALID},
+		"too long": {g.ID, strings.Repeat("é", 513), hoard.EINVALID},
+		"unknown":  {-1, "x", hoard.ENOTFOUND},
+	} {
+		_, err := db.RenameGroup(ctx, tt.id, tt.name)
+		if hoard.ErrorCode(err) != tt.code {
+			t.Errorf("%s: err = %v, want %s", name, err, tt.code)
+		}
+	}
+	_, err = db.RenameGroup(ctx, g.ID, strings.Repeat("é", 512))
+	must(t, err)
+}
+
+func TestGroupPreview(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	g := mustGroup(t, db, 0, hoard.GroupManual, "")
+	_, err := db.FindGroupPreview(ctx, g.ID)
+	wantCode(t, err, hoard.ENOTFOUND)
+	img := []byte{0xff, 0xd8, 0xff, 1, 2, 3}
+	must(t, db.SetGroupPreview(ctx, g.ID, img))
+	got, err := db.FindGroupPreview(ctx, g.ID)
+	must(t, err)
+	if !bytes.Equal(got, img) {
+		t.Fatalf("preview = %x", got)
+	}
+	if f, _ := db.FindGroupByID(ctx, g.ID); !f.HasPreview {
+		t.Fatal("HasPreview = false after SetGroupPreview")
+	}
+	must(t, db.SetGroupPreview(ctx, g.ID, nil))
+	_, err = db.FindGroupPreview(ctx, g.ID)
+	wantCode(t, err, hoard.ENOTFOUND)
+	wantCode(t, db.SetGroupPreview(ctx, -1, img), hoard.ENOTFOUND)
+}
+
+func TestDissolveGroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	a, b := mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID))
+	g := mustGroup(t, db, ch.ID, hoard.GroupManual, "", a.ID, b.ID)
+	_, err := db.AddGroupingRule(ctx, &hoard.GroupingRule{GroupID: g.ID, Pattern: "Pack", SignalType: hoard.RulePrefix})
+	must(t, err)
+
+	n, err := db.DissolveGroup(ctx, g.ID)
+	must(t, err)
+	if n != 2 || groupExists(t, db, g.ID) {
+		t.Fatalf("DissolveGroup released %d, group exists %v", n, groupExists(t, db, g.ID))
+	}
+	for _, p := range []int64{a.ID, b.ID} {
+		if gid, keep := groupOf(t, db, p); gid != 0 || !keep {
+			t.Fatalf("package %d: group %d keep %v; want ungrouped and kept so", p, gid, keep)
+		}
+	}
+	rules, err := db.ListGroupingRules(ctx, ch.ID)
+	must(t, err)
+	if len(rules) != 0 {
+		t.Fatalf("rules left: %+v", rules)
+	}
+	_, err = db.DissolveGroup(ctx, g.ID)
+	wantCode(t, err, hoard.ENOTFOUND)
+}
+
+func TestRemovePackageFromGroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	a, b := mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID))
+	outsider := mustPackage(t, db, inChannel(ch.ID))
+	g := mustGroup(t, db, ch.ID, hoard.GroupAutoPattern, "pack", a.ID, b.ID)
+
+	_, err := db.RemovePackageFromGroup(ctx, g.ID, outsider.ID)
+	wantCode(t, err, hoard.ENOTFOUND)
+
+	deleted, err := db.RemovePackageFromGroup(ctx, g.ID, a.ID)
+	must(t, err)
+	if gid, keep := groupOf(t, db, a.ID); deleted || gid != 0 || !keep {
+		t.Fatalf("after removing a: deleted %v, group %d, keep %v", deleted, gid, keep)
+	}
+	if gid, keep := groupOf(t, db, b.ID); gid != g.ID || keep {
+		t.Fatalf("b: group %d keep %v", gid, keep)
+	}
+	deleted, err = db.RemovePackageFromGroup(ctx, g.ID, b.ID)
+	must(t, err)
+	if !deleted || groupExists(t, db, g.ID) {
+		t.Fatalf("the emptied group was not deleted (deleted=%v)", deleted)
+	}
+}
+
+func TestCreateManualGroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch, other := mustChannel(t, db), mustChannel(t, db)
+	p1, p2, p3 := mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID))
+	foreign := mustPackage(t, db, inChannel(other.ID))
+	loose := mustPackage(t, db)
+
+	for name, tt := range map[string]struct {
+		name string
+		ids  []int64
+		code string
+	}{
+		"one package":       {"g", []int64{p1.ID}, hoard.EINVALID},
+		"one package twice": {"g", []int64{p1.ID, p1.ID}, hoard.EINVALID},
+		"no name":           {" ", []int64{p1.ID, p2.ID}, hoard.EINVALID},
+		"two channels":      {"g", []int64{p1.ID, foreign.ID}, hoard.EINVALID},
+		"channel and none":  {"g", []int64{p1.ID, loose.ID}, hoard.EINVALID},
+		"unknown package":   {"g", []int64{p1.ID, -5}, hoard.ENOTFOUND},
+		"name too long":     {strings.Repeat("n", 513), []int64{p1.ID, p2.ID}, hoard.EINVALID},
+	} {
+		_, err := db.CreateManualGroup(ctx, tt.name, tt.ids)
+		if hoard.ErrorCode(err) != tt.code {
+			t.Errorf("%s: err = %v, want %s", name, err, tt.code)
+		}
+	}
+	if gid, _ := groupOf(t, db, p1.ID); gid != 0 {
+		t.Fatal("a failed CreateManualGroup grouped a package")
+	}
+
+	// p1 and p2 come from an automatic group (emptied → deleted), p3 from
+	// one that keeps a member; p3 was marked keep-ungrouped before.
+	auto := mustGroup(t, db, ch.ID, hoard.GroupAutoTime, "t", p1.ID, p2.ID)
+	rest := mustPackage(t, db, inChannel(ch.ID))
+	kept := mustGroup(t, db, ch.ID, hoard.GroupAutoPattern, "p", p3.ID, rest.ID)
+	_, err := db.RemovePackageFromGroup(ctx, kept.ID, p3.ID)
+	must(t, err)
+
+	g, err := db.CreateManualGroup(ctx, " Picks ", []int64{p3.ID, p1.ID, p2.ID, p1.ID})
+	must(t, err)
+	if g.Name != "Picks" || g.GroupingSource != hoard.GroupManual || g.GroupingKey != "" || g.SourceChannelID != ch.ID || g.MemberCount != 3 {
+		t.Fatalf("manual group = %+v", g)
+	}
+	for _, p := range []int64{p1.ID, p2.ID, p3.ID} {
+		if gid, keep := groupOf(t, db, p); gid != g.ID || keep {
+			t.Fatalf("package %d: group %d keep %v", p, gid, keep)
+		}
+	}
+	if groupExists(t, db, auto.ID) || !groupExists(t, db, kept.ID) {
+		t.Fatal("emptied group kept or non-empty group deleted")
+	}
+
+	// Packages without a channel form a group without a channel.
+	l2 := mustPackage(t, db)
+	lg, err := db.CreateManualGroup(ctx, "Uploads", []int64{loose.ID, l2.ID})
+	must(t, err)
+	if lg.SourceChannelID != 0 || lg.MemberCount != 2 {
+		t.Fatalf("channel-less group = %+v", lg)
+	}
+}
+
+func TestMergeGroups(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	a, b, c := mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID)), mustPackage(t, db, inChannel(ch.ID))
+	src := mustGroup(t, db, ch.ID, hoard.GroupManual, "", a.ID, b.ID)
+	dst := mustGroup(t, db, ch.ID, hoard.GroupAutoPattern, "key", c.ID)
+	addRule := func(g int64, pat string) {
+		_, err := db.AddGroupingRule(ctx, &hoard.GroupingRule{GroupID: g, Pattern: pat, SignalType: hoard.RulePrefix, Confidence: 0.8})
+		must(t, err)
+	}
+	addRule(src.ID, "dragon")
+	addRule(src.ID, "shared")
+	addRule(dst.ID, "shared")
+	img := []byte("preview")
+	must(t, db.SetGroupPreview(ctx, src.ID, img))
+
+	_, err := db.MergeGroups(ctx, src.ID, src.ID)
+	wantCode(t, err, hoard.EINVALID)
+	_, err = db.MergeGroups(ctx, src.ID, -1)
+	wantCode(t, err, hoard.ENOTFOUND)
+	_, err = db.MergeGroups(ctx, -1, dst.ID)
+	wantCode(t, err, hoard.ENOTFOUND)
+
+	got, err := db.MergeGroups(ctx, src.ID, dst.ID)
+	must(t, err)
+	if got.ID != dst.ID || got.MemberCount != 3 || got.GroupingKey != "key" || got.Name != dst.Name || !got.HasPreview {
+		t.Fatalf("merged = %+v", got)
+	}
+	if groupExists(t, db, src.ID) {
+		t.Fatal("source group still exists")
+	}
+	for _, p := range []int64{a.ID, b.ID, c.ID} {
+		if gid, _ := groupOf(t, db, p); gid != dst.ID {
+			t.Fatalf("package %d in group %d", p, gid)
+		}
+	}
+	rules, err := db.ListGroupRules(ctx, dst.ID)
+	must(t, err)
+	var pats []string
+	for _, r := range rules {
+		pats = append(pats, r.Pattern)
+		if r.ChannelID != ch.ID {
+			t.Fatalf("rule channel = %d", r.ChannelID)
+		}
+	}
+	slices.Sort(pats)
+	if !slices.Equal(pats, []string{"dragon", "shared"}) {
+		t.Fatalf("target rules = %v", pats)
+	}
+	// The target's own preview wins over the source's.
+	other := mustGroup(t, db, ch.ID, hoard.GroupManual, "")
+	must(t, db.SetGroupPreview(ctx, other.ID, []byte("other")))
+	_, err = db.MergeGroups(ctx, other.ID, dst.ID)
+	must(t, err)
+	if p, _ := db.FindGroupPreview(ctx, dst.ID); !bytes.Equal(p, img) {
+		t.Fatalf("preview after second merge = %q", p)
+	}
+}
+
+func TestGroupingRules(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch, other := mustChannel(t, db), mustChannel(t, db)
+	g := mustGroup(t, db, ch.ID, hoard.GroupManual, "")
+	g2 := mustGroup(t, db, ch.ID, hoard.GroupManual, "")
+	og := mustGroup(t, db, other.ID, hoard.GroupManual, "")
+
+	r := &hoard.GroupingRule{GroupID: g.ID, ChannelID: other.ID, Pattern: " Mammoth ", SignalType: hoard.RulePrefix, Confidence: 0.7}
+	ok, err := db.AddGroupingRule(ctx, r)
+	must(t, err)
+	if !ok || r.ID == 0 || r.ChannelID != ch.ID || r.Pattern != "Mammoth" || r.Confidence < 0.69 || r.Confidence > 0.71 {
+		t.Fatalf("added rule = %v %+v", ok, r)
+	}
+	dup := &hoard.GroupingRule{GroupID: g.ID, Pattern: "Mammoth", SignalType: hoard.RulePrefix}
+	ok, err = db.AddGroupingRule(ctx, dup)
+	must(t, err)
+	if ok || dup.ID != 0 {
+		t.Fatalf("duplicate rule added: %+v", dup)
+	}
+	ok, err = db.AddGroupingRule(ctx, &hoard.GroupingRule{GroupID: g2.ID, Pattern: "Alice", SignalType: hoard.RuleCreator})
+	must(t, err)
+	if !ok {
+		t.Fatal("creator rule not added")
+	}
+	_, err = db.AddGroupingRule(ctx, &hoard.GroupingRule{GroupID: og.ID, Pattern: "Other", SignalType: hoard.RulePrefix})
+	must(t, err)
+
+	for name, tt := range map[string]struct {
+		r    hoard.GroupingRule
+		code string
+	}{
+		"unknown group":  {hoard.GroupingRule{GroupID: -1, Pattern: "x", SignalType: hoard.RulePrefix}, hoard.ENOTFOUND},
+		"unknown signal": {hoard.GroupingRule{GroupID: g.ID, Pattern: "x", SignalType: "REGEX"}, hoard.EINVALID},
+		"empty pattern":  {hoard.GroupingRule{GroupID: g.ID, Pattern: " ", SignalType: hoard.RulePrefix}, hoard.EINVALID},
+		"confidence":     {hoard.GroupingRule{GroupID: g.ID, Pattern: "x", SignalType: hoard.RulePrefix, Confidence: 1.5}, hoard.EINVALID},
+	} {
+		if _, err := db.AddGroupingRule(ctx, &tt.r); hoard.ErrorCode(err) != tt.code {
+			t.Errorf("%s: err = %v, want %s", name, err, tt.code)
+		}
+	}
+
+	rules, err := db.ListGroupingRules(ctx, ch.ID)
+	must(t, err)
+	if len(rules) != 2 || rules[0].Pattern != "Alice" || rules[0].Confidence != 1 || rules[1].Pattern != "Mammoth" {
+		t.Fatalf("channel rules = %+v", rules)
+	}
+	gr, err := db.ListGroupRules(ctx, g.ID)
+	must(t, err)
+	if len(gr) != 1 || gr[0].ID != r.ID {
+		t.Fatalf("group rules = %+v", gr)
+	}
+}
+
+func TestLoadGroupingSnapshot(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch, other := mustChannel(t, db), mustChannel(t, db)
+	posted := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	free := mustPackage(t, db, inChannel(ch.ID), func(p *hoard.Package) {
+		p.FileName, p.Creator, p.SourcePostedAt, p.MediaAlbumID = "Dragon.zip", "Alice", posted, 77
+		p.SourceMessageID, p.ReplyToMessageID, p.SourceCaption = 10, 9, "A dragon"
+	})
+	grouped := mustPackage(t, db, inChannel(ch.ID), func(p *hoard.Package) { p.SourceCaption = "hidden"; p.SourceMessageID = 11 })
+	held := mustPackage(t, db, inChannel(ch.ID), func(p *hoard.Package) { p.SourceCaption = "hidden too" })
+	doc := mustPackage(t, db, inChannel(ch.ID), func(p *hoard.Package) { p.ArchiveType = hoard.ArchiveDocument })
+	mustPackage(t, db, inChannel(other.ID))
+
+	files := func(pkg int64, n int) {
+		fs := make([]hoard.PackageFile, n)
+		for i := range fs {
+			fs[i] = hoard.PackageFile{Ordinal: i, Path: fmt.Sprintf("Dragon/part%03d.stl", i), FileName: "x.stl"}
+		}
+		must(t, db.ReplacePackageFiles(ctx, pkg, fs))
+	}
+	files(free.ID, 60)
+	files(grouped.ID, 3)
+	files(held.ID, 3)
+	files(doc.ID, 1)
+
+	g := mustGroup(t, db, ch.ID, hoard.GroupAutoPattern, "k", grouped.ID)
+	hg := mustGroup(t, db, ch.ID, hoard.GroupManual, "", held.ID)
+	_, err := db.RemovePackageFromGroup(ctx, hg.ID, held.ID)
+	must(t, err)
+	// A group of another channel that a rule of this channel points to
+	// (after a cross-channel merge) is part of the snapshot.
+	foreign := mustGroup(t, db, other.ID, hoard.GroupManual, "")
+	local := mustGroup(t, db, ch.ID, hoard.GroupManual, "")
+	_, err = db.AddGroupingRule(ctx, &hoard.GroupingRule{GroupID: local.ID, Pattern: "Drag", SignalType: hoard.RulePrefix})
+	must(t, err)
+	_, err = db.MergeGroups(ctx, local.ID, foreign.ID)
+	must(t, err)
+
+	snap, err := db.LoadGroupingSnapshot(ctx, ch.ID, store.SnapshotOptions{AutoGroup: true, All: true})
+	must(t, err)
+	if len(snap.Packages) != 4 {
+		t.Fatalf("packages = %d, want 4", len(snap.Packages))
+	}
+	p := snap.Packages[0]
+	if p.ID != free.ID || p.FileName != "Dragon.zip" || p.Creator != "Alice" || !p.PostedAt.Equal(posted) || p.AlbumID != 77 ||
+		p.SourceMessageID != 10 || p.ReplyToMessageID != 9 || p.Caption != "A dragon" || p.GroupID != 0 || p.KeepUngrouped {
+		t.Fatalf("free package = %+v", p)
+	}
+	if len(p.Paths) != hoard.GroupingPathLimit || p.Paths[0] != "Dragon/part000.stl" || p.Paths[49] != "Dragon/part049.stl" {
+		t.Fatalf("paths = %d %v", len(p.Paths), p.Paths[:2])
+	}
+	if q := snap.Packages[1]; q.GroupID != g.ID || q.Caption != "" || q.Paths != nil || q.SourceMessageID != 11 || !q.PostedAt.IsZero() {
+		t.Fatalf("grouped package = %+v", q)
+	}
+	if q := snap.Packages[2]; !q.KeepUngrouped || q.Caption != "" || q.Paths != nil {
+		t.Fatalf("held package = %+v", q)
+	}
+	if q := snap.Packages[3]; q.Paths != nil {
+		t.Fatalf("document paths = %v", q.Paths)
+	}
+	if gs := groupIDs(snap.Groups); !slices.Equal(gs, []int64{g.ID, foreign.ID}) {
+		t.Fatalf("groups = %v, want %v", gs, []int64{g.ID, foreign.ID})
+	}
+	if len(snap.Rules) != 1 || snap.Rules[0].GroupID != foreign.ID {
+		t.Fatalf("rules = %+v", snap.Rules)
+	}
+	noPaths, err := db.LoadGroupingSnapshot(ctx, ch.ID, store.SnapshotOptions{All: true})
+	must(t, err)
+	if noPaths.Packages[0].Paths != nil {
+		t.Fatal("paths loaded without withPaths")
+	}
+	empty, err := db.LoadGroupingSnapshot(ctx, -1, store.SnapshotOptions{AutoGroup: true})
+	must(t, err)
+	if len(empty.Packages) != 0 || len(empty.Groups) != 0 {
+		t.Fatalf("unknown channel snapshot = %+v", empty)
+	}
+
+	members, err := db.LoadGroupMembers(ctx, g.ID)
+	must(t, err)
+	if len(members) != 1 || members[0].ID != grouped.ID {
+		t.Fatalf("members = %+v", members)
+	}
+}
+
+func TestLockChannelGrouping(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	must(t, db.LockChannelGrouping(context.Background(), 1))
+	must(t, db.InTx(context.Background(), func(tx *store.DB) error { return tx.LockChannelGrouping(context.Background(), 2) }))
+}
+
+func countConflictNotes(t *testing.T, db *store.DB, key string) (live, all int) {
+	t.Helper()
+	if err := db.Tx().QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE NOT dismissed), count(*)
+		FROM system_notifications WHERE dedup_key = $1`, key).Scan(&live, &all); err != nil {
+		t.Fatal(err)
+	}
+	return live, all
+}
+
+func TestApplyGroupingPlan(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch, other := mustChannel(t, db), mustChannel(t, db)
+	pkg := func() int64 { return mustPackage(t, db, inChannel(ch.ID)).ID }
+	a, b, c, d, e, f := pkg(), pkg(), pkg(), pkg(), pkg(), pkg()
+	stolen := pkg()                                             // grouped by someone else after planning
+	held := pkg()                                               // a user took it out of a group
+	foreign := mustPackage(t, db, inChannel(other.ID)).ID       // not of this channel
+	existing := mustGroup(t, db, ch.ID, hoard.GroupAlbum, "42") // a run planned before it existed
+	manual := mustGroup(t, db, ch.ID, hoard.GroupManual, "", stolen)
+	hg := mustGroup(t, db, ch.ID, hoard.GroupManual, "", held, pkg())
+	_, err := db.RemovePackageFromGroup(ctx, hg.ID, held)
+	must(t, err)
+
+	plan := hoard.GroupingPlan{
+		NewGroups: []hoard.NewGroupSpec{
+			{Name: "  Dragons  ", Source: hoard.GroupAutoPattern, Key: "dragons", PackageIDs: []int64{a, b}},
+			{Name: "Album", Source: hoard.GroupAlbum, Key: "42", PackageIDs: []int64{c}},                       // joins existing
+			{Name: "Gone", Source: hoard.GroupAutoTime, Key: "t1", PackageIDs: []int64{stolen, held, foreign}}, // gets nobody
+			{Name: "", Source: hoard.GroupAutoCaption, Key: "", PackageIDs: []int64{d, e}},
+		},
+		Joins: []hoard.GroupJoin{{GroupID: manual.ID, PackageIDs: []int64{f}}},
+		Conflicts: []hoard.GroupConflict{{Key: fmt.Sprintf("GROUPING_CONFLICT:%d:%d", existing.ID, manual.ID),
+			GroupA: existing.ID, GroupB: manual.ID, PackageIDs: []int64{c}, Patterns: []string{"drag"}}},
+	}
+	res, err := db.ApplyGroupingPlan(ctx, ch.ID, plan)
+	must(t, err)
+	if res != (store.GroupingResult{GroupsCreated: 2, PackagesMoved: 6, Conflicts: 1}) {
+		t.Fatalf("result = %+v", res)
+	}
+	ga, _ := groupOf(t, db, a)
+	if gb, _ := groupOf(t, db, b); ga == 0 || gb != ga {
+		t.Fatalf("a, b in %d, %d", ga, gb)
+	}
+	g, err := db.FindGroupByID(ctx, ga)
+	must(t, err)
+	if g.Name != "Dragons" || g.GroupingSource != hoard.GroupAutoPattern || g.GroupingKey != "dragons" || g.SourceChannelID != ch.ID {
+		t.Fatalf("new group = %+v", g)
+	}
+	if gc, _ := groupOf(t, db, c); gc != existing.ID {
+		t.Fatalf("c in %d, want the existing album group %d", gc, existing.ID)
+	}
+	gd, _ := groupOf(t, db, d)
+	if ge, _ := groupOf(t, db, e); gd == 0 || ge != gd {
+		t.Fatalf("d, e in %d, %d", gd, ge)
+	}
+	if g, _ := db.FindGroupByID(ctx, gd); g.Name != "Unnamed group" || g.GroupingKey != "" {
+		t.Fatalf("keyless group = %+v", g)
+	}
+	if gf, _ := groupOf(t, db, f); gf != manual.ID {
+		t.Fatalf("f in %d", gf)
+	}
+	if gs, _ := groupOf(t, db, stolen); gs != manual.ID {
+		t.Fatal("a package grouped meanwhile was stolen")
+	}
+	if gh, keep := groupOf(t, db, held); gh != 0 || !keep {
+		t.Fatal("a keep-ungrouped package was grouped")
+	}
+	if gf, _ := groupOf(t, db, foreign); gf != 0 {
+		t.Fatal("a package of another channel was grouped")
+	}
+	if all, _, _ := db.ListGroups(ctx, store.GroupFilter{ChannelID: ch.ID, Source: hoard.GroupAutoTime}, 0, 0); len(all) != 0 {
+		t.Fatalf("a new group without members was kept: %+v", all)
+	}
+	key := plan.Conflicts[0].Key
+	if live, all := countConflictNotes(t, db, key); live != 1 || all != 1 {
+		t.Fatalf("conflict notifications: live %d, all %d", live, all)
+	}
+	notes, err := db.ListNotifications(ctx, 0, 10)
+	must(t, err)
+	var n hoard.Notification
+	for _, x := range notes {
+		if x.DedupKey == key {
+			n = x
+		}
+	}
+	if n.Type != hoard.NotifyGroupingConflict || n.ChannelID != ch.ID || !strings.Contains(n.Title, existing.Name) ||
+		!strings.Contains(n.Title, manual.Name) || !jsonHas(t, n.Context, "patterns", []any{"drag"}) {
+		t.Fatalf("notification = %+v (context %s)", n, n.Context)
+	}
+
+	// Applying the same plan again changes nothing and notifies nothing.
+	res, err = db.ApplyGroupingPlan(ctx, ch.ID, plan)
+	must(t, err)
+	if res.PackagesMoved != 0 || res.Conflicts != 0 {
+		t.Fatalf("second apply = %+v", res)
+	}
+	// Dismissed, even cleaned up: the pair is never reported again.
+	must(t, db.DismissNotification(ctx, n.ID))
+	if _, err := db.Tx().Exec(ctx, `DELETE FROM system_notifications WHERE id = $1`, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err = db.ApplyGroupingPlan(ctx, ch.ID, hoard.GroupingPlan{Conflicts: plan.Conflicts})
+	must(t, err)
+	if _, all := countConflictNotes(t, db, key); res.Conflicts != 0 || all != 0 {
+		t.Fatalf("dismissed conflict raised again: %+v, %d rows", res, all)
+	}
+	// A pair with a deleted group is skipped, not an error; bad sources are.
+	_, err = db.ApplyGroupingPlan(ctx, ch.ID, hoard.GroupingPlan{Conflicts: []hoard.GroupConflict{{GroupA: existing.ID, GroupB: -3}}})
+	must(t, err)
+	_, err = db.ApplyGroupingPlan(ctx, ch.ID, hoard.GroupingPlan{NewGroups: []hoard.NewGroupSpec{{Name: "x", Source: "AUTO_MAGIC", Key: "k", PackageIDs: []int64{a}}}})
+	wantCode(t, err, hoard.EINVALID)
+}
+
+// jsonHas reports whether the JSON object doc has field equal to want (as
+// decoded by encoding/json).
+func jsonHas(t *testing.T, doc []byte, field string, want any) bool {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(m[field], want)
 }

@@ -58,7 +58,11 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	var err error
 	if p.worker {
 		workers := river.NewWorkers()
-		if err := jobs.Register(workers, jobs.Deps{DB: a.db, Logger: a.log}); err != nil {
+		window := a.cfg.AutoGroupTimeWindow
+		if window == 0 {
+			window = -1 // AUTO_GROUP_TIME_WINDOW_MINUTES=0 turns the time-window pass off
+		}
+		if err := jobs.Register(workers, jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window}); err != nil {
 			return err
 		}
 		role := queue.RoleWorker

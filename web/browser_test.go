@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/hoard/hoard"
+)
+
+// chromiumPath finds Debian's chromium. Without it the browser tests fail
+// under CI (where .ci/run installs it) and are skipped elsewhere.
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{os.Getenv("HOARD_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed: the browser tests need it (apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium); browser tests skipped outside CI")
+	return ""
+}
+
+// browserCtx starts a headless chromium for one test; on failure the page
+// is saved as a screenshot and its path logged.
+func browserCtx(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)), chromedp.NoSandbox,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	// Confirmation dialogs are accepted; prompts dismissed.
+	if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+		Source: "window.confirm = () => true; window.prompt = () => null;"}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			if shot, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
+				path := filepath.Join(os.TempDir(), fmt.Sprintf("hoard-%s-%d.png", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().Unix()))
+				if os.WriteFile(path, shot, 0o644) == nil {
+					t.Logf("screenshot of the failing page: %s", path)
+				}
+			}
+		}
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// eventually waits up to 10 s for cond, which the browser's last action
+// makes true once its request completes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("%s: not within 10 s", what)
+}
+
+// run runs one browser action that yields a value.
+func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		t.Fatalf("browser step failed at %s: %v", loc, err)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return run(t, ctx, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// TestBrowserUserJourney: register from an invite link, search, open a
+// package, send it, upload files and watch the status, change settings, sign
+// out and back in.
+func TestBrowserUserJourney(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	pk := e.seedCatalog()
+	code := e.invite(1, time.Hour)
+	base := e.ts.URL
+
+	do(t, ctx, chromedp.Navigate(base+"/register?code="+code),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+	if got := text(t, ctx, "ul.grid"); !strings.Contains(got, "Red Dragon Pack.zip") {
+		t.Fatalf("catalog after registration: %q", got)
+	}
+
+	// Search, then open the package.
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "knight"),
+		chromedp.Submit(chromedp.CSS(`input[name=q]`)),
+		// The result page no longer lists the dragon packages.
+		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`a[href="/packages/%d"]`, pk["Red Dragon Pack.zip"].ID))),
+		chromedp.WaitVisible(chromedp.CSS(`ul.grid li`)))
+	if got := text(t, ctx, "ul.grid"); !strings.Contains(got, "Knight Helmet.rar") || strings.Contains(got, "Dragon") {
+		t.Fatalf("search results: %q", got)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`ul.grid li a`)), chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
+	if got := text(t, ctx, "article.package h1"); got != "Knight Helmet.rar" {
+		t.Fatalf("package page title %q", got)
+	}
+
+	// Upload two files and watch the status page.
+	dir := t.TempDir()
+	var files []string
+	for _, n := range []string{"Castle.zip", "Castle.pdf"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte("content of "+n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	do(t, ctx, chromedp.Navigate(base+"/uploads"), chromedp.WaitVisible(chromedp.CSS(`input[type=file]`)),
+		chromedp.SetUploadFiles(chromedp.CSS(`input[type=file]`), files),
+		chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-upload-state]`)))
+	if got := text(t, ctx, "[data-upload-state]"); got != "processing" {
+		t.Fatalf("upload phase %q", got)
+	}
+	if got := text(t, ctx, "[data-upload-poll]"); !strings.Contains(got, "Castle.zip") || !strings.Contains(got, "Castle.pdf") {
+		t.Fatalf("upload files: %q", got)
+	}
+
+	// Get a messenger link code.
+	do(t, ctx, chromedp.Navigate(base+"/settings"), chromedp.Click(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.code`)))
+	if got := text(t, ctx, "p.code"); len(got) != linkCodeLen {
+		t.Fatalf("link code %q", got)
+	}
+
+	// Sign out and in again.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+}
+
+// TestBrowserAdminJourney: bulk-edit tags, create and copy an invite,
+// dismiss a notification, watch the worker panel, toggle a channel, open the
+// queue UI.
+func TestBrowserAdminJourney(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	pk := e.seedCatalog()
+	admin, password := e.user(hoard.RoleAdmin)
+	base := e.ts.URL
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{Origin: base,
+			Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.CreateNotification(context.Background(), &hoard.Notification{Type: hoard.NotifyChannelAccessLost,
+		Severity: hoard.SeverityWarning, Title: "Lost access to Minis", DedupKey: "browser"}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(base+"/login"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
+	if got := text(t, ctx, "[data-bell-count]"); got != "1" {
+		t.Fatalf("bell badge %q", got)
+	}
+
+	// Bulk tag edit: select two packages, add a tag.
+	a, b := pk["Red Dragon Pack.zip"], pk["Knight Helmet.rar"]
+	do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
+		chromedp.SendKeys(chromedp.CSS(`input[name=tags]`), "Browser, Bulk"),
+		chromedp.Click(chromedp.CSS(`#bulk button[type=submit]:not([formaction])`)))
+	eventually(t, "bulk tags saved", func() bool {
+		for _, id := range []int64{a.ID, b.ID} {
+			p, _ := e.db.FindPackageByID(context.Background(), id)
+			if !slices.Contains(p.Tags, "Browser") || !slices.Contains(p.Tags, "Bulk") {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Invites: create one, copy its link.
+	do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-copy]`)), chromedp.Click(chromedp.CSS(`[data-copy]`)))
+	link := run(t, ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+	if !strings.HasPrefix(link, base+"/register?code=") {
+		t.Fatalf("copied link %q", link)
+	}
+
+	// Notifications: dismiss from the page.
+	do(t, ctx, chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS(`li.note`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/dismiss"] button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`li.note`)))
+	if got := text(t, ctx, "ul.notes"); !strings.Contains(got, "No notifications") {
+		t.Fatalf("after dismiss: %q", got)
+	}
+
+	// Worker panel (live JSON) and the queue UI.
+	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`[data-worker-state]`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("[data-worker-state]").textContent.startsWith("Idle")`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+	do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
+	title := run(t, ctx, chromedp.Title())
+	if !strings.Contains(strings.ToLower(title), "river") {
+		t.Fatalf("queue UI title %q", title)
+	}
+}
