@@ -217,6 +217,41 @@ func TestBrowserAdminJourney(t *testing.T) {
 		return true
 	})
 
+	// Groups: create one from two selected packages, then merge another
+	// group into it in two steps.
+	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
+		chromedp.SendKeys(chromedp.CSS(`#bulk input[name=name]`), "Browser group"),
+		chromedp.Click(chromedp.CSS(`#bulk button[formaction="/groups"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
+	if got := text(t, ctx, "article.package h1"); got != "Browser group" {
+		t.Fatalf("group page title %q", got)
+	}
+	target := run(t, ctx, chromedp.Location())
+	extra := &hoard.Package{FileName: "Knight Shield.zip", FileSize: 5, ArchiveType: hoard.ArchiveZIP, SourceChannelID: b.SourceChannelID,
+		ContentHash: strings.Repeat("e", 64)}
+	if err := e.db.CreatePackage(context.Background(), extra); err != nil {
+		t.Fatal(err)
+	}
+	source, err := e.db.CreateManualGroup(context.Background(), "Others", []int64{pk["Dragon_Bust_v2.stl"].ID, extra.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)),
+		chromedp.Click(chromedp.CSS(`form[action$="/merge/start"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
+		chromedp.Navigate(target),
+		chromedp.Click(chromedp.CSS(`form[action$="/merge"] button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/merge"]`)))
+	eventually(t, "groups merged", func() bool {
+		_, err := e.db.FindGroupByID(context.Background(), source.ID)
+		return hoard.ErrorCode(err) == hoard.ENOTFOUND
+	})
+	if got := text(t, ctx, "article.package"); !strings.Contains(got, "4 packages") {
+		t.Fatalf("merged group: %q", got)
+	}
+
 	// Invites: create one, copy its link.
 	do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-copy]`)), chromedp.Click(chromedp.CSS(`[data-copy]`)))
