@@ -22,7 +22,8 @@ type route struct {
 	Pattern string
 	Access  Access
 	Handler handlerFunc
-	Mount   bool // Pattern is a prefix served by Handler (any method)
+	Mount   bool   // Pattern is a prefix served by Handler (any method)
+	Doc     string // one line for README's route table
 }
 
 // routes is the whole route table of the application. The authorization
@@ -34,85 +35,90 @@ func (s *Server) routes() []route {
 	}
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	rts := []route{
-		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleCatalog},
-		{Method: http.MethodGet, Pattern: "/status", Access: Public, Handler: s.handleStatusPage},
-		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Handler: s.handleHealthz},
-		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Handler: s.handleReadyz},
-		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleCatalog, Doc: "Catalog (search, filters, tabs, grid/list); anonymous visitors go to /login"},
+		{Method: http.MethodGet, Pattern: "/status", Access: Public, Handler: s.handleStatusPage, Doc: "Status page: version, readiness, schema"},
+		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Handler: s.handleHealthz, Doc: "200 while the process is up"},
+		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Handler: s.handleReadyz, Doc: "200 when the database answers and the schema is current, else 503"},
+		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Doc: "CSS and JavaScript", Handler: func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			files.ServeHTTP(w, r)
 			return nil
 		}},
 
-		{Method: http.MethodGet, Pattern: "/login", Access: Public, Handler: s.handleLoginForm},
-		{Method: http.MethodPost, Pattern: "/login", Access: Public, Handler: s.handleLogin},
-		{Method: http.MethodGet, Pattern: "/register", Access: Public, Handler: s.handleRegisterForm},
-		{Method: http.MethodPost, Pattern: "/register", Access: Public, Handler: s.handleRegister},
-		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout},
-		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings},
-		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword},
-		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode},
-		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger},
+		{Method: http.MethodGet, Pattern: "/login", Access: Public, Handler: s.handleLoginForm, Doc: "Sign-in form"},
+		{Method: http.MethodPost, Pattern: "/login", Access: Public, Handler: s.handleLogin, Doc: "Sign in: `email`, `password` → 303, or the form with 401/422/429"},
+		{Method: http.MethodGet, Pattern: "/register", Access: Public, Handler: s.handleRegisterForm, Doc: "Registration form; `?code=` pre-fills the invite code"},
+		{Method: http.MethodPost, Pattern: "/register", Access: Public, Handler: s.handleRegister, Doc: "Register: `code`, `email`, `password` → 303, or the form with 409/422"},
+		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout, Doc: "Sign out"},
+		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings, Doc: "Settings: messenger link card, password"},
+		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword, Doc: "Change password (`current`, `new`); ends other sessions"},
+		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode, Doc: "generateMessengerLinkCode: one-time code + t.me deep link"},
+		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger, Doc: "unlinkMessenger"},
 
-		{Method: http.MethodGet, Pattern: "/packages/{id}", Access: SignedIn, Handler: s.handlePackage},
-		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},
-		{Method: http.MethodPost, Pattern: "/packages/tags", Access: Curator, Handler: s.handleEditTags},
-		{Method: http.MethodPost, Pattern: "/packages/creator", Access: Curator, Handler: s.handleSetCreator},
-		{Method: http.MethodPost, Pattern: "/packages/send", Access: SignedIn, Handler: s.handleSendToMe},
-		{Method: http.MethodPost, Pattern: "/packages/{id}/preview", Access: Curator, Handler: s.handleSetPackagePreview},
-		{Method: http.MethodPost, Pattern: "/groups", Access: Curator, Handler: s.handleCreateGroup},
-		{Method: http.MethodGet, Pattern: "/groups/{id}", Access: SignedIn, Handler: s.handleGroup},
-		{Method: http.MethodGet, Pattern: "/groups/{id}/preview", Access: SignedIn, Handler: s.handleGroupPreview},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/preview", Access: Curator, Handler: s.handleSetGroupPreview},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/rename", Access: Curator, Handler: s.handleRenameGroup},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/packages/{packageId}/remove", Access: Curator, Handler: s.handleRemoveFromGroup},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/dissolve", Access: Curator, Handler: s.handleDissolveGroup},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/merge/start", Access: Curator, Handler: s.handleStartMerge},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Access: Curator, Handler: s.handleMergeHere},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/send", Access: SignedIn, Handler: s.handleSendGroup},
-		{Method: http.MethodGet, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCrowdfunds},
-		{Method: http.MethodPost, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCreateCrowdfund},
-		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleCrowdfund},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleUpdateCrowdfund},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/delete", Access: SignedIn, Handler: s.handleDeleteCrowdfund},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages", Access: SignedIn, Handler: s.handleLinkCrowdfundPackages},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages/{packageId}/delete", Access: SignedIn, Handler: s.handleUnlinkCrowdfundPackage},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/send-all", Access: SignedIn, Handler: s.handleSendAllCrowdfund},
-		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch},
-		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads},
-		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage},
-		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Handler: s.handleAPIUpload},
-		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus},
-		{Method: http.MethodGet, Pattern: "/api/packages", Access: SignedIn, Handler: s.handleAPIPackages},
-		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Access: SignedIn, Handler: s.handleAPIBotSend},
-		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus},
-		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview},
+		{Method: http.MethodGet, Pattern: "/packages/{id}", Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
+		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
+		{Method: http.MethodPost, Pattern: "/packages/tags", Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`)"},
+		{Method: http.MethodPost, Pattern: "/packages/creator", Access: Curator, Handler: s.handleSetCreator, Doc: "Set the creator of one or many packages (`id`…, `creator`)"},
+		{Method: http.MethodPost, Pattern: "/packages/send", Access: SignedIn, Handler: s.handleSendToMe, Doc: "Send selected packages (`id`…) to my messenger account"},
+		{Method: http.MethodPost, Pattern: "/packages/{id}/preview", Access: Curator, Handler: s.handleSetPackagePreview, Doc: "Upload a custom package preview (`image`, ≤ 2 MiB)"},
+		{Method: http.MethodPost, Pattern: "/groups", Access: Curator, Handler: s.handleCreateGroup, Doc: "Create a manual group from packages (`id`…, `name`); trains a rule"},
+		{Method: http.MethodGet, Pattern: "/groups/{id}", Access: SignedIn, Handler: s.handleGroup, Doc: "Group page"},
+		{Method: http.MethodGet, Pattern: "/groups/{id}/preview", Access: SignedIn, Handler: s.handleGroupPreview, Doc: "Group preview image"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/preview", Access: Curator, Handler: s.handleSetGroupPreview, Doc: "Upload a group preview (`image`)"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/rename", Access: Curator, Handler: s.handleRenameGroup, Doc: "Rename a group (`name`)"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/packages/{packageId}/remove", Access: Curator, Handler: s.handleRemoveFromGroup, Doc: "Remove a package from a group (it stays ungrouped)"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/dissolve", Access: Curator, Handler: s.handleDissolveGroup, Doc: "Dissolve a group"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/merge/start", Access: Curator, Handler: s.handleStartMerge, Doc: "Start merge here: this group is the source"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Access: Curator, Handler: s.handleMergeHere, Doc: "mergeGroupsAction: merge the source (`source` or the started merge) here"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/send", Access: SignedIn, Handler: s.handleSendGroup, Doc: "Send every package of a group to my messenger account"},
+		{Method: http.MethodGet, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCrowdfunds, Doc: "My crowdfund records (filters `delivery`, `payment`, `host`)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCreateCrowdfund, Doc: "Create a record"},
+		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleCrowdfund, Doc: "A record: edit, linked packages, linking search (`q`)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleUpdateCrowdfund, Doc: "Update a record"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/delete", Access: SignedIn, Handler: s.handleDeleteCrowdfund, Doc: "Delete a record"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages", Access: SignedIn, Handler: s.handleLinkCrowdfundPackages, Doc: "Link packages (`id`…)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages/{packageId}/delete", Access: SignedIn, Handler: s.handleUnlinkCrowdfundPackage, Doc: "Unlink a package"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/send-all", Access: SignedIn, Handler: s.handleSendAllCrowdfund, Doc: "sendAllCrowdfundPackages"},
+		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
+		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
+		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage, Doc: "An upload's status page (polls the API)"},
+		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON"},
+		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
+		{Method: http.MethodGet, Pattern: "/api/packages", Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
+		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id | package_ids | group_id, user_id?}` → 202 `{requests}`"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q`, `after`, `limit` → `{items,next}`"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
 
-		{Method: http.MethodGet, Pattern: "/notifications", Access: Admin, Handler: s.handleNotifications},
-		{Method: http.MethodGet, Pattern: "/api/notifications", Access: Admin, Handler: s.handleAPINotifications},
-		{Method: http.MethodPost, Pattern: "/api/notifications/read-all", Access: Admin, Handler: s.handleReadAllNotifications},
-		{Method: http.MethodPost, Pattern: "/api/notifications/clear", Access: Admin, Handler: s.handleClearNotifications},
-		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/read", Access: Admin, Handler: s.handleReadNotification},
-		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/dismiss", Access: Admin, Handler: s.handleDismissNotification},
+		{Method: http.MethodGet, Pattern: "/notifications", Access: Admin, Handler: s.handleNotifications, Doc: "Notifications page"},
+		{Method: http.MethodGet, Pattern: "/api/notifications", Access: Admin, Handler: s.handleAPINotifications, Doc: "Bell: `{items,unread,next}` (`before` pages)"},
+		{Method: http.MethodPost, Pattern: "/api/notifications/read-all", Access: Admin, Handler: s.handleReadAllNotifications, Doc: "Mark every notification read"},
+		{Method: http.MethodPost, Pattern: "/api/notifications/clear", Access: Admin, Handler: s.handleClearNotifications, Doc: "Dismiss every notification (Clear all)"},
+		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/read", Access: Admin, Handler: s.handleReadNotification, Doc: "Mark one read"},
+		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/dismiss", Access: Admin, Handler: s.handleDismissNotification, Doc: "Dismiss one"},
 
-		{Method: http.MethodGet, Pattern: "/admin/messenger", Access: Admin, Handler: s.handleMessengerAdmin},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleUpdateChannel},
-		{Method: http.MethodGet, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleChannelPage},
-		{Method: http.MethodGet, Pattern: "/api/messenger/channels/{channelId}/topics", Access: Admin, Handler: s.handleAPIChannelTopics},
-		{Method: http.MethodPost, Pattern: "/api/messenger/channels/{channelId}/topics/{topicId}", Access: Admin, Handler: s.handleSetTopicFetch},
-		{Method: http.MethodGet, Pattern: "/api/ingestion/status", Access: Admin, Handler: s.handleIngestionStatus},
-		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Access: Admin, Handler: s.handleDisableActiveTopic},
+		{Method: http.MethodGet, Pattern: "/admin/messenger", Access: Admin, Handler: s.handleMessengerAdmin, Doc: "Messaging admin: worker panel, channels, bot sends, accounts"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleUpdateChannel, Doc: "Channel settings (`category`, `active`, `auto_group`); a new category re-tags its packages"},
+		{Method: http.MethodGet, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleChannelPage, Doc: "A channel with its forum topics and fetch toggles"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/channels/{channelId}/topics", Access: Admin, Handler: s.handleAPIChannelTopics, Doc: "Per-topic fetch state `{channel_id,is_forum,topics:[…]}`"},
+		{Method: http.MethodPost, Pattern: "/api/messenger/channels/{channelId}/topics/{topicId}", Access: Admin, Handler: s.handleSetTopicFetch, Doc: "Set a topic's fetch flag (`fetch_enabled`)"},
+		{Method: http.MethodGet, Pattern: "/api/ingestion/status", Access: Admin, Handler: s.handleIngestionStatus, Doc: "Worker panel: running run, last run, interval, next cycle"},
+		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Access: Admin, Handler: s.handleDisableActiveTopic, Doc: "disableActiveTopic: stop fetching the topic in progress"},
 
-		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites},
-		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites},
-		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite},
+		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites, Doc: "Invites page"},
+		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites, Doc: "Create invite codes (`count`, `max_uses`, `expires_days`)"},
+		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite, Doc: "Delete an invite code"},
 	}
 	if s.riverUI != nil {
-		rts = append(rts, route{Pattern: "/admin/river", Access: Admin, Mount: true,
+		rts = append(rts, route{Pattern: "/admin/river", Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
 			Handler: func(w http.ResponseWriter, r *http.Request) error { s.riverUI.ServeHTTP(w, r); return nil }})
 	}
 	return rts
+}
+
+// String names an access level for documentation.
+func (a Access) String() string {
+	return [...]string{"public", "signed in", "curator", "admin"}[a]
 }
