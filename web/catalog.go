@@ -138,6 +138,9 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if userFrom(r.Context()) == nil {
 		return redirect(w, r, "/login")
 	}
+	if r.URL.Query().Get("tab") == "skipped" {
+		return s.handleSkipped(w, r)
+	}
 	q, err := parseCatalogQuery(r.URL.Query())
 	if err != nil {
 		return err
@@ -150,9 +153,9 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := catalogPage{Q: q, Tabs: catalogTabs, Result: res, Channels: channels, Curate: s.canCurate(r),
+	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Curate: s.canCurate(r),
 		TabURL: map[string]string{}, ViewURL: map[string]string{}}
-	for _, t := range catalogTabs {
+	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
 	}
 	for _, v := range []string{"grid", "list"} {
@@ -248,6 +251,9 @@ func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
 // handleAPIPackages answers GET /api/packages: the catalog search as JSON,
 // {"items":[…],"next":"<cursor>"|null,"mode":"…"}.
 func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Get("tab") == "skipped" {
+		return s.handleSkipped(w, r)
+	}
 	q, err := parseCatalogQuery(r.URL.Query())
 	if err != nil {
 		return err
@@ -290,4 +296,46 @@ func sentNotice(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// tabsFor returns the catalog tabs a user sees: administrators also see
+// Skipped.
+func (s *Server) tabsFor(r *http.Request) []string {
+	if userFrom(r.Context()).IsAdmin() {
+		return append(append([]string{}, catalogTabs...), "skipped")
+	}
+	return catalogTabs
+}
+
+type skippedPage struct {
+	Items    []hoard.SkippedPackage
+	Channels map[int64]string
+	Reason   string
+	Next     string
+	Tabs     []string
+}
+
+// handleSkipped renders the Skipped tab (administrators): source messages
+// that failed, with their reason, attempt count and last error.
+func (s *Server) handleSkipped(w http.ResponseWriter, r *http.Request) error {
+	if !userFrom(r.Context()).IsAdmin() {
+		return hoard.Errorf(hoard.EFORBIDDEN, "Only administrators see skipped packages.")
+	}
+	reason := r.URL.Query().Get("reason")
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	items, err := s.deps.DB.ListSkippedPackages(r.Context(), hoard.SkipReason(reason), before, 51)
+	if err != nil {
+		return err
+	}
+	channels, err := s.channelTitles(r)
+	if err != nil {
+		return err
+	}
+	p := skippedPage{Channels: channels, Reason: reason, Tabs: s.tabsFor(r)}
+	if len(items) > 50 {
+		items = items[:50]
+		p.Next = withParams(r.URL, map[string]string{"before": strconv.FormatInt(items[49].ID, 10)})
+	}
+	p.Items = items
+	return s.render(w, r, http.StatusOK, "skipped", page{Title: "Skipped", Data: p})
 }

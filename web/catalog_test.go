@@ -227,3 +227,30 @@ func TestEditTagsAndCreator(t *testing.T) {
 		}
 	}
 }
+
+func TestSkippedTab(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ch := &hoard.Channel{PlatformID: 31, Title: "Skippy", Kind: hoard.ChannelSource}
+	_ = e.db.UpsertChannel(ctx, ch)
+	sk := &hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: 77, FileName: "broken.rar", Reason: hoard.SkipDownloadFailed,
+		AttemptCount: 2, MaxAttempts: 5, LastError: "stalled <twice>"}
+	if err := e.db.UpsertSkippedPackage(ctx, sk); err != nil {
+		t.Fatal(err)
+	}
+	admin, _ := e.user(hoard.RoleAdmin)
+	user, _ := e.user(hoard.RoleUser)
+	resp, body := e.do(nil, "GET", "/?tab=skipped", nil, e.session(admin))
+	if resp.StatusCode != 200 || !strings.Contains(body, "broken.rar") || !strings.Contains(body, "2/5") || !strings.Contains(body, "stalled &lt;twice&gt;") {
+		t.Fatalf("skipped tab: %d", resp.StatusCode)
+	}
+	if _, body := e.do(nil, "GET", "/?tab=skipped&reason=UPLOAD_FAILED", nil, e.session(admin)); strings.Contains(body, "broken.rar") {
+		t.Fatal("reason filter ignored")
+	}
+	if resp, _ := e.do(nil, "GET", "/?tab=skipped", nil, e.session(user)); resp.StatusCode != 403 {
+		t.Fatalf("user on the skipped tab = %d", resp.StatusCode)
+	}
+	if _, body := e.do(nil, "GET", "/", nil, e.session(user)); strings.Contains(body, "tab=skipped") {
+		t.Fatal("users see the skipped tab")
+	}
+}
