@@ -208,3 +208,46 @@ func TestSearchPackageFiles(t *testing.T) {
 	_, _, err = db.SearchPackageFiles(ctx, "dr", 0, 10)
 	wantCode(t, err, hoard.EINVALID)
 }
+
+// TestSearchCappedRankingAndNewest: more matches than the ranked candidate
+// set report Capped, and sorting by newest pages through every match.
+func TestSearchCappedRankingAndNewest(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	const n = 230
+	if _, err := db.Tx().Exec(ctx, `INSERT INTO packages (file_name, file_size, archive_type, created_at)
+		SELECT 'Wyvern Pack ' || i || '.zip', i, 'ZIP', '2024-01-01'::timestamptz + i * interval '1 minute'
+		FROM generate_series(1, $1) i`, n); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.SearchPackages(ctx, store.SearchQuery{Text: "wyvern", Limit: 50})
+	must(t, err)
+	if !res.Capped || res.Mode != store.SearchFullText {
+		t.Fatalf("ranked search over %d matches: capped=%v mode=%s", n, res.Capped, res.Mode)
+	}
+	seen := map[int64]bool{}
+	q := store.SearchQuery{Text: "wyvern", Newest: true, Limit: 100}
+	var prev time.Time
+	for page := 0; page < 10; page++ {
+		res, err := db.SearchPackages(ctx, q)
+		must(t, err)
+		if res.Mode != store.SearchFullTextNewest || res.Capped {
+			t.Fatalf("newest: mode %s capped %v", res.Mode, res.Capped)
+		}
+		for _, h := range res.Hits {
+			if !prev.IsZero() && h.Package.CreatedAt.After(prev) {
+				t.Fatal("not newest first")
+			}
+			prev = h.Package.CreatedAt
+			seen[h.Package.ID] = true
+		}
+		if res.Next == nil {
+			break
+		}
+		q.After = res.Next
+	}
+	if len(seen) != n {
+		t.Fatalf("newest-first pages covered %d of %d matches", len(seen), n)
+	}
+}

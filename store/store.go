@@ -50,6 +50,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	// The catalog's working set lives in memory or on SSDs: random reads
+	// cost about as much as sequential ones. With PostgreSQL's default of 4
+	// the planner shuns the index scans that serve filtered searches newest
+	// first. A value in DATABASE_URL (options=-crandom_page_cost=…) wins.
+	if _, set := cfg.ConnConfig.RuntimeParams["random_page_cost"]; !set && !strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "random_page_cost") {
+		cfg.ConnConfig.RuntimeParams["random_page_cost"] = "1.1"
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 { // a connect_timeout in the URL wins
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}

@@ -22,6 +22,7 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 type catalogQuery struct {
 	store.SearchQuery
 	Preview string // "", "yes" or "no"
+	Sort    string // "relevance" or "newest"
 	Tab     string
 	View    string
 	Cursor  string
@@ -78,6 +79,14 @@ func parseCatalogQuery(v url.Values) (catalogQuery, error) {
 	if q.View != "list" {
 		q.View = "grid"
 	}
+	switch q.Sort = v.Get("sort"); q.Sort {
+	case "", "relevance":
+		q.Sort = "relevance"
+	case "newest":
+		q.Newest = true
+	default:
+		return q, hoard.Errorf(hoard.EINVALID, "sort must be relevance or newest.")
+	}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 200 {
@@ -113,7 +122,7 @@ func decodeCursor(s string) (*store.SearchCursor, error) {
 		return nil, err
 	}
 	switch c.Mode {
-	case store.SearchRecent, store.SearchFullText, store.SearchWordPrefix, store.SearchSubstring:
+	case store.SearchRecent, store.SearchFullText, store.SearchFullTextNewest, store.SearchWordPrefix, store.SearchSubstring:
 	default:
 		return nil, hoard.Errorf(hoard.EINVALID, "unknown cursor mode")
 	}
@@ -130,6 +139,8 @@ type catalogPage struct {
 	Curate   bool
 	TabURL   map[string]string
 	ViewURL  map[string]string
+	// NewestURL lists every match newest first when the ranking was capped.
+	NewestURL string
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -163,6 +174,9 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.Next != nil {
 		p.Next = withParams(r.URL, map[string]string{"after": encodeCursor(res.Next)})
+	}
+	if res.Capped {
+		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
 	}
 	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
 }
@@ -284,7 +298,7 @@ func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error
 		c := encodeCursor(res.Next)
 		next = &c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode})
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode, "capped": res.Capped})
 	return nil
 }
 
