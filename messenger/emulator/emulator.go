@@ -1,0 +1,726 @@
+// Package emulator is an in-process MTProto server, built on gotd's tgtest,
+// that the unmodified gotd client talks to over loopback. It models exactly
+// the part of the platform hoard uses: phone and bot-token login, channels
+// and forum topics with per-viewer access hashes, membership, usernames and
+// invite links, protected channels, posts with documents, photos, albums,
+// replies and captions, file references, chunked downloads and part uploads
+// under the platform's rules, sendMedia, forwarding and pushed updates with
+// getDifference. Every other method answers INPUT_METHOD_INVALID and is
+// logged at error level.
+//
+// File bytes live on disk (the seed's files, uploads under the state
+// directory) or are generated on the fly, never whole in memory. Tests steer
+// it with faults (InjectFault), latency, call counters and a login-code hook.
+package emulator
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gotd/td/bin"
+	"github.com/gotd/td/crypto"
+	"github.com/gotd/td/exchange"
+	"github.com/gotd/td/tg"
+	"github.com/gotd/td/tgerr"
+	"github.com/gotd/td/tgtest"
+	"github.com/gotd/td/transport"
+)
+
+const dcID = 2
+
+// DefaultLoginCode is the login code accepted when Options.LoginCode is empty.
+const DefaultLoginCode = "24680"
+
+// Options configure an Emulator.
+type Options struct {
+	// Seed is the initial world (required).
+	Seed *Seed
+	// StateDir holds uploaded files and the server key. Empty: a temporary
+	// directory removed by Close.
+	StateDir string
+	// Addr is the listen address; default 127.0.0.1:0 (random port).
+	Addr string
+	// Key is the server's RSA key. Default: StateDir/server-key.pem, created
+	// on first use.
+	Key *rsa.PrivateKey
+	// LoginCode is the code every phone login expects; default
+	// DefaultLoginCode.
+	LoginCode string
+	// OnCode is called with the code each time a login code is "sent".
+	OnCode func(phone, code string)
+	// ReadTimeout closes idle client connections; default 1 hour (gotd pings
+	// every 60 s, tgtest's default of 30 s would drop idle clients).
+	ReadTimeout time.Duration
+	// Logger receives the emulator's logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Emulator is a running MTProto server with a seeded world. Its methods are
+// safe for concurrent use.
+type Emulator struct {
+	opts   Options
+	log    *slog.Logger
+	dir    string
+	tmpDir bool
+	key    *rsa.PrivateKey
+	srv    *tgtest.Server
+	ln     net.Listener
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu        sync.Mutex
+	rng       rng
+	idSeed    int64
+	users     map[int64]*user
+	phones    map[string]*user
+	usernames map[string]int64
+	invites   map[string]*channel
+	channels  map[int64]*channel
+	docs      map[int64]*document
+	photos    map[int64]*photo
+	account   *user
+	bot       *user
+	dest      *channel
+	auth      map[[8]byte]int64                  // auth key → user id
+	sessions  map[int64]map[int64]tgtest.Session // user id → main sessions
+	codes     map[string]string                  // phone code hash → phone
+	uploads   map[string]*upload
+	randomIDs map[string]int
+	faults    []*fault
+	calls     map[string]int
+	latency   time.Duration
+	dropPush  map[int64]int // user id → pushes still to lose
+	seeded    map[int64]int // channel id → number of seeded messages
+	srp       map[int64]*srpSession
+	// awaiting2FA: auth key → user whose code was right but whose 2FA
+	// password is still due.
+	awaiting2FA map[[8]byte]int64
+	dirty       bool // world changed since the last save
+}
+
+// New builds an Emulator from opts.Seed. Call Start to serve.
+func New(opts Options) (*Emulator, error) {
+	if opts.Seed == nil {
+		return nil, errors.New("emulator: Options.Seed is required")
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.LoginCode == "" {
+		opts.LoginCode = DefaultLoginCode
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &Emulator{
+		opts: opts, log: opts.Logger.With("component", "emulator"),
+		users: map[int64]*user{}, phones: map[string]*user{}, usernames: map[string]int64{},
+		invites: map[string]*channel{}, channels: map[int64]*channel{}, docs: map[int64]*document{},
+		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]tgtest.Session{},
+		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
+		calls: map[string]int{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
+	}
+	e.dir = opts.StateDir
+	if e.dir == "" {
+		d, err := os.MkdirTemp("", "hoard-emulator-")
+		if err != nil {
+			return nil, fmt.Errorf("emulator: state dir: %w", err)
+		}
+		e.dir, e.tmpDir = d, true
+	}
+	for _, sub := range []string{"uploads", "files"} {
+		if err := os.MkdirAll(filepath.Join(e.dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("emulator: state dir: %w", err)
+		}
+	}
+	if err := e.build(opts.Seed); err != nil {
+		return nil, fmt.Errorf("emulator: build world: %w", err)
+	}
+	e.seeded = map[int64]int{}
+	for id, c := range e.channels {
+		e.seeded[id] = len(c.msgs)
+	}
+	if err := e.load(); err != nil {
+		return nil, fmt.Errorf("emulator: load state: %w", err)
+	}
+	e.dirty = false
+	for _, f := range opts.Seed.Faults {
+		ft, err := e.seedFault(f)
+		if err != nil {
+			return nil, fmt.Errorf("emulator: %w", err)
+		}
+		e.InjectFault(ft)
+	}
+	key := opts.Key
+	if key == nil {
+		var err error
+		if key, err = loadOrCreateKey(filepath.Join(e.dir, "server-key.pem")); err != nil {
+			return nil, fmt.Errorf("emulator: server key: %w", err)
+		}
+	}
+	e.key = key
+	e.srv = tgtest.NewServer(exchange.PrivateKey{RSA: key}, tgtest.UnpackInvoke(tgtest.HandlerFunc(e.onMessage)),
+		tgtest.ServerOptions{DC: dcID, ReadTimeout: opts.ReadTimeout})
+	return e, nil
+}
+
+func loadOrCreateKey(path string) (*rsa.PrivateKey, error) {
+	if data, err := os.ReadFile(path); err == nil {
+		block, _ := pem.Decode(data)
+		if block == nil {
+			return nil, fmt.Errorf("%s: no PEM block", path)
+		}
+		return x509.ParsePKCS1PrivateKey(block.Bytes)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, crypto.RSAKeyBits)
+	if err != nil {
+		return nil, err
+	}
+	data := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	return key, os.WriteFile(path, data, 0o600)
+}
+
+// GenerateKey returns a fresh server key; tests share one across emulators
+// to skip the RSA generation.
+func GenerateKey() (*rsa.PrivateKey, error) {
+	return rsa.GenerateKey(rand.Reader, crypto.RSAKeyBits)
+}
+
+// Start listens on Options.Addr and serves until Close or ctx ends.
+func (e *Emulator) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp4", e.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("emulator: listen: %w", err)
+	}
+	e.ln = ln
+	ctx, e.cancel = context.WithCancel(ctx)
+	e.done = make(chan struct{})
+	go func() {
+		defer close(e.done)
+		if err := e.srv.Serve(ctx, transport.ListenCodec(nil, ln)); err != nil && ctx.Err() == nil {
+			e.log.Error("emulator stopped", "error", err)
+		}
+	}()
+	e.log.Info("emulator listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Close stops serving and removes a temporary state directory.
+func (e *Emulator) Close() error {
+	if e.cancel != nil {
+		e.cancel()
+		<-e.done
+	}
+	if e.tmpDir {
+		return os.RemoveAll(e.dir)
+	}
+	return nil
+}
+
+// Addr returns the listen address (host:port) after Start.
+func (e *Emulator) Addr() string { return e.ln.Addr().String() }
+
+// Info is what a client needs to connect; its JSON form is the emulator info
+// file read by messenger/telegram.
+type Info struct {
+	Addr       string   `json:"addr"`
+	DC         int      `json:"dc"`
+	PublicKeys []string `json:"public_keys"`
+	Phone      string   `json:"phone"`
+	Code       string   `json:"code"`
+	BotToken   string   `json:"bot_token"`
+}
+
+// Info returns the connection info; call after Start.
+func (e *Emulator) Info() Info {
+	pub := pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&e.key.PublicKey)})
+	return Info{
+		Addr: e.Addr(), DC: dcID, PublicKeys: []string{string(pub)},
+		Phone: "+" + e.account.phone, Code: e.opts.LoginCode, BotToken: e.opts.Seed.Bot.Token,
+	}
+}
+
+// WriteInfo writes the info file (JSON) to path with mode 0600; it holds the
+// login code and bot token of the demo world.
+func (e *Emulator) WriteInfo(path string) error {
+	data, err := json.MarshalIndent(e.Info(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("emulator: info: %w", err)
+	}
+	// Atomic: a client polling for the file never reads half of it.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("emulator: write info: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("emulator: write info: %w", err)
+	}
+	return nil
+}
+
+// Calls returns how many times method (e.g. "upload.getFile") was called.
+func (e *Emulator) Calls(method string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.calls[method]
+}
+
+// ResetCalls zeroes every call counter.
+func (e *Emulator) ResetCalls() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = map[string]int{}
+}
+
+// SetLatency delays every answer by d (0 disables).
+func (e *Emulator) SetLatency(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.latency = d
+}
+
+// ExpireFileReferences invalidates every file reference handed out so far:
+// clients get FILE_REFERENCE_EXPIRED until they re-fetch the message.
+func (e *Emulator) ExpireFileReferences() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, d := range e.docs {
+		d.refVer++
+	}
+	for _, p := range e.photos {
+		p.refVer++
+	}
+}
+
+// AccountID returns the seeded account's user id.
+func (e *Emulator) AccountID() int64 { return e.account.id }
+
+// BotID returns the bot's user id (0 without a bot).
+func (e *Emulator) BotID() int64 {
+	if e.bot == nil {
+		return 0
+	}
+	return e.bot.id
+}
+
+// DestinationID returns the destination channel's id.
+func (e *Emulator) DestinationID() int64 { return e.dest.id }
+
+// ChannelID returns the id of the seeded channel with this title (0 if none).
+func (e *Emulator) ChannelID(title string) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.channels {
+		if c.title == title {
+			return c.id
+		}
+	}
+	return 0
+}
+
+// SetMember adds the account to a channel or removes it (a kick).
+func (e *Emulator) SetMember(channelID int64, member bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.channels[channelID]
+	if c == nil {
+		return fmt.Errorf("emulator: no channel %d", channelID)
+	}
+	if member {
+		if c.members[e.account.id] == roleNone {
+			c.members[e.account.id] = roleMember
+		}
+	} else {
+		delete(c.members, e.account.id)
+	}
+	e.save()
+	return nil
+}
+
+// SendToBot delivers a private text message from the account to the bot, as
+// if typed in a client, and pushes it to the bot.
+func (e *Emulator) SendToBot(ctx context.Context, text string) error {
+	e.mu.Lock()
+	if e.bot == nil {
+		e.mu.Unlock()
+		return errors.New("emulator: no bot")
+	}
+	c := &call{e: e, ctx: ctx, user: e.account, method: "emulator.SendToBot"}
+	res, pend := e.sendPrivate(c, e.account, e.bot, &message{text: text, date: int(time.Now().Unix())})
+	_, pushes, err := c.finish(res, pend, nil)
+	e.dirty = false
+	e.save()
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.deliver(pushes)
+	return nil
+}
+
+// PrivateMessages returns the texts of the account's private messages with
+// the bot, oldest first (for assertions on bot replies).
+func (e *Emulator) PrivateMessages() []PrivateMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []PrivateMessage
+	for _, m := range e.account.box {
+		pm := PrivateMessage{ID: m.id, Out: m.out, Text: m.text, ForwardedPost: m.fwdPost, HasDocument: m.doc != 0, HasPhoto: m.photo != 0}
+		for _, ent := range m.entities {
+			pm.Entities = append(pm.Entities, ent.TypeName())
+		}
+		out = append(out, pm)
+	}
+	return out
+}
+
+// PrivateMessage is a message of the account's private box.
+type PrivateMessage struct {
+	ID            int
+	Out           bool
+	Text          string
+	Entities      []string
+	ForwardedPost int
+	HasDocument   bool
+	HasPhoto      bool
+}
+
+// Fault makes matching requests fail, stall or drop the connection.
+type Fault struct {
+	// Method is the TL method name, e.g. "upload.getFile".
+	Method string
+	// ChannelID, when set, matches only requests naming that channel.
+	ChannelID int64
+	// Match, when set, must also accept the decoded request.
+	Match func(req bin.Object) bool
+	// Error is the platform error to answer, e.g. "FLOOD_WAIT_3"; its code is
+	// derived (420 for FLOOD_*, 401 for AUTH_KEY_*/SESSION_*, 500 for
+	// INTERNAL*, else 400).
+	Error string
+	// Stall delays the answer.
+	Stall time.Duration
+	// Drop closes the client's connection instead of answering.
+	Drop bool
+	// After lets this many matching calls pass first.
+	After int
+	// Times is how many calls are affected; 0 means every call.
+	Times int
+}
+
+type fault struct {
+	Fault
+	seen, fired int
+}
+
+// InjectFault adds a fault; faults are checked in insertion order and the
+// first that fires wins.
+func (e *Emulator) InjectFault(f Fault) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.faults = append(e.faults, &fault{Fault: f})
+}
+
+// ClearFaults removes every fault.
+func (e *Emulator) ClearFaults() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.faults = nil
+}
+
+func (e *Emulator) seedFault(f SeedFault) (Fault, error) {
+	ft := Fault{Method: f.Method, Error: f.Error, Stall: time.Duration(f.StallMS) * time.Millisecond,
+		Drop: f.Drop, After: f.After, Times: f.Times}
+	if f.Channel != "" {
+		id, ok := e.usernames[strings.ToLower(f.Channel)]
+		if !ok {
+			if c := e.invites[strings.TrimPrefix(f.Channel, "+")]; c != nil {
+				id = c.id
+			} else {
+				return ft, fmt.Errorf("fault: unknown channel %q", f.Channel)
+			}
+		}
+		ft.ChannelID = id
+	}
+	return ft, nil
+}
+
+func errorCode(name string) int {
+	switch {
+	case strings.HasPrefix(name, "FLOOD_"):
+		return 420
+	case strings.HasPrefix(name, "AUTH_KEY_"), strings.HasPrefix(name, "SESSION_"), name == "USER_DEACTIVATED":
+		return 401
+	case strings.HasPrefix(name, "INTERNAL"):
+		return 500
+	case name == "CHAT_WRITE_FORBIDDEN", name == "CHAT_ADMIN_REQUIRED":
+		return 403
+	}
+	return 400
+}
+
+// Method registry from gotd's TL tables.
+var (
+	methodNames  = map[uint32]string{}
+	methodIDs    = map[string]uint32{}
+	constructors = tg.TypesConstructorMap()
+)
+
+func init() {
+	for id, name := range tg.TypesMap() {
+		n, _, _ := strings.Cut(name, "#")
+		methodNames[id] = n
+	}
+	for n, id := range tg.NamesMap() {
+		methodIDs[n] = id
+	}
+}
+
+// requestChannel extracts the channel a request names, if any.
+func requestChannel(obj bin.Object) (int64, bool) {
+	var in any
+	switch r := obj.(type) {
+	case interface{ GetChannel() tg.InputChannelClass }:
+		in = r.GetChannel()
+	case interface{ GetPeer() tg.InputPeerClass }:
+		in = r.GetPeer()
+	case *tg.MessagesForwardMessagesRequest:
+		in = r.FromPeer
+	}
+	switch v := in.(type) {
+	case *tg.InputChannel:
+		return v.ChannelID, true
+	case *tg.InputPeerChannel:
+		return v.ChannelID, true
+	}
+	return 0, false
+}
+
+// raw is a pre-encoded TL object.
+type raw []byte
+
+func (r raw) Encode(b *bin.Buffer) error { b.Put(r); return nil }
+
+func encode(obj bin.Encoder) (raw, error) {
+	var b bin.Buffer
+	if err := obj.Encode(&b); err != nil {
+		return nil, err
+	}
+	return raw(b.Buf), nil
+}
+
+// call is one request being served.
+type call struct {
+	e       *Emulator
+	ctx     context.Context
+	req     *tgtest.Request
+	method  string
+	user    *user
+	session tgtest.Session
+}
+
+// onMessage is the tgtest handler: it acknowledges, decodes synchronously
+// (req.Buf is reused by the read loop) and serves in a goroutine, so one
+// slow request never blocks the connection.
+func (e *Emulator) onMessage(srv *tgtest.Server, req *tgtest.Request) error {
+	id, err := req.Buf.PeekID()
+	if err != nil {
+		return err
+	}
+	_ = srv.SendAck(req.RequestCtx, req.Session, req.MsgID)
+	name := methodNames[id]
+	ctor := constructors[id]
+	if ctor == nil || name == "" {
+		e.log.Error("emulator: unknown request type", "type_id", fmt.Sprintf("%#x", id))
+		return srv.SendErr(req, tgerr.New(400, "INPUT_METHOD_INVALID"))
+	}
+	obj := ctor()
+	if err := obj.Decode(req.Buf); err != nil {
+		e.log.Error("emulator: decode request", "method", name, "error", err)
+		return srv.SendErr(req, tgerr.New(400, "INPUT_REQUEST_INVALID"))
+	}
+	r := *req
+	r.Buf = nil
+	go e.serve(&r, name, obj)
+	return nil
+}
+
+func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
+	c := &call{e: e, ctx: req.RequestCtx, req: req, method: name, session: req.Session}
+	e.mu.Lock()
+	e.calls[name]++
+	if uid, ok := e.auth[req.Session.AuthKey.ID]; ok {
+		c.user = e.users[uid]
+	}
+	var fired *fault
+	chID, hasCh := requestChannel(obj)
+	for _, f := range e.faults {
+		if f.Method != name || (f.Times > 0 && f.fired >= f.Times) {
+			continue
+		}
+		if f.ChannelID != 0 && (!hasCh || chID != f.ChannelID) {
+			continue
+		}
+		if f.Match != nil && !f.Match(obj) {
+			continue
+		}
+		f.seen++
+		if f.seen <= f.After {
+			continue
+		}
+		f.fired++
+		fired = f
+		break
+	}
+	latency := e.latency
+	e.mu.Unlock()
+
+	if latency > 0 && !sleep(c.ctx, latency) {
+		return
+	}
+	if fired != nil {
+		e.log.Info("emulator: fault", "method", name, "error", fired.Error, "stall", fired.Stall, "drop", fired.Drop)
+		if fired.Stall > 0 && !sleep(c.ctx, fired.Stall) {
+			return
+		}
+		if fired.Drop {
+			e.srv.ForceDisconnect(req.Session)
+			return
+		}
+		if fired.Error != "" {
+			c.fail(tgerr.New(errorCode(fired.Error), fired.Error))
+			return
+		}
+	}
+	h := handlers[name]
+	if h == nil {
+		e.log.Error("emulator: UNIMPLEMENTED METHOD called; answering INPUT_METHOD_INVALID", "method", name)
+		c.fail(tgerr.New(400, "INPUT_METHOD_INVALID"))
+		return
+	}
+	if c.user == nil && !strings.HasPrefix(name, "auth.") && !strings.HasPrefix(name, "help.") && name != "account.getPassword" {
+		c.fail(tgerr.New(401, "AUTH_KEY_UNREGISTERED"))
+		return
+	}
+	res, push, err := h(c, obj)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	if err := e.srv.SendResult(req, res); err != nil {
+		e.log.Debug("emulator: send result", "method", name, "error", err)
+	}
+	c.deliver(push)
+}
+
+func (c *call) fail(err error) {
+	var rpcErr *tgerr.Error
+	if !errors.As(err, &rpcErr) {
+		c.e.log.Error("emulator: internal error", "method", c.method, "error", err)
+		rpcErr = tgerr.New(500, "INTERNAL")
+	}
+	if err := c.e.srv.SendErr(c.req, rpcErr); err != nil {
+		c.e.log.Debug("emulator: send error", "method", c.method, "error", err)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// push is an update for one user, pre-encoded under e.mu.
+type push struct {
+	userID int64
+	data   raw
+}
+
+// LosePushes makes the next n pushed updates to a user vanish, as on a flaky
+// network; the client must notice the pts gap and call getDifference.
+func (e *Emulator) LosePushes(userID int64, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.dropPush[userID] = n
+}
+
+// deliver sends pushes to every tracked main session of each recipient.
+// Sessions that cannot be reached are forgotten (their client recovers with
+// getDifference).
+func (c *call) deliver(pushes []push) {
+	for _, p := range pushes {
+		c.e.mu.Lock()
+		var targets []tgtest.Session
+		for _, s := range c.e.sessions[p.userID] {
+			targets = append(targets, s)
+		}
+		if c.e.dropPush[p.userID] > 0 {
+			c.e.dropPush[p.userID]--
+			targets = nil
+		}
+		c.e.mu.Unlock()
+		for _, s := range targets {
+			if err := c.e.srv.Send(context.Background(), s, tgtest.MessageFromServer, p.data); err != nil {
+				c.e.mu.Lock()
+				delete(c.e.sessions[p.userID], s.ID)
+				c.e.mu.Unlock()
+			}
+		}
+	}
+}
+
+// track remembers the caller's session as a main session for pushes.
+// Called under e.mu.
+func (c *call) track() {
+	if c.user == nil {
+		return
+	}
+	m := c.e.sessions[c.user.id]
+	if m == nil {
+		m = map[int64]tgtest.Session{}
+		c.e.sessions[c.user.id] = m
+	}
+	m[c.session.ID] = c.session
+}
+
+// Serve runs an emulator until ctx ends: the standalone form used by the
+// `emulator` and `demo` commands. It writes the info file (when infoPath is
+// set) once listening, so clients can be started from it.
+func Serve(ctx context.Context, opts Options, infoPath string) error {
+	e, err := New(opts)
+	if err != nil {
+		return err
+	}
+	if err := e.Start(ctx); err != nil {
+		_ = e.Close()
+		return err
+	}
+	defer e.Close()
+	if infoPath != "" {
+		if err := e.WriteInfo(infoPath); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return nil
+}

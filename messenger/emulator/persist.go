@@ -1,0 +1,211 @@
+package emulator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gotd/td/bin"
+	"github.com/gotd/td/tg"
+)
+
+// State persistence: the seed rebuilds the same world (ids are
+// deterministic), so only what happened since is saved — memberships, new
+// channel posts, private messages, uploaded documents and photos and the id
+// generator — to StateDir/world.json after every change. Auth keys live
+// inside tgtest and are not persisted: after a restart clients sign in again.
+
+const worldFile = "world.json"
+
+type snapshot struct {
+	RNG      uint64         `json:"rng"`
+	Channels []snapChannel  `json:"channels"`
+	Users    []snapUser     `json:"users"`
+	Docs     []snapDocument `json:"documents"`
+	Photos   []snapPhoto    `json:"photos"`
+}
+
+type snapChannel struct {
+	ID      int64          `json:"id"`
+	Members map[int64]role `json:"members"`
+	Posts   []snapMessage  `json:"posts"` // after the seeded ones
+}
+
+type snapUser struct {
+	ID  int64         `json:"id"`
+	Box []snapMessage `json:"box"`
+}
+
+type snapMessage struct {
+	ID        int      `json:"id"`
+	Date      int      `json:"date"`
+	From      int64    `json:"from,omitempty"`
+	Peer      int64    `json:"peer,omitempty"`
+	Out       bool     `json:"out,omitempty"`
+	Text      string   `json:"text,omitempty"`
+	Entities  [][]byte `json:"entities,omitempty"` // TL-encoded
+	Doc       int64    `json:"doc,omitempty"`
+	Photo     int64    `json:"photo,omitempty"`
+	GroupedID int64    `json:"grouped_id,omitempty"`
+	ReplyTo   int      `json:"reply_to,omitempty"`
+	TopicID   int      `json:"topic_id,omitempty"`
+	FwdFrom   int64    `json:"fwd_from,omitempty"`
+	FwdPost   int      `json:"fwd_post,omitempty"`
+	FwdDate   int      `json:"fwd_date,omitempty"`
+	Pts       int      `json:"pts"`
+}
+
+type snapDocument struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Mime string `json:"mime"`
+	Size int64  `json:"size"`
+	Path string `json:"path"`
+	Date int    `json:"date"`
+}
+
+type snapPhoto struct {
+	ID   int64  `json:"id"`
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	W    int    `json:"w"`
+	H    int    `json:"h"`
+	Date int    `json:"date"`
+}
+
+func toSnap(m *message) (snapMessage, error) {
+	s := snapMessage{ID: m.id, Date: m.date, From: m.from, Peer: m.peer, Out: m.out, Text: m.text, Doc: m.doc,
+		Photo: m.photo, GroupedID: m.groupedID, ReplyTo: m.replyTo, TopicID: m.topicID, FwdFrom: m.fwdFrom,
+		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts}
+	for _, ent := range m.entities {
+		var b bin.Buffer
+		if err := ent.Encode(&b); err != nil {
+			return s, err
+		}
+		s.Entities = append(s.Entities, b.Buf)
+	}
+	return s, nil
+}
+
+func fromSnap(s snapMessage) (*message, error) {
+	m := &message{id: s.ID, date: s.Date, from: s.From, peer: s.Peer, out: s.Out, text: s.Text, doc: s.Doc,
+		photo: s.Photo, groupedID: s.GroupedID, replyTo: s.ReplyTo, topicID: s.TopicID, fwdFrom: s.FwdFrom,
+		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts}
+	for _, raw := range s.Entities {
+		ent, err := tg.DecodeMessageEntity(&bin.Buffer{Buf: raw})
+		if err != nil {
+			return nil, err
+		}
+		m.entities = append(m.entities, ent)
+	}
+	return m, nil
+}
+
+// save writes the state snapshot. Called under e.mu after every change.
+func (e *Emulator) save() {
+	snap := snapshot{RNG: e.rng.state}
+	for _, c := range e.channels {
+		sc := snapChannel{ID: c.id, Members: c.members}
+		for _, m := range c.msgs[e.seeded[c.id]:] {
+			sm, err := toSnap(m)
+			if err != nil {
+				e.log.Error("emulator: save state", "error", err)
+				return
+			}
+			sc.Posts = append(sc.Posts, sm)
+		}
+		snap.Channels = append(snap.Channels, sc)
+	}
+	for _, u := range e.users {
+		su := snapUser{ID: u.id}
+		for _, m := range u.box {
+			sm, err := toSnap(m)
+			if err != nil {
+				e.log.Error("emulator: save state", "error", err)
+				return
+			}
+			su.Box = append(su.Box, sm)
+		}
+		snap.Users = append(snap.Users, su)
+	}
+	for _, d := range e.docs {
+		if d.uploaded {
+			snap.Docs = append(snap.Docs, snapDocument{ID: d.id, Name: d.name, Mime: d.mime, Size: d.size, Path: d.path, Date: d.date})
+		}
+	}
+	for _, p := range e.photos {
+		if p.uploaded {
+			snap.Photos = append(snap.Photos, snapPhoto{ID: p.id, Path: p.path, Size: p.size, W: p.w, H: p.h, Date: p.date})
+		}
+	}
+	data, err := json.Marshal(snap)
+	if err == nil {
+		tmp := filepath.Join(e.dir, worldFile+".tmp")
+		if err = os.WriteFile(tmp, data, 0o644); err == nil {
+			err = os.Rename(tmp, filepath.Join(e.dir, worldFile))
+		}
+	}
+	if err != nil {
+		e.log.Error("emulator: save state", "error", err)
+	}
+}
+
+// load applies a saved snapshot on top of the freshly built seed world.
+func (e *Emulator) load() error {
+	data, err := os.ReadFile(filepath.Join(e.dir, worldFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var snap snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
+		return fmt.Errorf("%s: %w", worldFile, err)
+	}
+	e.rng.state = snap.RNG
+	for _, d := range snap.Docs {
+		e.docs[d.ID] = &document{id: d.ID, name: d.Name, mime: d.Mime, size: d.Size, path: d.Path, date: d.Date, uploaded: true}
+	}
+	for _, p := range snap.Photos {
+		e.photos[p.ID] = &photo{id: p.ID, path: p.Path, size: p.Size, w: p.W, h: p.H, date: p.Date, uploaded: true}
+	}
+	for _, sc := range snap.Channels {
+		c := e.channels[sc.ID]
+		if c == nil {
+			return fmt.Errorf("%s: channel %d is not in the seed (seed changed? remove the state directory)", worldFile, sc.ID)
+		}
+		c.members = sc.Members
+		if c.members == nil {
+			c.members = map[int64]role{}
+		}
+		for _, sm := range sc.Posts {
+			m, err := fromSnap(sm)
+			if err != nil {
+				return err
+			}
+			if m.id != len(c.msgs)+1 {
+				return fmt.Errorf("%s: channel %d: post %d out of order", worldFile, c.id, m.id)
+			}
+			c.msgs = append(c.msgs, m)
+			c.pts = m.pts
+		}
+	}
+	for _, su := range snap.Users {
+		u := e.users[su.ID]
+		if u == nil {
+			return fmt.Errorf("%s: user %d is not in the seed", worldFile, su.ID)
+		}
+		for _, sm := range su.Box {
+			m, err := fromSnap(sm)
+			if err != nil {
+				return err
+			}
+			u.box = append(u.box, m)
+			u.pts = m.pts
+		}
+	}
+	return nil
+}

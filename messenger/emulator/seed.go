@@ -1,0 +1,271 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Seed is the world an Emulator starts from. The JSON form is a contract
+// (see LoadSeed): unknown keys are errors, paths are relative to the seed
+// file.
+type Seed struct {
+	Account     SeedAccount     `json:"account"`
+	Bot         SeedBot         `json:"bot"`
+	Destination SeedDestination `json:"destination"`
+	Channels    []SeedChannel   `json:"channels"`
+	Faults      []SeedFault     `json:"faults"`
+	// IDSeed makes ids, access hashes and file references deterministic;
+	// default 1.
+	IDSeed int64 `json:"id_seed,omitempty"`
+}
+
+// SeedAccount is the user account the worker signs in with.
+type SeedAccount struct {
+	Phone   string `json:"phone"`
+	Premium bool   `json:"premium"`
+	// Password, when set, turns on two-step verification (SRP).
+	Password string `json:"password,omitempty"`
+}
+
+// SeedBot is the bot. Its token has the form "<id>:<secret>".
+type SeedBot struct {
+	Username string `json:"username"`
+	Token    string `json:"token"`
+}
+
+// SeedDestination is the destination channel: the account is its creator and
+// the bot a member.
+type SeedDestination struct {
+	Title    string `json:"title"`
+	Username string `json:"username,omitempty"`
+}
+
+// SeedChannel is a source channel (or forum supergroup).
+type SeedChannel struct {
+	Title     string `json:"title"`
+	Username  string `json:"username,omitempty"`
+	Invite    string `json:"invite,omitempty"`
+	Joined    bool   `json:"joined"`
+	Protected bool   `json:"protected"`
+	Forum     bool   `json:"forum"`
+	// JoinRequest makes joins by invite wait for an admin: the platform
+	// answers INVITE_REQUEST_SENT and the account stays outside.
+	JoinRequest bool        `json:"join_request,omitempty"`
+	Category    string      `json:"category,omitempty"`
+	Topics      []SeedTopic `json:"topics,omitempty"`
+	Posts       []SeedPost  `json:"posts,omitempty"`
+}
+
+// SeedTopic is a forum topic with its posts.
+type SeedTopic struct {
+	Title string     `json:"title"`
+	Posts []SeedPost `json:"posts"`
+}
+
+// SeedPost is one post: exactly one of File, Photo, Generate or Text (or
+// SameDocumentAs) sets its content; Caption goes with media.
+type SeedPost struct {
+	File           string    `json:"file,omitempty"`
+	Photo          string    `json:"photo,omitempty"`
+	Generate       *Generate `json:"generate,omitempty"`
+	Text           string    `json:"text,omitempty"`
+	Name           string    `json:"name,omitempty"`
+	Caption        string    `json:"caption,omitempty"`
+	Album          int64     `json:"album,omitempty"`
+	Date           string    `json:"date,omitempty"`
+	ReplyTo        *int      `json:"reply_to,omitempty"`
+	SameDocumentAs *int      `json:"same_document_as,omitempty"`
+}
+
+// Generate describes a generated file: Size deterministic pseudo-random bytes
+// from Seed, produced on the fly.
+type Generate struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+	Seed int64  `json:"seed"`
+}
+
+// SeedFault is a fault of the seed file; see Fault.
+type SeedFault struct {
+	Method  string `json:"method"`
+	Channel string `json:"channel,omitempty"`
+	Error   string `json:"error,omitempty"`
+	StallMS int    `json:"stall_ms,omitempty"`
+	Drop    bool   `json:"drop,omitempty"`
+	Times   int    `json:"times,omitempty"`
+	After   int    `json:"after,omitempty"`
+}
+
+// LoadSeed reads and validates a seed file. File paths in posts are made
+// absolute relative to the seed file's directory.
+func LoadSeed(path string) (*Seed, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load seed: %w", err)
+	}
+	s, err := ParseSeed(data, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("load seed %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSeed decodes and validates a seed. Relative file paths are resolved
+// against baseDir. Unknown keys are errors naming the key.
+func ParseSeed(data []byte, baseDir string) (*Seed, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Seed
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("parse seed: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("parse seed: trailing data after the seed object")
+	}
+	if err := s.validate(baseDir); err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	return &s, nil
+}
+
+func (s *Seed) validate(baseDir string) error {
+	if s.Account.Phone == "" {
+		return fmt.Errorf("account.phone is required")
+	}
+	if s.Bot.Token != "" && s.Bot.Username == "" {
+		return fmt.Errorf("bot.username is required with bot.token")
+	}
+	if s.Destination.Title == "" {
+		s.Destination.Title = "Hoard Archive"
+	}
+	if s.IDSeed == 0 {
+		s.IDSeed = 1
+	}
+	names := map[string]bool{}
+	addName := func(n, where string) error {
+		if n == "" {
+			return nil
+		}
+		if names[n] {
+			return fmt.Errorf("%s: username or invite %q used twice", where, n)
+		}
+		names[n] = true
+		return nil
+	}
+	if err := addName(s.Bot.Username, "bot"); err != nil {
+		return err
+	}
+	if err := addName(s.Destination.Username, "destination"); err != nil {
+		return err
+	}
+	for i := range s.Channels {
+		ch := &s.Channels[i]
+		where := fmt.Sprintf("channels[%d]", i)
+		if ch.Title == "" {
+			return fmt.Errorf("%s.title is required", where)
+		}
+		if err := addName(ch.Username, where); err != nil {
+			return err
+		}
+		if err := addName("+"+ch.Invite, where); err != nil && ch.Invite != "" {
+			return err
+		}
+		if len(ch.Topics) > 0 && !ch.Forum {
+			return fmt.Errorf("%s: topics need \"forum\": true", where)
+		}
+		if err := validatePosts(ch.Posts, baseDir, where+".posts"); err != nil {
+			return err
+		}
+		for j := range ch.Topics {
+			tw := fmt.Sprintf("%s.topics[%d]", where, j)
+			if ch.Topics[j].Title == "" {
+				return fmt.Errorf("%s.title is required", tw)
+			}
+			if err := validatePosts(ch.Topics[j].Posts, baseDir, tw+".posts"); err != nil {
+				return err
+			}
+		}
+	}
+	for i, f := range s.Faults {
+		where := fmt.Sprintf("faults[%d]", i)
+		if f.Method == "" {
+			return fmt.Errorf("%s.method is required", where)
+		}
+		if _, ok := methodIDs[f.Method]; !ok {
+			return fmt.Errorf("%s.method: unknown method %q", where, f.Method)
+		}
+		if f.Error == "" && f.StallMS == 0 && !f.Drop {
+			return fmt.Errorf("%s: one of error, stall_ms or drop is required", where)
+		}
+		if f.Channel != "" && !names[f.Channel] {
+			return fmt.Errorf("%s.channel: no channel with username %q", where, f.Channel)
+		}
+		if f.Times < 0 || f.After < 0 || f.StallMS < 0 {
+			return fmt.Errorf("%s: negative times, after or stall_ms", where)
+		}
+	}
+	return nil
+}
+
+func validatePosts(posts []SeedPost, baseDir, where string) error {
+	for i := range posts {
+		p := &posts[i]
+		pw := fmt.Sprintf("%s[%d]", where, i)
+		kinds := 0
+		for _, set := range []bool{p.File != "", p.Photo != "", p.Generate != nil, p.Text != "" && p.File == "" && p.Photo == "" && p.Generate == nil && p.SameDocumentAs == nil} {
+			if set {
+				kinds++
+			}
+		}
+		if p.SameDocumentAs != nil {
+			idx := *p.SameDocumentAs
+			if idx < 0 || idx >= i {
+				return fmt.Errorf("%s.same_document_as: %d is not an earlier post", pw, idx)
+			}
+			src := posts[idx]
+			if src.File == "" && src.Generate == nil && src.SameDocumentAs == nil {
+				return fmt.Errorf("%s.same_document_as: post %d has no document", pw, idx)
+			}
+			if p.Photo != "" || p.Generate != nil {
+				return fmt.Errorf("%s: same_document_as excludes photo and generate", pw)
+			}
+			kinds = 1
+		}
+		if kinds != 1 {
+			return fmt.Errorf("%s: exactly one of file, photo, generate, text is required", pw)
+		}
+		if p.ReplyTo != nil && (*p.ReplyTo < 0 || *p.ReplyTo >= i) {
+			return fmt.Errorf("%s.reply_to: %d is not an earlier post", pw, *p.ReplyTo)
+		}
+		if p.Date != "" {
+			if _, err := time.Parse(time.RFC3339, p.Date); err != nil {
+				return fmt.Errorf("%s.date: %w", pw, err)
+			}
+		}
+		if p.Generate != nil {
+			if p.Generate.Name == "" || p.Generate.Size <= 0 {
+				return fmt.Errorf("%s.generate: name and a positive size are required", pw)
+			}
+		}
+		for _, f := range []*string{&p.File, &p.Photo} {
+			if *f == "" || p.SameDocumentAs != nil {
+				continue
+			}
+			if !filepath.IsAbs(*f) {
+				*f = filepath.Join(baseDir, *f)
+			}
+			st, err := os.Stat(*f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", pw, err)
+			}
+			if st.IsDir() {
+				return fmt.Errorf("%s: %s is a directory", pw, *f)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,525 @@
+package emulator
+
+import (
+	"fmt"
+	"image"
+	_ "image/jpeg" // photo sizes
+	_ "image/png"  // photo sizes
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gotd/td/tg"
+	"github.com/gotd/td/tgerr"
+)
+
+// The world model. Every field is guarded by Emulator.mu.
+
+type user struct {
+	id        int64
+	phone     string
+	username  string
+	firstName string
+	bot       bool
+	premium   bool
+	token     string
+	password  *srpPassword
+	// box is the user's private message box; ids and pts are per user.
+	box []*message
+	pts int
+}
+
+type role int
+
+const (
+	roleNone role = iota
+	roleMember
+	roleAdmin
+	roleCreator
+)
+
+type channel struct {
+	id        int64
+	title     string
+	username  string
+	invite    string
+	forum     bool
+	protected bool
+	joinReq   bool
+	date      int
+	members   map[int64]role
+	msgs      []*message // msgs[i].id == i+1
+	pts       int
+	topics    []*topic
+}
+
+type topic struct {
+	id    int
+	title string
+	date  int
+}
+
+type message struct {
+	id   int
+	date int
+	// from is the author (private messages, groups); 0 for channel posts.
+	from int64
+	// peer is the other side of a private message.
+	peer      int64
+	out       bool
+	text      string
+	entities  []tg.MessageEntityClass
+	doc       int64
+	photo     int64
+	groupedID int64
+	replyTo   int
+	topicID   int
+	action    tg.MessageActionClass
+	fwdFrom   int64 // channel id of a forwarded post
+	fwdPost   int
+	fwdDate   int
+	pts       int
+	noforward bool
+}
+
+type document struct {
+	id     int64
+	name   string
+	mime   string
+	size   int64
+	path   string // bytes on disk; empty for generated documents
+	gen    *Generate
+	date   int
+	refVer int
+	// uploaded documents are persisted; seeded ones are rebuilt.
+	uploaded bool
+}
+
+type photo struct {
+	id       int64
+	path     string
+	size     int64
+	w, h     int
+	date     int
+	refVer   int
+	uploaded bool
+}
+
+// rng is splitmix64: deterministic ids and access hashes from the seed.
+type rng struct{ state uint64 }
+
+func (r *rng) next() uint64 {
+	r.state += 0x9e3779b97f4a7c15
+	return mix(r.state)
+}
+
+func mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+var baseDate = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// accessHash is the per-viewer access hash of an entity.
+func (e *Emulator) accessHash(viewer, id int64) int64 {
+	return int64(mix(uint64(e.idSeed)*0x9e3779b97f4a7c15^uint64(viewer)*0xbf58476d1ce4e5b9^uint64(id)) >> 1)
+}
+
+func (e *Emulator) newID() int64 {
+	return int64(e.rng.next()>>24) + 1_000_000_000
+}
+
+// build creates the world from the seed.
+func (e *Emulator) build(s *Seed) error {
+	e.rng = rng{state: uint64(s.IDSeed)}
+	e.idSeed = s.IDSeed
+	acc := &user{id: e.newID(), phone: normPhone(s.Account.Phone), firstName: "Hoard", premium: s.Account.Premium}
+	if s.Account.Password != "" {
+		pw, err := e.newSRPPassword(s.Account.Password)
+		if err != nil {
+			return err
+		}
+		acc.password = pw
+	}
+	e.addUser(acc)
+	e.account = acc
+	if s.Bot.Token != "" {
+		b := &user{id: e.newID(), username: strings.ToLower(s.Bot.Username), firstName: s.Bot.Username, bot: true, token: s.Bot.Token}
+		if id, _, ok := strings.Cut(s.Bot.Token, ":"); ok {
+			var n int64
+			if _, err := fmt.Sscan(id, &n); err == nil && n > 0 {
+				b.id = n
+			}
+		}
+		e.addUser(b)
+		e.bot = b
+	}
+	dest := e.newChannel(s.Destination.Title, s.Destination.Username, "", false, false)
+	dest.members[acc.id] = roleCreator
+	if e.bot != nil {
+		dest.members[e.bot.id] = roleAdmin
+	}
+	e.dest = dest
+	for i, sc := range s.Channels {
+		c := e.newChannel(sc.Title, sc.Username, sc.Invite, sc.Forum, sc.Protected)
+		c.joinReq = sc.JoinRequest
+		if sc.Joined {
+			c.members[acc.id] = roleMember
+		}
+		where := fmt.Sprintf("channels[%d]", i)
+		if err := e.seedPosts(c, sc.Posts, 0, where+".posts"); err != nil {
+			return err
+		}
+		for j, st := range sc.Topics {
+			t := &topic{id: 0, title: st.Title, date: int(baseDate.Unix())}
+			m := e.appendMessage(c, &message{date: t.date, action: &tg.MessageActionTopicCreate{Title: st.Title, IconColor: 0x6FB9F0}})
+			t.id = m.id
+			c.topics = append(c.topics, t)
+			if err := e.seedPosts(c, st.Posts, t.id, fmt.Sprintf("%s.topics[%d].posts", where, j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func normPhone(p string) string {
+	return strings.TrimPrefix(strings.ReplaceAll(strings.ReplaceAll(p, " ", ""), "-", ""), "+")
+}
+
+func (e *Emulator) addUser(u *user) {
+	e.users[u.id] = u
+	if u.phone != "" {
+		e.phones[u.phone] = u
+	}
+	if u.username != "" {
+		e.usernames[u.username] = u.id
+	}
+}
+
+func (e *Emulator) newChannel(title, username, invite string, forum, protected bool) *channel {
+	c := &channel{
+		id: e.newID(), title: title, username: strings.ToLower(username), invite: invite,
+		forum: forum, protected: protected, date: int(baseDate.Unix()), members: map[int64]role{},
+	}
+	e.channels[c.id] = c
+	if c.username != "" {
+		e.usernames[c.username] = c.id
+	}
+	if invite != "" {
+		e.invites[invite] = c
+	}
+	action := tg.MessageActionClass(&tg.MessageActionChannelCreate{Title: title})
+	e.appendMessage(c, &message{date: c.date, action: action})
+	if forum {
+		c.topics = append(c.topics, &topic{id: 1, title: "General", date: c.date})
+	}
+	return c
+}
+
+func (e *Emulator) appendMessage(c *channel, m *message) *message {
+	e.dirty = true
+	m.id = len(c.msgs) + 1
+	c.pts++
+	m.pts = c.pts
+	c.msgs = append(c.msgs, m)
+	return m
+}
+
+func (e *Emulator) appendPrivate(u *user, m *message) *message {
+	e.dirty = true
+	m.id = len(u.box) + 1
+	u.pts++
+	m.pts = u.pts
+	u.box = append(u.box, m)
+	return m
+}
+
+func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where string) error {
+	ids := make([]int, len(posts))
+	docs := make([]int64, len(posts))
+	for i, p := range posts {
+		m := &message{text: p.Text, groupedID: p.Album}
+		if c.forum {
+			m.topicID = 1
+			if topicID != 0 {
+				m.topicID = topicID
+			}
+		}
+		if p.Caption != "" {
+			m.text = p.Caption
+		}
+		m.date = int(baseDate.Add(time.Duration(len(c.msgs)) * time.Minute).Unix())
+		if p.Date != "" {
+			d, _ := time.Parse(time.RFC3339, p.Date)
+			m.date = int(d.Unix())
+		}
+		if p.ReplyTo != nil {
+			m.replyTo = ids[*p.ReplyTo]
+		}
+		switch {
+		case p.SameDocumentAs != nil:
+			m.doc = docs[*p.SameDocumentAs]
+			if p.File == "" && p.Text != "" {
+				m.text = p.Text
+			}
+		case p.File != "":
+			st, err := os.Stat(p.File)
+			if err != nil {
+				return fmt.Errorf("%s[%d]: %w", where, i, err)
+			}
+			name := p.Name
+			if name == "" {
+				name = filepath.Base(p.File)
+			}
+			d := &document{id: e.newID(), name: name, mime: mimeOf(name), size: st.Size(), path: p.File, date: m.date}
+			e.docs[d.id] = d
+			m.doc = d.id
+		case p.Generate != nil:
+			name := p.Generate.Name
+			if p.Name != "" {
+				name = p.Name
+			}
+			g := *p.Generate
+			d := &document{id: e.newID(), name: name, mime: mimeOf(name), size: g.Size, gen: &g, date: m.date}
+			e.docs[d.id] = d
+			m.doc = d.id
+		case p.Photo != "":
+			ph, err := e.newPhoto(p.Photo, m.date)
+			if err != nil {
+				return fmt.Errorf("%s[%d]: %w", where, i, err)
+			}
+			m.photo = ph.id
+		}
+		e.appendMessage(c, m)
+		ids[i] = m.id
+		docs[i] = m.doc
+	}
+	return nil
+}
+
+func (e *Emulator) newPhoto(path string, date int) (*photo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	w, h := 800, 600
+	if cfg, _, err := image.DecodeConfig(f); err == nil {
+		w, h = cfg.Width, cfg.Height
+	}
+	p := &photo{id: e.newID(), path: path, size: st.Size(), w: w, h: h, date: date}
+	e.photos[p.id] = p
+	return p, nil
+}
+
+func mimeOf(name string) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	switch ext {
+	case ".zip":
+		return "application/zip"
+	case ".rar":
+		return "application/x-rar-compressed"
+	case ".7z":
+		return "application/x-7z-compressed"
+	case ".stl":
+		return "model/stl"
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// Views: TL objects for one viewer. Called under e.mu.
+
+func (e *Emulator) userView(viewer int64, u *user) *tg.User {
+	v := &tg.User{
+		ID: u.id, AccessHash: e.accessHash(viewer, u.id), FirstName: u.firstName, Username: u.username,
+		Bot: u.bot, Premium: u.premium, Self: viewer == u.id,
+	}
+	if viewer == u.id {
+		v.Phone = u.phone
+	}
+	return v
+}
+
+func (e *Emulator) channelView(viewer int64, c *channel) tg.ChatClass {
+	r := c.members[viewer]
+	if r == roleNone && c.username == "" {
+		// Not a member of a private channel: the viewer only learns it is
+		// forbidden.
+		return &tg.ChannelForbidden{ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title,
+			Broadcast: !c.forum, Megagroup: c.forum}
+	}
+	return &tg.Channel{
+		ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title, Username: c.username,
+		Broadcast: !c.forum, Megagroup: c.forum, Forum: c.forum, Noforwards: c.protected,
+		Left: r == roleNone, Creator: r == roleCreator, Photo: &tg.ChatPhotoEmpty{}, Date: c.date,
+	}
+}
+
+func (e *Emulator) fileReference(kind string, id int64, ver int) []byte {
+	return fmt.Appendf(nil, "%s%x.%d", kind, uint64(id), ver)
+}
+
+func (e *Emulator) docView(d *document) *tg.Document {
+	return &tg.Document{
+		ID: d.id, AccessHash: e.accessHash(0, d.id), FileReference: e.fileReference("d", d.id, d.refVer),
+		Date: d.date, MimeType: d.mime, Size: d.size, DCID: dcID,
+		Attributes: []tg.DocumentAttributeClass{&tg.DocumentAttributeFilename{FileName: d.name}},
+	}
+}
+
+func (e *Emulator) photoView(p *photo) *tg.Photo {
+	return &tg.Photo{
+		ID: p.id, AccessHash: e.accessHash(0, p.id), FileReference: e.fileReference("p", p.id, p.refVer),
+		Date: p.date, DCID: dcID,
+		Sizes: []tg.PhotoSizeClass{&tg.PhotoSize{Type: "x", W: p.w, H: p.h, Size: int(p.size)}},
+	}
+}
+
+func (e *Emulator) messageView(viewer int64, c *channel, m *message) tg.MessageClass {
+	peer := &tg.PeerChannel{ChannelID: c.id}
+	var reply tg.MessageReplyHeaderClass
+	switch {
+	case c.forum && m.topicID > 1:
+		h := &tg.MessageReplyHeader{ForumTopic: true, ReplyToMsgID: m.topicID}
+		if m.replyTo != 0 {
+			h.ReplyToMsgID = m.replyTo
+			h.ReplyToTopID = m.topicID
+		}
+		reply = h
+	case m.replyTo != 0:
+		reply = &tg.MessageReplyHeader{ReplyToMsgID: m.replyTo}
+	}
+	if m.action != nil {
+		s := &tg.MessageService{ID: m.id, PeerID: peer, Date: m.date, Action: m.action, Post: !c.forum}
+		if reply != nil {
+			s.ReplyTo = reply
+		}
+		return s
+	}
+	v := &tg.Message{
+		ID: m.id, PeerID: peer, Date: m.date, Message: m.text, Post: !c.forum,
+		GroupedID: m.groupedID, Noforwards: c.protected || m.noforward, Entities: m.entities,
+	}
+	if reply != nil {
+		v.ReplyTo = reply
+	}
+	if c.forum && m.from != 0 {
+		v.FromID = &tg.PeerUser{UserID: m.from}
+	}
+	e.attachMedia(v, m)
+	if m.fwdFrom != 0 {
+		v.FwdFrom = tg.MessageFwdHeader{FromID: &tg.PeerChannel{ChannelID: m.fwdFrom}, ChannelPost: m.fwdPost, Date: m.fwdDate}
+		v.SetFwdFrom(v.FwdFrom)
+	}
+	return v
+}
+
+func (e *Emulator) attachMedia(v *tg.Message, m *message) {
+	if m.doc != 0 {
+		if d := e.docs[m.doc]; d != nil {
+			v.Media = &tg.MessageMediaDocument{Document: e.docView(d)}
+		}
+	}
+	if m.photo != 0 {
+		if p := e.photos[m.photo]; p != nil {
+			v.Media = &tg.MessageMediaPhoto{Photo: e.photoView(p)}
+		}
+	}
+}
+
+// privateView renders a message of owner's box.
+func (e *Emulator) privateView(owner *user, m *message) tg.MessageClass {
+	v := &tg.Message{
+		ID: m.id, Out: m.out, PeerID: &tg.PeerUser{UserID: m.peer}, Date: m.date, Message: m.text,
+		Entities: m.entities, Noforwards: m.noforward,
+	}
+	if m.out {
+		v.FromID = &tg.PeerUser{UserID: owner.id}
+	} else {
+		v.FromID = &tg.PeerUser{UserID: m.peer}
+	}
+	if m.replyTo != 0 {
+		v.ReplyTo = &tg.MessageReplyHeader{ReplyToMsgID: m.replyTo}
+	}
+	e.attachMedia(v, m)
+	if m.fwdFrom != 0 {
+		v.SetFwdFrom(tg.MessageFwdHeader{FromID: &tg.PeerChannel{ChannelID: m.fwdFrom}, ChannelPost: m.fwdPost, Date: m.fwdDate})
+	}
+	return v
+}
+
+// Input resolution. Errors are the platform's.
+
+func (e *Emulator) inputChannel(viewer int64, in tg.InputChannelClass) (*channel, error) {
+	var id, hash int64
+	switch v := in.(type) {
+	case *tg.InputChannel:
+		id, hash = v.ChannelID, v.AccessHash
+	case *tg.InputChannelFromMessage:
+		id, hash = v.ChannelID, e.accessHash(viewer, v.ChannelID)
+	default:
+		return nil, tgerr.New(400, "CHANNEL_INVALID")
+	}
+	c := e.channels[id]
+	if c == nil || hash != e.accessHash(viewer, id) {
+		return nil, tgerr.New(400, "CHANNEL_INVALID")
+	}
+	return c, nil
+}
+
+// peer is a resolved input peer: exactly one of c and u is set.
+type peer struct {
+	c *channel
+	u *user
+}
+
+func (e *Emulator) inputPeer(viewer int64, in tg.InputPeerClass) (peer, error) {
+	switch v := in.(type) {
+	case *tg.InputPeerChannel:
+		c, err := e.inputChannel(viewer, &tg.InputChannel{ChannelID: v.ChannelID, AccessHash: v.AccessHash})
+		return peer{c: c}, err
+	case *tg.InputPeerUser:
+		u := e.users[v.UserID]
+		if u == nil || v.AccessHash != e.accessHash(viewer, v.UserID) {
+			return peer{}, tgerr.New(400, "PEER_ID_INVALID")
+		}
+		return peer{u: u}, nil
+	case *tg.InputPeerSelf:
+		return peer{u: e.users[viewer]}, nil
+	}
+	return peer{}, tgerr.New(400, "PEER_ID_INVALID")
+}
+
+// readable checks that viewer may read c.
+func (e *Emulator) readable(viewer int64, c *channel) error {
+	if c.members[viewer] == roleNone && c.username == "" {
+		return tgerr.New(400, "CHANNEL_PRIVATE")
+	}
+	return nil
+}
+
+// writable checks that viewer may post in c.
+func (e *Emulator) writable(viewer int64, c *channel) error {
+	if err := e.readable(viewer, c); err != nil {
+		return err
+	}
+	r := c.members[viewer]
+	switch {
+	case r == roleNone:
+		return tgerr.New(403, "CHAT_WRITE_FORBIDDEN")
+	case !c.forum && r < roleAdmin:
+		return tgerr.New(403, "CHAT_ADMIN_REQUIRED")
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+package messenger
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(50, 2)
+	ctx := context.Background()
+	start := time.Now()
+	for range 7 { // 2 from the burst, 5 at 20 ms each
+		if err := l.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 80*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("7 waits took %s, want ≈ 100ms", d)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	slow := NewLimiter(0.001, 1)
+	_ = slow.Wait(ctx)
+	if err := slow.Wait(cctx); err == nil {
+		t.Fatal("Wait on a cancelled context succeeded")
+	}
+	if err := (*Limiter)(nil).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,188 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gotd/td/bin"
+	"github.com/gotd/td/telegram"
+	"github.com/gotd/td/telegram/auth"
+	"github.com/gotd/td/tg"
+	"github.com/gotd/td/tgerr"
+
+	"github.com/hoard/hoard/messenger"
+)
+
+// conn is a running gotd client: api for ordinary calls, transfer for file
+// parts over a connection pool. Both go through the account's limiter and
+// flood handling.
+type conn struct {
+	client   *telegram.Client
+	api      *tg.Client
+	transfer *tg.Client
+	// chunks is the transfer pool without in-place flood handling: the
+	// downloader times each attempt for stall detection and sleeps through
+	// short floods outside that timer.
+	chunks *tg.Client
+	raw    tg.Invoker
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// start runs a gotd client in the background until close. setup runs once
+// connected (before start returns); if it returns an error the client stops.
+func start(ctx context.Context, cfg *Config, opts telegram.Options, setup func(ctx context.Context, c *conn) error) (*conn, error) {
+	client := telegram.NewClient(cfg.AppID, cfg.AppHash, opts)
+	c := &conn{client: client, log: cfg.Logger, done: make(chan error, 1)}
+	lim := &limitedInvoker{next: client, cfg: cfg}
+	c.raw = lim
+	c.api = tg.NewClient(lim)
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	ready := make(chan error, 1)
+	go func() {
+		err := client.Run(runCtx, func(ctx context.Context) error {
+			pool, err := client.Pool(int64(cfg.Connections))
+			if err != nil {
+				return fmt.Errorf("transfer pool: %w", err)
+			}
+			defer pool.Close()
+			c.transfer = tg.NewClient(&limitedInvoker{next: pool, cfg: cfg})
+			c.chunks = tg.NewClient(&limitedInvoker{next: pool, cfg: cfg, noInline: true})
+			if setup != nil {
+				if err := setup(ctx, c); err != nil {
+					return err
+				}
+			}
+			ready <- nil
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		select {
+		case ready <- fmt.Errorf("telegram: connect: %w", errOr(err)):
+		default:
+		}
+		c.done <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			cancel()
+			return nil, mapErr("connect", err)
+		}
+		return c, nil
+	case <-ctx.Done():
+		cancel()
+		<-c.done
+		return nil, ctx.Err()
+	}
+}
+
+func errOr(err error) error {
+	if err == nil {
+		return errors.New("client stopped")
+	}
+	return err
+}
+
+// close stops the client and waits for it; later calls return the same
+// result.
+func (c *conn) close() error {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.closeErr = <-c.done
+	})
+	return c.closeErr
+}
+
+// limitedInvoker applies the shared rate limiter and flood handling: a
+// FLOOD_WAIT up to MaxInlineFloodWait is slept through and the very same
+// request retried (a transfer part resumes in place); a longer one becomes a
+// *messenger.FloodWait, which no gotd helper mistakes for a retryable flood.
+type limitedInvoker struct {
+	next     tg.Invoker
+	cfg      *Config
+	noInline bool // return every flood wait as *messenger.FloodWait
+}
+
+// Invoke implements tg.Invoker.
+func (l *limitedInvoker) Invoke(ctx context.Context, in bin.Encoder, out bin.Decoder) error {
+	for attempt := 0; ; attempt++ {
+		if err := l.cfg.Limiter.Wait(ctx); err != nil {
+			return err
+		}
+		err := l.next.Invoke(ctx, in, out)
+		d, ok := tgerr.AsFloodWait(err)
+		if !ok {
+			return err
+		}
+		fw := &messenger.FloodWait{RetryAfter: d, Premium: tgerr.Is(err, "FLOOD_PREMIUM_WAIT"), Method: methodName(in)}
+		if l.noInline || d > l.cfg.MaxInlineFloodWait || attempt >= 5 {
+			return fw
+		}
+		l.cfg.Logger.Info("telegram: flood wait, retrying in place", "method", fw.Method, "wait", d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+func methodName(in bin.Encoder) string {
+	if t, ok := in.(interface{ TypeName() string }); ok {
+		return t.TypeName()
+	}
+	return fmt.Sprintf("%T", in)
+}
+
+// mapErr turns platform errors into the port's typed errors, keeping the
+// cause, with op as context.
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if fw, ok := messenger.AsFloodWait(err); ok {
+		return fmt.Errorf("%s: %w", op, fw)
+	}
+	var sentinel error
+	switch {
+	case tgerr.Is(err, "CHANNEL_PRIVATE", "CHANNEL_INVALID", "CHAT_FORBIDDEN", "USER_BANNED_IN_CHANNEL",
+		"CHANNEL_PUBLIC_GROUP_NA", "CHAT_WRITE_FORBIDDEN", "CHAT_ADMIN_REQUIRED"):
+		sentinel = messenger.ErrAccessLost
+	case tgerr.Is(err, "USERNAME_NOT_OCCUPIED", "USERNAME_INVALID", "INVITE_HASH_EXPIRED", "INVITE_HASH_INVALID",
+		"MESSAGE_ID_INVALID", "FILE_ID_INVALID", "PEER_ID_INVALID", "MEDIA_INVALID"):
+		sentinel = messenger.ErrNotFound
+	case tgerr.Is(err, "SESSION_PASSWORD_NEEDED") || errors.Is(err, auth.ErrPasswordAuthNeeded):
+		sentinel = messenger.ErrPasswordNeeded
+	case tgerr.Is(err, "PHONE_CODE_INVALID", "PHONE_CODE_EXPIRED", "PHONE_CODE_EMPTY", "PASSWORD_HASH_INVALID") ||
+		errors.Is(err, auth.ErrPasswordInvalid):
+		sentinel = messenger.ErrInvalidCode
+	case auth.IsUnauthorized(err) || tgerr.Is(err, "AUTH_KEY_UNREGISTERED", "SESSION_REVOKED", "SESSION_EXPIRED",
+		"USER_DEACTIVATED", "USER_DEACTIVATED_BAN", "AUTH_KEY_INVALID"):
+		sentinel = messenger.ErrUnauthorized
+	case tgerr.Is(err, "CHAT_FORWARDS_RESTRICTED"):
+		sentinel = messenger.ErrProtected
+	case tgerr.Is(err, "FILE_PARTS_INVALID"):
+		sentinel = messenger.ErrTooLarge
+	default:
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w: %w", op, sentinel, err)
+}

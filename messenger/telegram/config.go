@@ -1,0 +1,168 @@
+// Package telegram implements the messenger port with gotd/td: the same code
+// talks to the real platform in production and to messenger/emulator in
+// tests and the demo. Connection options (DC list, resolver, public keys)
+// come from configuration only: the real platform by default, or an emulator
+// described by its info file.
+package telegram
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gotd/td/telegram"
+	"github.com/gotd/td/telegram/dcs"
+	"github.com/gotd/td/tg"
+
+	"github.com/hoard/hoard/messenger"
+)
+
+// Endpoint is a non-default MTProto endpoint (the emulator): one DC at Addr
+// with its RSA public keys.
+type Endpoint struct {
+	Addr       string
+	DC         int
+	PublicKeys []string // PEM
+}
+
+// EmulatorInfo is the emulator's info file: the endpoint plus the demo
+// account's phone and login code and the bot token.
+type EmulatorInfo struct {
+	Addr       string   `json:"addr"`
+	DC         int      `json:"dc"`
+	PublicKeys []string `json:"public_keys"`
+	Phone      string   `json:"phone"`
+	Code       string   `json:"code"`
+	BotToken   string   `json:"bot_token"`
+}
+
+// Endpoint returns the connection part of the info.
+func (i EmulatorInfo) Endpoint() *Endpoint {
+	return &Endpoint{Addr: i.Addr, DC: i.DC, PublicKeys: i.PublicKeys}
+}
+
+// LoadEmulatorInfo reads an emulator info file (JSON).
+func LoadEmulatorInfo(path string) (EmulatorInfo, error) {
+	var info EmulatorInfo
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return info, fmt.Errorf("emulator info: %w", err)
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return info, fmt.Errorf("emulator info %s: %w", path, err)
+	}
+	if info.Addr == "" || len(info.PublicKeys) == 0 {
+		return info, fmt.Errorf("emulator info %s: addr and public_keys are required", path)
+	}
+	return info, nil
+}
+
+// Config configures an Account or a Bot.
+type Config struct {
+	// AppID and AppHash are the API credentials (from the environment).
+	AppID   int
+	AppHash string
+	// Endpoint selects a non-default endpoint; nil means the real platform.
+	Endpoint *Endpoint
+	// Sessions persists the session under SessionKey (required; wrap it in
+	// messenger.EncryptedStore).
+	Sessions   messenger.SessionStore
+	SessionKey string
+	// Logger; default slog.Default(). Codes, passwords and tokens are never
+	// logged.
+	Logger *slog.Logger
+	// Limiter is shared by every request of this account; default 10 req/s,
+	// burst 5.
+	Limiter *messenger.Limiter
+	// MaxInlineFloodWait is the longest FLOOD_WAIT slept through in place
+	// (transfer parts resume, never restart); longer ones return a
+	// *messenger.FloodWait. Default 10 s.
+	MaxInlineFloodWait time.Duration
+	// StallTimeout aborts a download attempt whose chunk made no progress
+	// for this long; the download resumes from the last good offset.
+	// Default 30 s.
+	StallTimeout time.Duration
+	// Connections is the size of the transfer connection pool; default 4.
+	Connections int
+	// BotChatRate and BotGlobalRate bound bot messages per second per chat
+	// and overall; default 1 and 30.
+	BotChatRate, BotGlobalRate float64
+}
+
+func (c *Config) setDefaults() error {
+	if c.Sessions == nil || c.SessionKey == "" {
+		return errors.New("telegram: Config.Sessions and SessionKey are required")
+	}
+	if c.AppID == 0 || c.AppHash == "" {
+		if c.Endpoint == nil {
+			return errors.New("telegram: AppID and AppHash are required")
+		}
+		c.AppID, c.AppHash = telegram.TestAppID, telegram.TestAppHash
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Limiter == nil {
+		c.Limiter = messenger.NewLimiter(10, 5)
+	}
+	if c.MaxInlineFloodWait == 0 {
+		c.MaxInlineFloodWait = 10 * time.Second
+	}
+	if c.StallTimeout == 0 {
+		c.StallTimeout = 30 * time.Second
+	}
+	if c.Connections <= 0 {
+		c.Connections = 4
+	}
+	if c.BotChatRate == 0 {
+		c.BotChatRate = 1
+	}
+	if c.BotGlobalRate == 0 {
+		c.BotGlobalRate = 30
+	}
+	return nil
+}
+
+// options builds gotd options: production defaults, or the endpoint's.
+func (c *Config) options() (telegram.Options, error) {
+	opts := telegram.Options{
+		SessionStorage: &sessionStorage{store: c.Sessions, key: c.SessionKey},
+	}
+	if c.Endpoint == nil {
+		return opts, nil
+	}
+	host, portStr, err := net.SplitHostPort(c.Endpoint.Addr)
+	if err != nil {
+		return opts, fmt.Errorf("telegram: endpoint addr: %w", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return opts, fmt.Errorf("telegram: endpoint port: %w", err)
+	}
+	dc := c.Endpoint.DC
+	if dc == 0 {
+		dc = 2
+	}
+	for _, p := range c.Endpoint.PublicKeys {
+		block, _ := pem.Decode([]byte(p))
+		if block == nil {
+			return opts, errors.New("telegram: endpoint public key: no PEM block")
+		}
+		key, err := x509.ParsePKCS1PublicKey(block.Bytes)
+		if err != nil {
+			return opts, fmt.Errorf("telegram: endpoint public key: %w", err)
+		}
+		opts.PublicKeys = append(opts.PublicKeys, telegram.PublicKey{RSA: key})
+	}
+	opts.DC = dc
+	opts.DCList = dcs.List{Options: []tg.DCOption{{ID: dc, IPAddress: host, Port: port, Static: true}}}
+	opts.Resolver = dcs.Plain(dcs.PlainOptions{})
+	return opts, nil
+}

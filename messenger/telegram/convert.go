@@ -1,0 +1,130 @@
+package telegram
+
+import (
+	"time"
+
+	"github.com/gotd/td/tg"
+
+	"github.com/hoard/hoard/messenger"
+)
+
+func convertUser(u *tg.User) messenger.User {
+	return messenger.User{ID: u.ID, Username: u.Username, FirstName: u.FirstName, LastName: u.LastName,
+		Phone: u.Phone, Premium: u.Premium, Bot: u.Bot}
+}
+
+func convertChannel(c *tg.Channel) messenger.Channel {
+	return messenger.Channel{ID: c.ID, AccessHash: c.AccessHash, Title: c.Title, Username: c.Username,
+		Forum: c.Forum, Protected: c.Noforwards, Broadcast: c.Broadcast, Member: !c.Left}
+}
+
+// findChannel returns the channel with id among chats.
+func findChannel(chats []tg.ChatClass, id int64) (tg.ChatClass, bool) {
+	for _, c := range chats {
+		if c.GetID() == id {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func inputChannel(ch messenger.Channel) *tg.InputChannel {
+	return &tg.InputChannel{ChannelID: ch.ID, AccessHash: ch.AccessHash}
+}
+
+func inputPeer(ch messenger.Channel) *tg.InputPeerChannel {
+	return &tg.InputPeerChannel{ChannelID: ch.ID, AccessHash: ch.AccessHash}
+}
+
+// convertMessage converts a channel message; ok is false for service and
+// empty messages.
+func convertMessage(m any, forum bool, protected bool) (messenger.Message, bool) {
+	msg, ok := m.(*tg.Message)
+	if !ok {
+		return messenger.Message{}, false
+	}
+	out := messenger.Message{
+		ID: msg.ID, Date: time.Unix(int64(msg.Date), 0).UTC(), GroupedID: msg.GroupedID,
+		Text: msg.Message, Protected: msg.Noforwards || protected,
+	}
+	if forum {
+		out.TopicID = messenger.GeneralTopicID
+	}
+	if h, ok := msg.ReplyTo.(*tg.MessageReplyHeader); ok {
+		switch {
+		case h.ForumTopic && h.ReplyToTopID != 0:
+			// A reply inside a topic.
+			out.TopicID, out.ReplyToID = h.ReplyToTopID, h.ReplyToMsgID
+		case h.ForumTopic:
+			out.TopicID = h.ReplyToMsgID
+		default:
+			out.ReplyToID = h.ReplyToMsgID
+		}
+	}
+	switch media := msg.Media.(type) {
+	case *tg.MessageMediaDocument:
+		if d, ok := media.Document.(*tg.Document); ok {
+			out.Document = convertDocument(d)
+		}
+	case *tg.MessageMediaPhoto:
+		if p, ok := media.Photo.(*tg.Photo); ok {
+			out.Photo = convertPhoto(p)
+		}
+	}
+	return out, true
+}
+
+func convertDocument(d *tg.Document) *messenger.Document {
+	doc := &messenger.Document{ID: d.ID, AccessHash: d.AccessHash, FileReference: d.FileReference,
+		DCID: d.DCID, Size: d.Size, MimeType: d.MimeType}
+	for _, a := range d.Attributes {
+		if fn, ok := a.(*tg.DocumentAttributeFilename); ok {
+			doc.FileName = fn.FileName
+		}
+	}
+	return doc
+}
+
+func convertPhoto(p *tg.Photo) *messenger.Photo {
+	ph := &messenger.Photo{ID: p.ID, AccessHash: p.AccessHash, FileReference: p.FileReference, DCID: p.DCID}
+	for _, s := range p.Sizes {
+		switch v := s.(type) {
+		case *tg.PhotoSize:
+			if int64(v.Size) >= ph.Size {
+				ph.Thumb, ph.Width, ph.Height, ph.Size = v.Type, v.W, v.H, int64(v.Size)
+			}
+		case *tg.PhotoSizeProgressive:
+			if n := len(v.Sizes); n > 0 && int64(v.Sizes[n-1]) >= ph.Size {
+				ph.Thumb, ph.Width, ph.Height, ph.Size = v.Type, v.W, v.H, int64(v.Sizes[n-1])
+			}
+		}
+	}
+	return ph
+}
+
+// sentMessageID finds the id of the message created by a send with randomID.
+func sentMessageID(u tg.UpdatesClass, randomID int64) (int, bool) {
+	var ups []tg.UpdateClass
+	switch v := u.(type) {
+	case *tg.Updates:
+		ups = v.Updates
+	case *tg.UpdatesCombined:
+		ups = v.Updates
+	case *tg.UpdateShortSentMessage:
+		return v.ID, true
+	}
+	for _, up := range ups {
+		if m, ok := up.(*tg.UpdateMessageID); ok && m.RandomID == randomID {
+			return m.ID, true
+		}
+	}
+	for _, up := range ups {
+		switch m := up.(type) {
+		case *tg.UpdateNewChannelMessage:
+			return m.Message.GetID(), true
+		case *tg.UpdateNewMessage:
+			return m.Message.GetID(), true
+		}
+	}
+	return 0, false
+}

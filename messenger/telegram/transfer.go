@@ -1,0 +1,350 @@
+package telegram
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gotd/td/telegram/uploader"
+	"github.com/gotd/td/tg"
+	"github.com/gotd/td/tgerr"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+)
+
+// chunkSize is the download chunk: the platform maximum, aligned to 1 MiB
+// boundaries as the rules require.
+const chunkSize = 1 << 20
+
+// errStall marks a chunk that made no progress within StallTimeout.
+var errStall = errors.New("download stalled")
+
+// Download implements messenger.Account: Threads chunks of 1 MiB in flight
+// over the transfer pool, written to w at their offsets. A stalled attempt is
+// aborted and resumed from the last contiguous good offset; an expired file
+// reference is refreshed by re-fetching the message. Short flood waits are
+// slept through in place. Errors are *messenger.DownloadError with the
+// resume offset.
+func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w io.WriterAt) error {
+	doc := req.Document
+	threads := req.Threads
+	if threads <= 0 {
+		threads = 4
+	}
+	done := req.Offset - req.Offset%chunkSize
+	if done < 0 {
+		done = 0
+	}
+	stalls, refreshes := 0, 0
+	for {
+		err := a.downloadFrom(ctx, &doc, w, threads, &done, req.Progress)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, errStall) && stalls < 5:
+			stalls++
+			a.cfg.Logger.Warn("telegram: download stalled, resuming", "document", doc.ID, "offset", done, "stall_timeout", a.cfg.StallTimeout)
+			continue
+		case isFileRefError(err) && refreshes < 3:
+			refreshes++
+			fresh, ferr := a.refetchDocument(ctx, req.Channel, req.MessageID)
+			if ferr != nil {
+				return &messenger.DownloadError{Offset: done, Err: ferr}
+			}
+			doc.FileReference = fresh.FileReference
+			continue
+		}
+		return &messenger.DownloadError{Offset: done, Err: mapErr(fmt.Sprintf("download document %d", doc.ID), err)}
+	}
+}
+
+// downloadFrom runs one attempt from *done on; *done advances over the
+// contiguous prefix of finished chunks.
+func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loc := &tg.InputDocumentFileLocation{ID: doc.ID, AccessHash: doc.AccessHash, FileReference: doc.FileReference}
+	var (
+		mu       sync.Mutex
+		finished = map[int64]bool{}
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	offsets := make(chan int64)
+	go func() {
+		defer close(offsets)
+		for off := *done; off < doc.Size; off += chunkSize {
+			select {
+			case offsets <- off:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, chunkSize)
+			for off := range offsets {
+				data, err := a.chunk(ctx, loc, off, buf)
+				if err != nil {
+					fail(err)
+					return
+				}
+				want := min(int64(chunkSize), doc.Size-off)
+				if int64(len(data)) != want {
+					fail(fmt.Errorf("chunk at %d: got %d bytes, want %d", off, len(data), want))
+					return
+				}
+				if _, err := w.WriteAt(data, off); err != nil {
+					fail(fmt.Errorf("write at %d: %w", off, err))
+					return
+				}
+				mu.Lock()
+				finished[off] = true
+				advanced := false
+				for finished[*done] {
+					delete(finished, *done)
+					*done = min(*done+chunkSize, doc.Size)
+					advanced = true
+				}
+				if advanced && progress != nil {
+					progress(*done)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// chunk fetches one chunk. Each attempt has StallTimeout to answer; a short
+// flood wait is slept through (outside that timer) and the same chunk asked
+// again.
+func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off int64, buf []byte) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, a.cfg.StallTimeout)
+		res, err := a.conn.chunks.UploadGetFile(rctx, &tg.UploadGetFileRequest{Location: loc, Offset: off, Limit: chunkSize})
+		stalled := ctx.Err() == nil && rctx.Err() != nil
+		cancel()
+		if fw, ok := messenger.AsFloodWait(err); ok && fw.RetryAfter <= a.cfg.MaxInlineFloodWait && attempt < 5 {
+			a.cfg.Logger.Info("telegram: flood wait on a chunk, retrying in place", "offset", off, "wait", fw.RetryAfter)
+			t := time.NewTimer(fw.RetryAfter)
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			}
+		}
+		if err != nil {
+			if stalled {
+				return nil, fmt.Errorf("chunk at %d: %w", off, errStall)
+			}
+			return nil, err
+		}
+		f, ok := res.(*tg.UploadFile)
+		if !ok {
+			return nil, fmt.Errorf("chunk at %d: unexpected answer %T (CDN redirects are not supported)", off, res)
+		}
+		return append(buf[:0], f.Bytes...), nil
+	}
+}
+
+// DownloadThumbnail implements messenger.Account: the bytes of the largest
+// size of msg's photo.
+func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, msg messenger.Message) ([]byte, error) {
+	if msg.Photo == nil {
+		return nil, hoard.Errorf(hoard.EINVALID, "message %d has no photo", msg.ID)
+	}
+	ph := *msg.Photo
+	for attempt := 0; ; attempt++ {
+		loc := &tg.InputPhotoFileLocation{ID: ph.ID, AccessHash: ph.AccessHash, FileReference: ph.FileReference, ThumbSize: ph.Thumb}
+		var out bytes.Buffer
+		var err error
+		for off := int64(0); ; off += chunkSize {
+			var data []byte
+			data, err = a.chunk(ctx, loc, off, nil)
+			if err != nil {
+				break
+			}
+			out.Write(data)
+			if len(data) < chunkSize {
+				return out.Bytes(), nil
+			}
+		}
+		if isFileRefError(err) && attempt == 0 {
+			msgs, ferr := a.Messages(ctx, ch, []int{msg.ID})
+			if ferr != nil {
+				return nil, fmt.Errorf("refresh photo reference: %w", ferr)
+			}
+			if len(msgs) == 0 || msgs[0].Photo == nil {
+				return nil, fmt.Errorf("refresh photo of message %d: %w", msg.ID, messenger.ErrNotFound)
+			}
+			ph = *msgs[0].Photo
+			continue
+		}
+		return nil, mapErr(fmt.Sprintf("download photo of message %d", msg.ID), err)
+	}
+}
+
+// bigFileThreshold is where the platform switches from saveFilePart (with an
+// MD5) to saveBigFilePart.
+const bigFileThreshold = 10 << 20
+
+// Upload implements messenger.Account: 512 KiB parts over the transfer pool
+// (short flood waits slept through per part), then sendMedia. Files above
+// 10 MiB are uploaded part by part here so that a failed upload (a long
+// flood wait, a lost connection) resumes from the parts already stored
+// instead of restarting from byte 0.
+func (a *Account) Upload(ctx context.Context, req messenger.UploadRequest) (int, error) {
+	size := req.Data.Size()
+	if size > messenger.MaxUploadSize(req.Premium) {
+		return 0, fmt.Errorf("upload %q (%d bytes): %w", req.FileName, size, messenger.ErrTooLarge)
+	}
+	threads := req.Threads
+	if threads <= 0 {
+		threads = 4
+	}
+	var (
+		file   tg.InputFileClass
+		resume messenger.UploadResume
+		err    error
+	)
+	if size > bigFileThreshold {
+		file, resume, err = a.uploadBig(ctx, req, size, threads)
+	} else {
+		up := uploader.NewUploader(a.conn.transfer).WithPartSize(messenger.UploadPartSize).WithThreads(threads)
+		file, err = up.Upload(ctx, uploader.NewUpload(req.FileName, io.NewSectionReader(req.Data, 0, size), size))
+	}
+	if err != nil {
+		err = mapErr(fmt.Sprintf("upload %q", req.FileName), err)
+		if size > bigFileThreshold {
+			return 0, &messenger.UploadError{Resume: resume, Err: err}
+		}
+		return 0, err
+	}
+	mime := req.MimeType
+	if mime == "" {
+		mime = "application/octet-stream"
+	}
+	rid := randomID()
+	upd, err := a.conn.api.MessagesSendMedia(ctx, &tg.MessagesSendMediaRequest{
+		Peer: inputPeer(req.Channel),
+		Media: &tg.InputMediaUploadedDocument{File: file, MimeType: mime, ForceFile: true,
+			Attributes: []tg.DocumentAttributeClass{&tg.DocumentAttributeFilename{FileName: req.FileName}}},
+		Message:  req.Caption,
+		RandomID: rid,
+	})
+	if err != nil {
+		err = mapErr(fmt.Sprintf("post %q", req.FileName), err)
+		if size > bigFileThreshold && !tgerr.IsCode(err, 400) {
+			// Parts are stored: only sendMedia needs repeating.
+			return 0, &messenger.UploadError{Resume: resume, Err: err}
+		}
+		return 0, err
+	}
+	id, ok := sentMessageID(upd, rid)
+	if !ok {
+		return 0, fmt.Errorf("post %q: no message id in the answer", req.FileName)
+	}
+	return id, nil
+}
+
+// uploadBig sends the parts of a big file from the resume point on and
+// returns the resume point reached (the contiguous prefix of stored parts).
+func (a *Account) uploadBig(ctx context.Context, req messenger.UploadRequest, size int64, threads int) (tg.InputFileClass, messenger.UploadResume, error) {
+	const partSize = messenger.UploadPartSize
+	total := int((size + partSize - 1) / partSize)
+	resume := messenger.UploadResume{FileID: randomID()}
+	if r := req.Resume; r != nil && r.FileID != 0 && r.PartsDone >= 0 && r.PartsDone <= total {
+		resume = *r
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		finished = map[int]bool{}
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	parts := make(chan int)
+	go func() {
+		defer close(parts)
+		for p := resume.PartsDone; p < total; p++ {
+			select {
+			case parts <- p:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, partSize)
+			for p := range parts {
+				off := int64(p) * partSize
+				n := int(min(partSize, size-off))
+				if _, err := req.Data.ReadAt(buf[:n], off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+					mu.Lock()
+					firstErr = cmpOr(firstErr, fmt.Errorf("read part %d: %w", p, err))
+					mu.Unlock()
+					cancel()
+					return
+				}
+				_, err := a.conn.transfer.UploadSaveBigFilePart(ctx, &tg.UploadSaveBigFilePartRequest{
+					FileID: resume.FileID, FilePart: p, FileTotalParts: total, Bytes: buf[:n],
+				})
+				mu.Lock()
+				if err != nil {
+					firstErr = cmpOr(firstErr, fmt.Errorf("part %d: %w", p, err))
+					mu.Unlock()
+					cancel()
+					return
+				}
+				finished[p] = true
+				for finished[resume.PartsDone] {
+					delete(finished, resume.PartsDone)
+					resume.PartsDone++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, resume, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, resume, err
+	}
+	return &tg.InputFileBig{ID: resume.FileID, Parts: total, Name: req.FileName}, resume, nil
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

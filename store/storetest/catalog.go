@@ -1,0 +1,122 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// GenerateCatalog fills packages (and package_files for a tenth of them)
+// with realistic, Zipf-skewed names, creators and tags, for benchmarks. It
+// drops the search indexes during the load and builds them afterwards, and
+// returns the most frequent creator. The names are deterministic, and every
+// 100,000th package is a "Quetzalcoatl Temple" (a rare word).
+func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, 7))
+	real := []string{"dragon", "knight", "castle", "bust", "elf", "orc", "goblin", "wizard", "terrain", "ruins", "tower",
+		"mech", "robot", "tank", "ship", "warrior", "archer", "mage", "skeleton", "zombie", "demon", "angel", "tree",
+		"wall", "gate", "bridge", "statue", "throne", "sword", "shield", "helmet", "armor", "base", "diorama", "miniature",
+		"figure", "creature", "beast", "wolf", "bear", "lion", "griffin", "hydra", "kraken", "phoenix", "titan", "giant"}
+	syl := []string{"ka", "lo", "mi", "ra", "zen", "tor", "vel", "dun", "ash", "bri", "cor", "dra", "eth", "fal", "gor",
+		"hal", "ith", "jor", "kel", "lum", "mor", "nar", "oth", "pra", "qua", "ryn", "sol", "tha", "ul", "vor", "wyn", "xal"}
+	vocab := slices.Clone(real)
+	for len(vocab) < 40_000 {
+		w := ""
+		for k := 2 + rng.IntN(2); k > 0; k-- {
+			w += syl[rng.IntN(len(syl))]
+		}
+		vocab = append(vocab, w)
+	}
+	zipf := func(size int) int { u := rng.Float64(); return int(float64(size) * u * u * u * u) }
+	word := func() string { return vocab[zipf(len(vocab))] }
+	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+	suffixes := []string{"Factory", "Studio", "Miniatures", "Forge", "Works", "Labs", "Designs", "3D", "Sculpts", "Prints"}
+	creators := make([]string, 20_000)
+	for i := range creators {
+		creators[i] = title(vocab[rng.IntN(len(vocab))]) + " " + suffixes[rng.IntN(len(suffixes))]
+	}
+	exts := []string{"zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "rar", "rar", "rar", "7z", "7z", "stl", "stl", "stl", "3mf", "pdf"}
+	types := map[string]string{"zip": "ZIP", "rar": "RAR", "7z": "7Z", "stl": "DOCUMENT", "3mf": "DOCUMENT", "pdf": "DOCUMENT"}
+	tags := []string{"STL", "Terrain", "Fantasy", "Sci-Fi", "Busts", "Miniatures"}
+
+	for _, stmt := range []string{
+		`ALTER TABLE packages DROP CONSTRAINT IF EXISTS packages_pkey CASCADE`,
+		`DROP INDEX packages_search_vector_idx`, `DROP INDEX packages_file_name_trgm_idx`, `DROP INDEX package_files_path_trgm_idx`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	epoch := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	const batch = 50_000
+	for done := 0; done < n; done += batch {
+		rows := make([][]any, 0, batch)
+		for i := done; i < min(done+batch, n); i++ {
+			c := creators[zipf(len(creators))]
+			ext := exts[rng.IntN(len(exts))]
+			var name string
+			switch rng.IntN(5) {
+			case 0:
+				name = fmt.Sprintf("%s - %d-%02d.%s", c, 2019+rng.IntN(7), 1+rng.IntN(12), ext)
+			case 1:
+				name = fmt.Sprintf("%s_%s_%s.%s", title(word()), title(word()), []string{"v2", "supported", "presupported", "hollow"}[rng.IntN(4)], ext)
+			case 2:
+				name = fmt.Sprintf("%s%s %dmm.%s", title(word()), title(word()), 28+rng.IntN(50), ext)
+			case 3:
+				name = fmt.Sprintf("%s %s %s Pack.%s", title(word()), title(word()), title(word()), ext)
+			default:
+				name = fmt.Sprintf("%s-%s-%s.%s", word(), word(), word(), ext)
+			}
+			if i%100_000 == 7 {
+				name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
+			}
+			rows = append(rows, []any{int64(i + 1), name, int64(1 << 20), types[ext], c,
+				[]string{tags[rng.IntN(len(tags))]}, epoch.Add(time.Duration(i) * time.Minute)})
+		}
+		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"packages"},
+			[]string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// ~20 files for a tenth of the packages.
+	for done := 0; done < n/10; done += 5000 {
+		var rows [][]any
+		for p := done; p < min(done+5000, n/10); p++ {
+			pkg := int64(n - p*10)
+			root := title(word())
+			for f := 0; f < 20; f++ {
+				part := []string{"body", "head", "wings", "base", "arm_left", "arm_right", "tail", "weapon", "cloak", "legs"}[rng.IntN(10)]
+				rows = append(rows, []any{pkg, f, fmt.Sprintf("%s/%s/%s_%02d.stl", root, word(), part, f), part + ".stl", "stl"})
+			}
+		}
+		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"package_files"},
+			[]string{"package_id", "ordinal", "path", "file_name", "extension"}, pgx.CopyFromRows(rows)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, stmt := range []string{
+		`ALTER TABLE packages ADD PRIMARY KEY (id)`,
+		`CREATE INDEX packages_search_vector_idx ON packages USING gin (search_vector) WITH (fastupdate = off)`,
+		`CREATE INDEX packages_file_name_trgm_idx ON packages USING gin (file_name gin_trgm_ops) WITH (fastupdate = off)`,
+		`CREATE INDEX package_files_path_trgm_idx ON package_files USING gin (path gin_trgm_ops)`,
+		`VACUUM ANALYZE packages`, `VACUUM ANALYZE package_files`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			b.Fatal(stmt, err)
+		}
+	}
+	var top string
+	if err := pool.QueryRow(ctx, `SELECT creator FROM packages GROUP BY creator ORDER BY count(*) DESC LIMIT 1`).Scan(&top); err != nil {
+		b.Fatal(err)
+	}
+	return top
+}

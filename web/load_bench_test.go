@@ -1,0 +1,143 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// BenchmarkCatalogLoad serves the catalog page and GET /api/packages?q= to
+// 50 concurrent clients over loopback, against a generated catalog of
+// HOARD_BENCH_PACKAGES packages (default 1,000,000; HOARD_BENCH_DB_URL keeps
+// one between runs), and reports p50/p95/p99 latency and throughput per
+// endpoint. Each client sends a bounded number of requests.
+func BenchmarkCatalogLoad(b *testing.B) {
+	n := 1_000_000
+	if v := os.Getenv("HOARD_BENCH_PACKAGES"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	ctx := context.Background()
+	var db *store.DB
+	if u := os.Getenv("HOARD_BENCH_DB_URL"); u != "" {
+		var err error
+		if db, err = store.Open(ctx, u, store.Options{MaxConns: 20}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(db.Close)
+		if err := db.Migrate(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		var have int
+		_ = db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&have)
+		if have != n {
+			if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
+				b.Fatal(err)
+			}
+			storetest.GenerateCatalog(b, db.Pool(), n)
+		}
+	} else {
+		u := storetest.URL(b)
+		var err error
+		if db, err = store.Open(ctx, u, store.Options{MaxConns: 20}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(db.Close)
+		storetest.GenerateCatalog(b, db.Pool(), n)
+	}
+	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := New(Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(),
+		UploadDir: b.TempDir(), MaxUploadBytes: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	b.Cleanup(ts.Close)
+	hash, _ := hashPassword(ctx, "bench password")
+	u, err := db.CreateUser(ctx, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), hash, hoard.RoleUser)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token := fmt.Sprintf("bench-token-%d", time.Now().UnixNano())
+	if err := db.CreateSession(ctx, &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		b.Fatal(err)
+	}
+	cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
+	queries := []string{"dragon", "knight bust", "quetzalcoatl", "dr", "castle", "mech tank", "wizard", "orc"}
+
+	const clients, perClient = 50, 40
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	for _, ep := range []struct {
+		name string
+		path func(i int) string
+	}{
+		{"catalog_page", func(i int) string { return "/" }},
+		{"catalog_page_q", func(i int) string { return "/?q=" + url.QueryEscape(queries[i%len(queries)]) }},
+		{"api_packages_q", func(i int) string { return "/api/packages?q=" + url.QueryEscape(queries[i%len(queries)]) }},
+	} {
+		b.Run(ep.name, func(b *testing.B) {
+			for range b.N {
+			}
+			var mu sync.Mutex
+			var lat []time.Duration
+			var failures int
+			start := time.Now()
+			var wg sync.WaitGroup
+			for c := 0; c < clients; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < perClient; i++ {
+						req, _ := http.NewRequest("GET", ts.URL+ep.path(c*perClient+i), nil)
+						req.AddCookie(cookie)
+						t0 := time.Now()
+						resp, err := hc.Do(req)
+						d := time.Since(t0)
+						ok := err == nil && resp.StatusCode == 200
+						if err == nil {
+							_, _ = io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						if !ok {
+							failures++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			if failures > 0 {
+				b.Fatalf("%d of %d requests failed", failures, len(lat))
+			}
+			slices.Sort(lat)
+			ms := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(ms(0.50), "p50-ms")
+			b.ReportMetric(ms(0.95), "p95-ms")
+			b.ReportMetric(ms(0.99), "p99-ms")
+			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
