@@ -28,10 +28,6 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fset.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *seed != "" || *once {
-		fmt.Fprintln(stderr, "hoard demo: --seed and --once are not available yet: they need the messenger emulator (issue #3) and ingestion (issue #4)")
-		return exitFailure
-	}
 	env := map[string]string{}
 	if *addr != "" {
 		env["LISTEN_ADDR"] = *addr
@@ -74,6 +70,19 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if _, err := web.EnsureAdmin(ctx, a.db, demoAdminEmail, password); err != nil {
 		fmt.Fprintf(stderr, "hoard demo: create the administrator: %v\n", err)
+		return exitFailure
+	}
+	dm, err := a.startDemoMessenger(ctx, *seed)
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo: messenger emulator: %v\n", err)
+		return exitFailure
+	}
+	defer dm.close()
+	if *once {
+		// One ingestion cycle needs the ingestion jobs (issue #4); until they
+		// land, --once stops after sign-in and channel setup and says so.
+		fmt.Fprintln(stderr, "hoard demo --once: signed in and channels set up; the ingestion cycle is not available yet (it arrives with the ingestion work)")
+		fmt.Fprintln(stdout, `{"run_status":"NOT_AVAILABLE","packages":0,"skipped":0,"notifications":0}`)
 		return exitFailure
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {

@@ -83,8 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "admin":
 		return runAdmin(ctx, rest, getenv, stdout, stderr)
 	case "emulator":
-		fmt.Fprintln(stderr, "hoard emulator: not available yet: the messenger emulator lands with issue #3")
-		return exitFailure
+		return runEmulator(ctx, rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "hoard: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage

@@ -93,7 +93,8 @@ func TestCommandLine(t *testing.T) {
 		{nil, exitUsage, "Usage: hoard <command>"},
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"migrate", "--force"}, exitUsage, "flag provided but not defined"},
-		{[]string{"emulator"}, exitFailure, "not available yet"},
+		{[]string{"emulator"}, exitUsage, "--seed is required"},
+		{[]string{"bot"}, exitFailure, "not available yet"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -221,11 +221,19 @@ func (e *Emulator) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops serving and removes a temporary state directory.
+// Close stops serving and removes a temporary state directory. The world is
+// saved after every change, so Close waits at most a few seconds for client
+// connections that are still open (tgtest serves them until their read
+// timeout) rather than hang.
 func (e *Emulator) Close() error {
 	if e.cancel != nil {
 		e.cancel()
-		<-e.done
+		_ = e.ln.Close()
+		select {
+		case <-e.done:
+		case <-time.After(3 * time.Second):
+			e.log.Warn("emulator: clients still connected at shutdown; not waiting for them")
+		}
 	}
 	if e.tmpDir {
 		return os.RemoveAll(e.dir)
@@ -723,4 +731,25 @@ func Serve(ctx context.Context, opts Options, infoPath string) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// CallCounts returns how many times each method was called.
+func (e *Emulator) CallCounts() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]int, len(e.calls))
+	for k, v := range e.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// AccountAccessHash returns the access hash the seeded account sees for a
+// channel. `hoard demo` uses it to set up the destination and the seeded
+// channels without an administrator pasting links; the platform has no such
+// call.
+func (e *Emulator) AccountAccessHash(channelID int64) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.accessHash(e.account.id, channelID)
 }

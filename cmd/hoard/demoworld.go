@@ -1,0 +1,166 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// writeDemoWorld writes the built-in sample world of `hoard demo` into dir:
+// seed.json plus the files it posts (ZIPs with images and STL files in
+// folders, a byte-split ZIP set, a 7z archive when Debian's 7zip is
+// installed, PDFs, STLs, a repost, an album with a cover photo, a forum with
+// topics, captions and replies, and a generated file over the split
+// threshold). It returns the seed file's path.
+func writeDemoWorld(dir string) (string, error) {
+	files := filepath.Join(dir, "files")
+	if err := os.MkdirAll(files, 0o755); err != nil {
+		return "", err
+	}
+	write := func(name string, data []byte) error { return os.WriteFile(filepath.Join(files, name), data, 0o644) }
+	cover := demoJPEG(200, 150, 40)
+	steps := []struct {
+		name string
+		data func() ([]byte, error)
+	}{
+		{"cover.jpg", func() ([]byte, error) { return cover, nil }},
+		{"Mammoth Factory - 2024-01.zip", func() ([]byte, error) {
+			return demoZip(map[string][]byte{"Mammoth Factory - 2024-01/cover.jpg": demoJPEG(320, 240, 90),
+				"Mammoth Factory - 2024-01/Mammoth/body.stl": demoSTL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": demoSTL("tusks")})
+		}},
+		{"Mammoth Factory - 2024-02.zip", func() ([]byte, error) {
+			return demoZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")})
+		}},
+		{"Painting Guide.pdf", func() ([]byte, error) { return demoPDF("Painting guide"), nil }},
+		{"Dragon_Bust_v2_supported.stl", func() ([]byte, error) { return demoSTL("dragon bust"), nil }},
+		{"Dragon Wings.zip", func() ([]byte, error) {
+			return demoZip(map[string][]byte{"Dragon Wings/render.jpg": demoJPEG(300, 200, 200), "Dragon Wings/left.stl": demoSTL("left"), "Dragon Wings/right.stl": demoSTL("right")})
+		}},
+		{"Castle Walls.zip", func() ([]byte, error) {
+			return demoZip(map[string][]byte{"Castle/walls.stl": demoSTL("walls"), "Castle/gate.stl": demoSTL("gate")})
+		}},
+		{"Terrain Rules.pdf", func() ([]byte, error) { return demoPDF("Terrain rules"), nil }},
+	}
+	for _, s := range steps {
+		data, err := s.data()
+		if err == nil {
+			err = write(s.name, data)
+		}
+		if err != nil {
+			return "", fmt.Errorf("demo world: %s: %w", s.name, err)
+		}
+	}
+	// A ZIP split into byte ranges, as 7-Zip's -v switch does: Hoard Set.zip.001, .002.
+	set, err := demoZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
+	if err != nil {
+		return "", err
+	}
+	half := len(set) / 2
+	if err := write("Hoard Set.zip.001", set[:half]); err != nil {
+		return "", err
+	}
+	if err := write("Hoard Set.zip.002", set[half:]); err != nil {
+		return "", err
+	}
+
+	mammothPosts := []map[string]any{
+		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z"},
+		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-01.zip", "same_document_as": 0, "date": "2024-02-10T09:00:00Z"},
+		{"text": "Thanks for the support!", "reply_to": 2},
+		{"generate": map[string]any{"name": "Mammoth Diorama.zip", "size": int64(2_300_000_000), "seed": 42}, "caption": "The big one"},
+	}
+	forgePosts := []map[string]any{
+		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported"},
+		{"file": "files/Hoard Set.zip.001"},
+		{"file": "files/Hoard Set.zip.002"},
+		{"file": "files/Painting Guide.pdf", "reply_to": 0},
+	}
+	if _, err := exec.LookPath("7zz"); err == nil {
+		archive := filepath.Join(files, "Knight Helmet.7z")
+		if _, err := os.Stat(archive); err != nil {
+			src := filepath.Join(dir, "knight")
+			_ = os.MkdirAll(filepath.Join(src, "Knight Helmet"), 0o755)
+			_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), demoSTL("helmet"), 0o644)
+			cmd := exec.Command("7zz", "a", "-bd", "-y", archive, "Knight Helmet")
+			cmd.Dir = src
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("demo world: 7zz: %v: %s", err, out)
+			}
+		}
+		forgePosts = append(forgePosts, map[string]any{"file": "files/Knight Helmet.7z", "caption": "Knight helmet"})
+	}
+	seed := map[string]any{
+		"account":     map[string]any{"phone": "+15550000001", "premium": false},
+		"bot":         map[string]any{"username": "hoard_demo_bot", "token": "111:demo"},
+		"destination": map[string]any{"title": "Hoard Archive", "username": "hoardarchive"},
+		"channels": []map[string]any{
+			{"title": "Mammoth Factory [Completed] 🦣", "username": "mammothfactory", "joined": true, "category": "STL", "posts": mammothPosts},
+			{"title": "Dragon Forge (Paid)", "username": "dragonforge", "joined": true, "protected": true, "category": "Fantasy", "posts": forgePosts},
+			{"title": "STL Emporium", "invite": "EmporiumDemo", "joined": true, "forum": true, "category": "STL",
+				"posts": []map[string]any{{"file": "files/Terrain Rules.pdf", "caption": "Read me first"}},
+				"topics": []map[string]any{
+					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
+					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
+				}},
+		},
+	}
+	data, err := json.MarshalIndent(seed, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "seed.json")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+func demoZip(entries map[string][]byte) ([]byte, error) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for name, data := range entries {
+		w, err := zw.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// demoJPEG draws a small gradient (each hue a different image).
+func demoJPEG(w, h int, hue uint8) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{hue, uint8(x * 255 / w), uint8(y * 255 / h), 255})
+		}
+	}
+	var b bytes.Buffer
+	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 80})
+	return b.Bytes()
+}
+
+// demoSTL is a one-facet ASCII STL named after its part.
+func demoSTL(name string) []byte {
+	return []byte("solid " + name + "\nfacet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 0 0\n  vertex 0 1 0\n endloop\nendfacet\nendsolid " + name + "\n")
+}
+
+// demoPDF is a minimal one-page PDF with a title.
+func demoPDF(title string) []byte {
+	return []byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
+		"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]/Contents 4 0 R>>endobj\n" +
+		"4 0 obj<</Length 40>>stream\nBT /F1 12 Tf 20 100 Td (" + title + ") Tj ET\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+}

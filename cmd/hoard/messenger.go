@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/emulator"
+	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/store"
+)
+
+// sessionStore keeps messenger client sessions in PostgreSQL (wrapped in
+// messenger.EncryptedStore, so only ciphertext reaches the table).
+type sessionStore struct{ db *store.DB }
+
+func (s sessionStore) LoadSession(ctx context.Context, key string) ([]byte, error) {
+	return s.db.LoadMessengerSession(ctx, key)
+}
+
+func (s sessionStore) SaveSession(ctx context.Context, key string, data []byte) error {
+	return s.db.SaveMessengerSession(ctx, key, data)
+}
+
+// runEmulator runs the messenger emulator alone:
+//
+//	hoard emulator --seed FILE [--addr 127.0.0.1:PORT] [--state DIR] [--info FILE]
+//
+// It writes the info file once the server accepts connections and prints the
+// per-method call counters when it stops.
+func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoard emulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seedPath := fs.String("seed", "", "seed file (JSON) describing the world (required)")
+	addr := fs.String("addr", "127.0.0.1:0", "listen address (port 0 picks a free one)")
+	state := fs.String("state", "emulator-state", "state directory (uploads, new posts, server key)")
+	info := fs.String("info", "emulator-info.json", "where to write the connection info for TELEGRAM_EMULATOR")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return exitUsage
+	}
+	if *seedPath == "" {
+		fmt.Fprintln(stderr, "hoard emulator: --seed is required")
+		return exitUsage
+	}
+	seed, err := emulator.LoadSeed(*seedPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard emulator: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	em, err := emulator.New(emulator.Options{Seed: seed, StateDir: *state, Addr: *addr, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard emulator: %v\n", err)
+		return exitFailure
+	}
+	if err := em.Start(ctx); err != nil {
+		_ = em.Close()
+		fmt.Fprintf(stderr, "hoard emulator: %v\n", err)
+		return exitFailure
+	}
+	if err := em.WriteInfo(*info); err != nil {
+		_ = em.Close()
+		fmt.Fprintf(stderr, "hoard emulator: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stdout, "emulator listening on %s; info in %s (TELEGRAM_EMULATOR=%s)\n", em.Addr(), *info, *info)
+	<-ctx.Done()
+	counts := em.CallCounts()
+	_ = em.Close()
+	fmt.Fprintln(stdout, "calls per method:")
+	for _, m := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(stdout, "  %-36s %d\n", m, counts[m])
+	}
+	return exitOK
+}
+
+// demoMessenger is the in-process emulator of `hoard demo` and the clients
+// signed in to it.
+type demoMessenger struct {
+	em      *emulator.Emulator
+	account *telegram.Account
+	bot     *telegram.Bot
+}
+
+func (d *demoMessenger) close() {
+	if d.bot != nil {
+		_ = d.bot.Close()
+	}
+	if d.account != nil {
+		_ = d.account.Close()
+	}
+	if d.em != nil {
+		_ = d.em.Close()
+	}
+}
+
+// startDemoMessenger starts the emulator with its state under
+// DATA_DIR/emulator (the built-in world unless seedPath is set), signs the
+// seeded account in (with the emulator's code), configures the destination
+// channel and every seeded channel as an active source with its category,
+// and signs the bot in.
+func (a *app) startDemoMessenger(ctx context.Context, seedPath string) (*demoMessenger, error) {
+	dir := filepath.Join(a.cfg.DataDir, "emulator")
+	if seedPath == "" {
+		var err error
+		if seedPath, err = writeDemoWorld(filepath.Join(dir, "world")); err != nil {
+			return nil, err
+		}
+	}
+	seed, err := emulator.LoadSeed(seedPath)
+	if err != nil {
+		return nil, err
+	}
+	d := &demoMessenger{}
+	d.em, err = emulator.New(emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.em.Start(ctx); err != nil {
+		d.close()
+		return nil, err
+	}
+	if err := d.em.WriteInfo(filepath.Join(dir, "info.json")); err != nil {
+		d.close()
+		return nil, err
+	}
+	if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *emulator.Seed) error {
+	info := d.em.Info()
+	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
+	if err != nil {
+		return err
+	}
+	appID := a.cfg.TelegramAppID
+	if appID == 0 {
+		appID = 1 // the emulator accepts any application
+	}
+	base := telegram.Config{AppID: appID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
+		Endpoint: telegram.EmulatorInfo{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys}.Endpoint()}
+	if base.AppHash == "" {
+		base.AppHash = "demo"
+	}
+
+	acc, err := a.db.FindAccountByPhone(ctx, info.Phone)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		acc, err = a.db.CreateAccount(ctx, info.Phone)
+	}
+	if err != nil {
+		return err
+	}
+	cfg := base
+	cfg.SessionKey = "account:" + strconv.FormatInt(acc.ID, 10)
+	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {
+		return fmt.Errorf("demo: account client: %w", err)
+	}
+	ok, err := d.account.Authorized(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: account status: %w", err)
+	}
+	if !ok {
+		if err := d.account.SendCode(ctx, info.Phone); err != nil {
+			return fmt.Errorf("demo: send login code: %w", err)
+		}
+		err := d.account.SignIn(ctx, info.Code)
+		if errors.Is(err, messenger.ErrPasswordNeeded) {
+			err = d.account.CheckPassword(ctx, seed.Account.Password)
+		}
+		if err != nil {
+			_ = a.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthFailed, hoard.ErrorMessage(err))
+			return fmt.Errorf("demo: sign in: %w", err)
+		}
+	}
+	self, err := d.account.Self(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: self: %w", err)
+	}
+	if err := a.db.SetAccountProfile(ctx, acc.ID, self.ID, self.FirstName, self.Premium); err != nil {
+		return err
+	}
+	if err := a.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthAuthenticated, ""); err != nil {
+		return err
+	}
+
+	link := func(platformID int64, kind hoard.ChannelKind, role hoard.MapRole, category string) (*hoard.Channel, error) {
+		ch, err := d.account.ChannelInfo(ctx, messenger.Channel{ID: platformID, AccessHash: d.em.AccountAccessHash(platformID)})
+		if err != nil {
+			return nil, err
+		}
+		row := &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: kind, Category: category,
+			IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
+		if err := a.db.UpsertChannel(ctx, row); err != nil {
+			return nil, err
+		}
+		if _, err := a.db.UpsertChannelMap(ctx, acc.ID, row.ID, ch.AccessHash, role); err != nil {
+			return nil, err
+		}
+		return row, nil
+	}
+	if _, err := link(d.em.DestinationID(), hoard.ChannelDestination, hoard.MapWriter, ""); err != nil {
+		return fmt.Errorf("demo: destination channel: %w", err)
+	}
+	for _, sc := range seed.Channels {
+		id := d.em.ChannelID(sc.Title)
+		if !sc.Joined {
+			ref := messenger.ChannelRef{Username: sc.Username, InviteHash: sc.Invite}
+			if _, status, err := d.account.JoinChannel(ctx, ref); err != nil || status == messenger.RequestSent {
+				a.log.Warn("demo: could not join a seeded channel", "channel", sc.Title, "status", status, "err", err)
+				continue
+			}
+		}
+		if _, err := link(id, hoard.ChannelSource, hoard.MapReader, sc.Category); err != nil {
+			a.log.Warn("demo: seeded channel not set up", "channel", sc.Title, "err", err)
+		}
+	}
+
+	if info.BotToken != "" {
+		bcfg := base
+		bcfg.SessionKey = "bot"
+		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken, func(_ context.Context, m messenger.IncomingMessage) {
+			a.log.Info("bot: message received (commands arrive with the bot work)", "chat", m.ChatID)
+		})
+		if err != nil {
+			return fmt.Errorf("demo: bot: %w", err)
+		}
+	}
+	a.log.Info("demo messenger ready", "emulator", info.Addr, "account", self.ID, "channels", len(seed.Channels))
+	return nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/pgserver"
+)
+
+// memFile is an io.WriterAt in memory for small downloads.
+type memFile struct{ b []byte }
+
+func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if end := int(off) + len(p); end > len(m.b) {
+		m.b = append(m.b, make([]byte, end-len(m.b))...)
+	}
+	copy(m.b[off:], p)
+	return len(p), nil
+}
+
+// TestEmulatorCommand runs `hoard emulator` with the demo world and signs a
+// gotd client in from its info file: log in, resolve, page history,
+// download a document byte-exact; the counters are printed on exit.
+func TestEmulatorCommand(t *testing.T) {
+	dir := dataDir(t)
+	seed, err := writeDemoWorld(filepath.Join(dir, "world"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := filepath.Join(dir, "info.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := hoardCmd(ctx, nil, "emulator", "--seed", seed, "--state", filepath.Join(dir, "state"), "--info", info)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(info); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no info file\n%s", stderr)
+		}
+	}
+	ei, err := telegram.LoadEmulatorInfo(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := telegram.NewAccount(ctx, telegram.Config{AppID: 1, AppHash: "test", Endpoint: ei.Endpoint(),
+		Sessions: messenger.NewMemorySessionStore(), SessionKey: "account"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acc.Close()
+	if err := acc.SendCode(ctx, ei.Phone); err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.SignIn(ctx, ei.Code); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := acc.ResolveChannel(ctx, messenger.ChannelRef{Username: "mammothfactory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := acc.History(ctx, ch, messenger.HistoryQuery{})
+	if err != nil || len(msgs) != 6 {
+		t.Fatalf("history: %d messages, %v", len(msgs), err)
+	}
+	var doc *messenger.Message
+	for i := range msgs {
+		if msgs[i].Document != nil && msgs[i].Document.FileName == "Mammoth Factory - 2024-02.zip" {
+			doc = &msgs[i]
+		}
+	}
+	if doc == nil {
+		t.Fatal("the February ZIP is not in the history")
+	}
+	var got memFile
+	if err := acc.Download(ctx, messenger.DownloadRequest{Channel: ch, MessageID: doc.ID, Document: *doc.Document}, &got); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(filepath.Join(dir, "world", "files", "Mammoth Factory - 2024-02.zip"))
+	if string(got.b) != string(want) {
+		t.Fatalf("downloaded %d bytes, want the file's %d", len(got.b), len(want))
+	}
+	// The client stays connected: the emulator must stop anyway.
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("emulator exit: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout.String(), "upload.getFile") || !strings.Contains(stdout.String(), "messages.getHistory") {
+		t.Fatalf("counters not printed:\n%s", stdout)
+	}
+}
+
+// TestDemoComesUpAndKeepsState: `hoard demo` on a fresh DATA_DIR signs the
+// account in, sets the channels up, prints credentials the administrator
+// can sign in with, and a restart keeps everything.
+func TestDemoComesUpAndKeepsState(t *testing.T) {
+	dir := dataDir(t)
+	var password string
+	for run := 1; run <= 2; run++ {
+		addr := freeAddr(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cmd, stdout, stderr := hoardCmd(ctx, map[string]string{"DATA_DIR": dir, "DATABASE_URL": ""}, "demo", "--addr", addr)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "http://"+addr+"/healthz", 120*time.Second, stderr)
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), "Sign in as"); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no credentials printed:\n%s", stdout)
+			}
+		}
+		m := regexp.MustCompile(`Sign in as (\S+) with password (\S+)`).FindStringSubmatch(stdout.String())
+		if m == nil {
+			t.Fatalf("credentials: %s", stdout)
+		}
+		if run == 2 && m[2] != password {
+			t.Fatalf("the password changed across restarts")
+		}
+		password = m[2]
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.PostForm("http://"+addr+"/login", url.Values{"email": {m[1]}, "password": {m[2]}})
+		if err != nil || resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("admin sign-in: %v %v", err, resp)
+		}
+		resp.Body.Close()
+		if !strings.Contains(stderr.String(), `"demo messenger ready"`) && !strings.Contains(stderr.String(), "demo messenger ready") {
+			t.Fatalf("messenger not set up:\n%s", stderr)
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("demo run %d exit: %v\n%s", run, err, stderr)
+		}
+		cancel()
+	}
+	// The channels the demo set up are in the embedded database.
+	ctx := context.Background()
+	srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: filepath.Join(dir, "pg"), Database: "hoard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(ctx)
+	db, err := store.Open(ctx, srv.URL(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	chans, err := db.ListChannels(ctx, "")
+	if err != nil || len(chans) != 4 {
+		t.Fatalf("channels after two demo runs: %d, %v", len(chans), err)
+	}
+	accs, _ := db.ListAccounts(ctx)
+	if len(accs) != 1 || accs[0].AuthState != "AUTHENTICATED" {
+		t.Fatalf("accounts: %+v", accs)
+	}
+}
