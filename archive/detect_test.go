@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/hoard/hoard/archive/internal/rarwriter"
+	"github.com/hoard/hoard/archive/rarwriter"
 )
 
 func TestDetect(t *testing.T) {

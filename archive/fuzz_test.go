@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hoard/hoard/archive/internal/rarwriter"
+	"github.com/hoard/hoard/archive/rarwriter"
 )
 
 func FuzzDetect(f *testing.F) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoard/hoard/archive/internal/rarwriter"
+	"github.com/hoard/hoard/archive/rarwriter"
 )
 
 type testFile struct {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoard/hoard/archive/internal/rarwriter"
+	"github.com/hoard/hoard/archive/rarwriter"
 	"github.com/nwaples/rardecode/v2"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hoard/hoard/archive/internal/rarwriter"
+	"github.com/hoard/hoard/archive/rarwriter"
 )
 
 func TestChoosePreview(t *testing.T) {

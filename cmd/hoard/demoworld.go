@@ -12,12 +12,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/hoard/hoard/archive/rarwriter"
 )
 
 // writeDemoWorld writes the built-in sample world of `hoard demo` into dir:
 // seed.json plus the files it posts (ZIPs with images and STL files in
-// folders, a byte-split ZIP set, a 7z archive when Debian's 7zip is
-// installed, PDFs, STLs, a repost, an album with a cover photo, a forum with
+// folders, RAR archives single and in volumes, a byte-split ZIP set, a 7z
+// archive when Debian's 7zip is installed, PDFs, STLs, a repost, an album with a cover photo, a forum with
 // topics, captions and replies, and a generated file over the split
 // threshold). It returns the seed file's path.
 func writeDemoWorld(dir string) (string, error) {
@@ -58,6 +60,20 @@ func writeDemoWorld(dir string) (string, error) {
 			return "", fmt.Errorf("demo world: %s: %w", s.name, err)
 		}
 	}
+	// RAR archives from our own store-only writer: one single, one in three
+	// volumes (x.part1.rar …).
+	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: demoSTL("goblin")},
+		{Name: "Goblin Camp/thumb.jpg", Data: demoJPEG(200, 150, 120)}}, rarwriter.Options{})
+	if err := write("Goblin Camp.rar", single[0]); err != nil {
+		return "", err
+	}
+	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: demoSTL(strings.Repeat("orc ", 3000))},
+		{Name: "Orc Warband/cover.jpg", Data: demoJPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 16 << 10})
+	for i, v := range vols {
+		if err := write(fmt.Sprintf("Orc Warband.part%d.rar", i+1), v); err != nil {
+			return "", err
+		}
+	}
 	// A ZIP split into byte ranges, as 7-Zip's -v switch does: Hoard Set.zip.001, .002.
 	set, err := demoZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
 	if err != nil {
@@ -84,6 +100,11 @@ func writeDemoWorld(dir string) (string, error) {
 		{"file": "files/Hoard Set.zip.001"},
 		{"file": "files/Hoard Set.zip.002"},
 		{"file": "files/Painting Guide.pdf", "reply_to": 0},
+		{"file": "files/Goblin Camp.rar", "caption": "Goblin camp"},
+		{"file": "files/Painting Guide.pdf", "caption": "Guide, posted again (a second upload of the same file)"},
+	}
+	for i := range vols {
+		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1)})
 	}
 	if _, err := exec.LookPath("7zz"); err == nil {
 		archive := filepath.Join(files, "Knight Helmet.7z")

@@ -1,6 +1,6 @@
-// Package rarwriter writes minimal store-only RAR 5 archives for tests: no
-// RAR creator is available as free software, and third-party RAR files stay
-// out of the repository. It supports directories, multi-volume archives
+// Package rarwriter writes minimal store-only RAR 5 (and 4) archives for tests
+// and the demo world: no RAR creator is available as free software, and
+// third-party RAR files stay out of the repository. It supports directories, multi-volume archives
 // (files may span volumes), the solid and encrypted-header markers needed to
 // exercise readers, and nothing else (no compression, no encryption of
 // data).
