@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,5 +250,50 @@ func TestSearchCappedRankingAndNewest(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Fatalf("newest-first pages covered %d of %d matches", len(seen), n)
+	}
+}
+
+// TestSearchCommonWordsWithFilterWalkTheFilterIndex: above commonMatches
+// estimated matches a creator-filtered search walks the creator's packages;
+// the results must be the same as the filtered ranking would give.
+func TestSearchCommonWordsWithFilterWalkTheFilterIndex(t *testing.T) {
+	db := storetest.NewDB(t) // ANALYZE must see committed rows
+	ctx := context.Background()
+	if _, err := db.Pool().Exec(ctx, `INSERT INTO packages (file_name, file_size, archive_type, creator, created_at)
+		SELECT 'Basilisk ' || CASE WHEN i % 3 = 0 THEN 'Lair ' ELSE '' END || i || '.zip', i, 'ZIP',
+		       CASE WHEN i % 10 = 0 THEN 'Rare Maker' ELSE 'Big Maker' END, '2024-01-01'::timestamptz + i * interval '1 minute'
+		FROM generate_series(1, 9000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool().Exec(ctx, `ANALYZE packages`); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	if err := db.Pool().QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM packages WHERE search_vector @@ to_tsquery('english', 'basilisk')`).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, `"Plan Rows": 9`) { // the estimate is above commonMatches (5000)
+		t.Fatalf("estimate too small to take the filter path: %q", plan)
+	}
+	res, err := db.SearchPackages(ctx, store.SearchQuery{Text: "basilisk", Creator: "rare maker", Limit: 500})
+	must(t, err)
+	// 900 packages by Rare Maker; the newest 200 are ranked, all of them his.
+	if len(res.Hits) != 200 || !res.Capped {
+		t.Fatalf("%d hits, capped %v", len(res.Hits), res.Capped)
+	}
+	for _, h := range res.Hits {
+		if h.Package.Creator != "Rare Maker" || h.Package.SourcePostedAt.IsZero() && h.Package.CreatedAt.Before(time.Date(2024, 1, 4, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("hit %q by %q (%s) is not among the newest of the creator", h.Package.FileName, h.Package.Creator, h.Package.CreatedAt)
+		}
+	}
+	lair, err := db.SearchPackages(ctx, store.SearchQuery{Text: "basilisk lair", Creator: "rare maker", Limit: 500})
+	must(t, err)
+	for _, h := range lair.Hits {
+		if h.Package.Creator != "Rare Maker" || !strings.Contains(h.Package.FileName, "Lair") {
+			t.Fatalf("hit %q by %q does not match", h.Package.FileName, h.Package.Creator)
+		}
+	}
+	if len(lair.Hits) != 200 {
+		t.Fatalf("basilisk lair by Rare Maker: %d hits", len(lair.Hits))
 	}
 }
