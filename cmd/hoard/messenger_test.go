@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,6 +38,13 @@ func TestEmulatorCommand(t *testing.T) {
 	dir := dataDir(t)
 	seed, err := writeDemoWorld(filepath.Join(dir, "world"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A seed fault: the first history call of the channel is refused.
+	raw, _ := os.ReadFile(seed)
+	withFaults := strings.Replace(string(raw), `"account"`,
+		`"faults": [{"method": "messages.getHistory", "channel": "mammothfactory", "error": "CHANNEL_PRIVATE", "times": 1}], "account"`, 1)
+	if err := os.WriteFile(seed, []byte(withFaults), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	info := filepath.Join(dir, "info.json")
@@ -74,6 +83,9 @@ func TestEmulatorCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := acc.History(ctx, ch, messenger.HistoryQuery{}); !errors.Is(err, messenger.ErrAccessLost) {
+		t.Fatalf("the seeded fault did not fire: %v", err)
+	}
 	msgs, err := acc.History(ctx, ch, messenger.HistoryQuery{})
 	if err != nil || len(msgs) != 6 {
 		t.Fatalf("history: %d messages, %v", len(msgs), err)
@@ -94,6 +106,30 @@ func TestEmulatorCommand(t *testing.T) {
 	want, _ := os.ReadFile(filepath.Join(dir, "world", "files", "Mammoth Factory - 2024-02.zip"))
 	if string(got.b) != string(want) {
 		t.Fatalf("downloaded %d bytes, want the file's %d", len(got.b), len(want))
+	}
+	// Topics of the forum (joined through its invite) and an upload posted
+	// to the destination.
+	forum, err := acc.ResolveChannel(ctx, messenger.ChannelRef{InviteHash: "EmporiumDemo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, err := acc.Topics(ctx, forum)
+	if err != nil || len(topics) != 3 {
+		t.Fatalf("topics: %+v, %v", topics, err)
+	}
+	dest, err := acc.ResolveChannel(ctx, messenger.ChannelRef{Username: "hoardarchive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("uploaded bytes ", 1000)
+	id, err := acc.Upload(ctx, messenger.UploadRequest{Channel: dest, Data: io.NewSectionReader(strings.NewReader(body), 0, int64(len(body))),
+		FileName: "posted.zip", Caption: "posted by the test"})
+	if err != nil || id == 0 {
+		t.Fatalf("upload: %d, %v", id, err)
+	}
+	posted, err := acc.Messages(ctx, dest, []int{id})
+	if err != nil || len(posted) != 1 || posted[0].Document == nil || posted[0].Document.FileName != "posted.zip" {
+		t.Fatalf("posted message: %+v, %v", posted, err)
 	}
 	// The client stays connected: the emulator must stop anyway.
 	_ = cmd.Process.Signal(syscall.SIGINT)
