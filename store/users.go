@@ -179,17 +179,29 @@ func (db *DB) CreateSession(ctx context.Context, s *hoard.Session) error {
 
 // FindSessionUser returns a live (unexpired) session and its user.
 func (db *DB) FindSessionUser(ctx context.Context, id string) (*hoard.Session, *hoard.User, error) {
-	s, err := getOne[hoard.Session](ctx, db.q, "find session",
-		`SELECT id, user_id, created_at, last_seen_at, expires_at, user_agent, remote_addr FROM sessions
-		 WHERE id = $1 AND expires_at > now()`, id)
+	type row struct {
+		hoard.User
+		SessionID         string
+		SessionCreatedAt  time.Time
+		SessionLastSeenAt time.Time
+		SessionExpiresAt  time.Time
+		SessionUserAgent  string
+		SessionRemoteAddr string
+	}
+	// One round trip per request: the session and its user together.
+	r, err := getOne[row](ctx, db.q, "find session", `
+		SELECT `+prefixed("u.", "id, email, password_hash, role, display_name")+`, coalesce(u.invite_code_id, 0) AS invite_code_id,
+			u.created_at, u.updated_at, u.last_login_at, s.id AS session_id, s.created_at AS session_created_at,
+			s.last_seen_at AS session_last_seen_at, s.expires_at AS session_expires_at, s.user_agent AS session_user_agent,
+			s.remote_addr AS session_remote_addr
+		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1 AND s.expires_at > now()`, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := db.FindUserByID(ctx, s.UserID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, u, nil
+	s := &hoard.Session{ID: r.SessionID, UserID: r.User.ID, CreatedAt: r.SessionCreatedAt, LastSeenAt: r.SessionLastSeenAt,
+		ExpiresAt: r.SessionExpiresAt, UserAgent: r.SessionUserAgent, RemoteAddr: r.SessionRemoteAddr}
+	u := r.User
+	return s, &u, nil
 }
 
 // TouchSession records activity on a session and moves its expiry.

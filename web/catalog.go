@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -202,7 +203,15 @@ func (s *Server) canCurate(r *http.Request) bool {
 	return u.IsAdmin() || (u != nil && s.deps.UsersCanCurate)
 }
 
+// channelTitles maps channel ids to titles for lists. The map is cached for
+// a few seconds: every catalog page needs it, and channels change rarely
+// (their settings page drops the cache).
 func (s *Server) channelTitles(r *http.Request) (map[int64]string, error) {
+	s.titlesMu.Lock()
+	defer s.titlesMu.Unlock()
+	if s.titles != nil && time.Since(s.titlesAt) < titlesTTL {
+		return s.titles, nil
+	}
 	chs, err := s.deps.DB.ListChannels(r.Context(), "")
 	if err != nil {
 		return nil, err
@@ -211,7 +220,18 @@ func (s *Server) channelTitles(r *http.Request) (map[int64]string, error) {
 	for _, c := range chs {
 		m[c.ID] = c.Title
 	}
+	s.titles, s.titlesAt = m, time.Now()
 	return m, nil
+}
+
+// titlesTTL bounds how stale the cached channel titles may be.
+const titlesTTL = 10 * time.Second
+
+// forgetChannelTitles drops the cached titles after a channel changed.
+func (s *Server) forgetChannelTitles() {
+	s.titlesMu.Lock()
+	s.titles = nil
+	s.titlesMu.Unlock()
 }
 
 // packageJSON is a package as the JSON API shows it.

@@ -80,6 +80,7 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	s.forgetChannelTitles()
 	return redirect(w, r, "/admin/messenger?done=saved")
 }
 

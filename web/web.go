@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -114,6 +115,10 @@ type Server struct {
 	handler http.Handler
 	secure  bool // APP_URL is https: cookies are Secure
 	riverUI *riverui.Handler
+
+	titlesMu sync.Mutex
+	titles   map[int64]string
+	titlesAt time.Time
 }
 
 // New builds the web application. Call Start before serving.
