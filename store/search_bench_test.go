@@ -2,9 +2,7 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +18,8 @@ import (
 // ~20 files each for a tenth of them, and fails if any shape's plan is a
 // sequential scan of packages. Run with `make bench`.
 func BenchmarkSearch(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("HOARD_BENCH_PACKAGES"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
 	ctx := context.Background()
-	db := benchDB(b, n)
+	db := storetest.CatalogDB(b, storetest.BenchPackages(), 0)
 	var creator string
 	if err := db.Pool().QueryRow(ctx, `SELECT creator FROM packages GROUP BY creator ORDER BY count(*) DESC LIMIT 1`).Scan(&creator); err != nil {
 		b.Fatal(err)
@@ -64,40 +58,6 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		checkPlans(b, db.Pool(), creator)
 	})
-}
-
-// benchDB returns a database holding the generated catalog of n packages:
-// a fresh clone, or, when HOARD_BENCH_DB_URL names a database, that one,
-// generated once and kept for later runs (for tuning queries by hand).
-func benchDB(b *testing.B, n int) *store.DB {
-	ctx := context.Background()
-	url := os.Getenv("HOARD_BENCH_DB_URL")
-	if url == "" {
-		db := storetest.NewDB(b)
-		start := time.Now()
-		storetest.GenerateCatalog(b, db.Pool(), n)
-		b.Logf("generated %d packages in %s", n, time.Since(start).Round(time.Second))
-		return db
-	}
-	db, err := store.Open(ctx, url, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	if err := db.Migrate(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	var have int
-	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&have); err != nil {
-		b.Fatal(err)
-	}
-	if have != n {
-		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
-			b.Fatal(err)
-		}
-		storetest.GenerateCatalog(b, db.Pool(), n)
-	}
-	return db
 }
 
 // benchRareWord occurs in a handful of names.

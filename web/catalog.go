@@ -153,15 +153,7 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Get("tab") == "skipped" {
 		return s.handleSkipped(w, r)
 	}
-	q, err := parseCatalogQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
-	if err != nil {
-		return err
-	}
-	channels, err := s.channelTitles(r)
+	q, res, channels, err := s.catalogSearch(r)
 	if err != nil {
 		return err
 	}
@@ -180,6 +172,21 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
 	}
 	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
+}
+
+// catalogSearch runs the search a catalog request describes and returns it
+// with the channel titles its rows show.
+func (s *Server) catalogSearch(r *http.Request) (catalogQuery, *store.SearchResult, map[int64]string, error) {
+	q, err := parseCatalogQuery(r.URL.Query())
+	if err != nil {
+		return q, nil, nil, err
+	}
+	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
+	if err != nil {
+		return q, nil, nil, err
+	}
+	channels, err := s.channelTitles(r)
+	return q, res, channels, err
 }
 
 // withParams returns u's path and query with some parameters replaced ("" removes).
@@ -285,18 +292,7 @@ func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
 // handleAPIPackages answers GET /api/packages: the catalog search as JSON,
 // {"items":[…],"next":"<cursor>"|null,"mode":"…"}.
 func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error {
-	if r.URL.Query().Get("tab") == "skipped" {
-		return s.handleSkipped(w, r)
-	}
-	q, err := parseCatalogQuery(r.URL.Query())
-	if err != nil {
-		return err
-	}
-	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
-	if err != nil {
-		return err
-	}
-	channels, err := s.channelTitles(r)
+	_, res, channels, err := s.catalogSearch(r)
 	if err != nil {
 		return err
 	}

@@ -7,16 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/queue"
-	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 )
 
@@ -26,38 +23,8 @@ import (
 // one between runs), and reports p50/p95/p99 latency and throughput per
 // endpoint. Each client sends a bounded number of requests.
 func BenchmarkCatalogLoad(b *testing.B) {
-	n := 1_000_000
-	if v := os.Getenv("HOARD_BENCH_PACKAGES"); v != "" {
-		n, _ = strconv.Atoi(v)
-	}
 	ctx := context.Background()
-	var db *store.DB
-	if u := os.Getenv("HOARD_BENCH_DB_URL"); u != "" {
-		var err error
-		if db, err = store.Open(ctx, u, store.Options{MaxConns: 20}); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(db.Close)
-		if err := db.Migrate(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-		var have int
-		_ = db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&have)
-		if have != n {
-			if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
-				b.Fatal(err)
-			}
-			storetest.GenerateCatalog(b, db.Pool(), n)
-		}
-	} else {
-		u := storetest.URL(b)
-		var err error
-		if db, err = store.Open(ctx, u, store.Options{MaxConns: 20}); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(db.Close)
-		storetest.GenerateCatalog(b, db.Pool(), n)
-	}
+	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
 	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
 	if err != nil {
 		b.Fatal(err)

@@ -4,15 +4,68 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// CatalogDB returns a database holding a generated catalog of n packages
+// for benchmarks: a fresh clone, or, when HOARD_BENCH_DB_URL names a
+// database, that one, generated once and kept for later runs (to tune
+// queries by hand). maxConns sizes the pool (0 = pgx's default).
+func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
+	b.Helper()
+	ctx := context.Background()
+	url := os.Getenv("HOARD_BENCH_DB_URL")
+	keep := url != ""
+	if !keep {
+		url = URL(b)
+	}
+	db, err := store.Open(ctx, url, store.Options{MaxConns: maxConns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(db.Close)
+	if keep {
+		if err := db.Migrate(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		var have int
+		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&have); err != nil {
+			b.Fatal(err)
+		}
+		if have == n {
+			return db
+		}
+		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	GenerateCatalog(b, db.Pool(), n)
+	if t, ok := b.(interface{ Logf(string, ...any) }); ok {
+		t.Logf("generated %d packages in %s", n, time.Since(start).Round(time.Second))
+	}
+	return db
+}
+
+// BenchPackages is the catalog size of the benchmarks:
+// HOARD_BENCH_PACKAGES, default 1,000,000.
+func BenchPackages() int {
+	if v := os.Getenv("HOARD_BENCH_PACKAGES"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1_000_000
+}
 
 // GenerateCatalog fills packages (and package_files for a tenth of them)
 // with realistic, Zipf-skewed names, creators and tags, for benchmarks. It
