@@ -41,14 +41,32 @@ type result struct {
 	stdout, stderr string
 }
 
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // hoardCmd prepares the binary with a clean environment plus vars.
-func hoardCmd(ctx context.Context, vars map[string]string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func hoardCmd(ctx context.Context, vars map[string]string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "LOG_FORMAT=text"}
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
 }
@@ -220,7 +238,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func waitFor(t *testing.T, url string, timeout time.Duration, log *bytes.Buffer) {
+func waitFor(t *testing.T, url string, timeout time.Duration, log *syncBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
