@@ -27,8 +27,15 @@ func (e *testEnv) link(u *hoard.User, platformID int64) {
 
 func (e *testEnv) postJSON(path, body string, cookie *http.Cookie) (*http.Response, string) {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	return e.post(path, "application/json", strings.NewReader(body), cookie)
+}
+
+// post sends a body with a content type and the session cookie, and returns
+// the response with its body read.
+func (e *testEnv) post(path, contentType string, body io.Reader, cookie *http.Cookie) (*http.Response, string) {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.ts.URL+path, body)
+	req.Header.Set("Content-Type", contentType)
 	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -48,16 +48,7 @@ func (e *testEnv) upload(cookie *http.Cookie, parts ...uploadPart) (*http.Respon
 		}
 		pw.CloseWithError(mw.Close())
 	}()
-	req, _ := http.NewRequest("POST", e.ts.URL+"/api/uploads", pr)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.AddCookie(cookie)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return e.post("/api/uploads", mw.FormDataContentType(), pr, cookie)
 }
 
 func TestManualUploadStreamsFilesAndQueuesWork(t *testing.T) {
