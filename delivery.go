@@ -1,10 +1,6 @@
 package hoard
 
-import (
-	"time"
-
-	"github.com/riverqueue/river"
-)
+import "time"
 
 // SendStatus is the state of a BotSendRequest.
 type SendStatus string
@@ -33,19 +29,4 @@ type BotSendRequest struct {
 	// Filled by ListBotSendRequests.
 	UserEmail   string
 	PackageName string
-}
-
-// BotSendArgs delivers one BotSendRequest: the bot copies every part of the
-// package (all destMessageIds) to the linked account. Inserted with the
-// request row; the bot_send notification only wakes the bot sooner.
-type BotSendArgs struct {
-	RequestID int64 `json:"request_id"`
-}
-
-// Kind implements river.JobArgs.
-func (BotSendArgs) Kind() string { return "bot_send" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts.
-func (BotSendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueBot, MaxAttempts: 5}
 }

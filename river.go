@@ -112,3 +112,52 @@ func (LearnGroupRuleArgs) InsertOpts() river.InsertOpts {
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished},
 	}
 }
+
+// BotSendArgs delivers one BotSendRequest: the bot copies every part of the
+// package (all destMessageIds) to the linked account. Inserted with the
+// request row; the bot_send notification only wakes the bot sooner.
+type BotSendArgs struct {
+	RequestID int64 `json:"request_id"`
+}
+
+// Kind implements river.JobArgs.
+func (BotSendArgs) Kind() string { return "bot_send" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (BotSendArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueBot, MaxAttempts: 5}
+}
+
+// ManualUploadArgs processes a manual upload on the worker: hash, inspect,
+// split, upload and index each file, then group several files of one
+// upload. Inserted with the upload's rows; the manual_upload notification
+// only wakes the worker sooner.
+type ManualUploadArgs struct {
+	UploadID int64 `json:"upload_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ManualUploadArgs) Kind() string { return "manual_upload" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ManualUploadArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5}
+}
+
+// AuditArgs runs the integrity audit after an ingestion cycle (SPEC rule
+// 16): MISSING_PART for multi-part packages whose stored destination ids
+// (more than one) differ from their part count, ORPHANED_INDEX for packages
+// with a destination channel and no destination message. Notifications are
+// de-duplicated per package.
+type AuditArgs struct {
+	RunID int64 `json:"run_id,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (AuditArgs) Kind() string { return "audit" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AuditArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}

@@ -1,10 +1,6 @@
 package hoard
 
-import (
-	"time"
-
-	"github.com/riverqueue/river"
-)
+import "time"
 
 // UploadStatus is the state of a manual upload and of each of its files.
 type UploadStatus string
@@ -60,20 +56,4 @@ type ManualUploadFile struct {
 	PackageID    int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
-}
-
-// ManualUploadArgs processes a manual upload on the worker: hash, inspect,
-// split, upload and index each file, then group several files of one
-// upload. Inserted with the upload's rows; the manual_upload notification
-// only wakes the worker sooner.
-type ManualUploadArgs struct {
-	UploadID int64 `json:"upload_id"`
-}
-
-// Kind implements river.JobArgs.
-func (ManualUploadArgs) Kind() string { return "manual_upload" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts.
-func (ManualUploadArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5}
 }

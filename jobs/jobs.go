@@ -49,6 +49,9 @@ func Register(workers *river.Workers, deps Deps) error {
 	if err := river.AddWorkerSafely(workers, &LearnGroupRuleWorker{deps: deps}); err != nil {
 		return fmt.Errorf("jobs: register: %w", err)
 	}
+	if err := river.AddWorkerSafely(workers, &AuditWorker{deps: deps}); err != nil {
+		return fmt.Errorf("jobs: register: %w", err)
+	}
 	return nil
 }
 

@@ -121,3 +121,21 @@ func (db *DB) ResolvePackageNotifications(ctx context.Context, packageID int64) 
 		WHERE package_id = $1 AND NOT dismissed`, packageID)
 	return wrap("resolve package notifications", err)
 }
+
+// CreateNotificationOnce is CreateNotification for problems that are
+// reported once: it also stays silent while a dismissed notification with
+// the same dedup key is kept (clean-up removes those after its retention,
+// after which the problem may be reported again).
+func (db *DB) CreateNotificationOnce(ctx context.Context, n *hoard.Notification) (bool, error) {
+	if n.DedupKey == "" {
+		n.DedupKey = defaultDedupKey(n)
+	}
+	var seen bool
+	if err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM system_notifications WHERE dedup_key = $1)`, n.DedupKey).Scan(&seen); err != nil {
+		return false, wrap("create notification", err)
+	}
+	if seen {
+		return false, nil
+	}
+	return db.CreateNotification(ctx, n)
+}

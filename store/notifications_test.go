@@ -269,3 +269,26 @@ func TestResolvePackageNotifications(t *testing.T) {
 	}
 	must(t, db.ResolvePackageNotifications(ctx, -1)) // nothing to resolve
 }
+
+func TestCreateNotificationOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	n := &hoard.Notification{Type: hoard.NotifyMissingPart, Title: "x", DedupKey: "once-key"}
+	created, err := db.CreateNotificationOnce(ctx, n)
+	must(t, err)
+	if !created {
+		t.Fatal("first notification not created")
+	}
+	must(t, db.DismissNotification(ctx, n.ID))
+	again, err := db.CreateNotificationOnce(ctx, &hoard.Notification{Type: hoard.NotifyMissingPart, Title: "x", DedupKey: "once-key"})
+	must(t, err)
+	if again {
+		t.Fatal("a dismissed problem was notified again")
+	}
+	plain, err := db.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyMissingPart, Title: "x", DedupKey: "once-key"})
+	must(t, err)
+	if !plain {
+		t.Fatal("CreateNotification must still create after dismissal")
+	}
+}
