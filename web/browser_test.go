@@ -254,8 +254,14 @@ func TestBrowserAdminJourney(t *testing.T) {
 
 	// Invites: create one, copy its link.
 	do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-copy]`)), chromedp.Click(chromedp.CSS(`[data-copy]`)))
-	link := run(t, ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)), // the new page, not the old one's rows
+		chromedp.Click(chromedp.CSS(`[data-copy]`)))
+	// The copy is asynchronous: wait until the clipboard holds the link.
+	var link string
+	eventually(t, "invite link copied", func() bool {
+		link, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		return link != ""
+	})
 	if !strings.HasPrefix(link, base+"/register?code=") {
 		t.Fatalf("copied link %q", link)
 	}
