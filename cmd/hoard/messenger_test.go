@@ -15,21 +15,11 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/pgserver"
 )
-
-// memFile is an io.WriterAt in memory for small downloads.
-type memFile struct{ b []byte }
-
-func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
-	if end := int(off) + len(p); end > len(m.b) {
-		m.b = append(m.b, make([]byte, end-len(m.b))...)
-	}
-	copy(m.b[off:], p)
-	return len(p), nil
-}
 
 // TestEmulatorCommand runs `hoard emulator` with the demo world and signs a
 // gotd client in from its info file: log in, resolve, page history,
@@ -99,13 +89,13 @@ func TestEmulatorCommand(t *testing.T) {
 	if doc == nil {
 		t.Fatal("the February ZIP is not in the history")
 	}
-	var got memFile
+	var got messengertest.MemFile
 	if err := acc.Download(ctx, messenger.DownloadRequest{Channel: ch, MessageID: doc.ID, Document: *doc.Document}, &got); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := os.ReadFile(filepath.Join(dir, "world", "files", "Mammoth Factory - 2024-02.zip"))
-	if string(got.b) != string(want) {
-		t.Fatalf("downloaded %d bytes, want the file's %d", len(got.b), len(want))
+	if string(got.Bytes()) != string(want) {
+		t.Fatalf("downloaded %d bytes, want the file's %d", len(got.Bytes()), len(want))
 	}
 	// Topics of the forum (joined through its invite) and an upload posted
 	// to the destination.
