@@ -161,3 +161,212 @@ func (AuditArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
 }
+
+// IngestCycleArgs runs one ingestion cycle: it creates the IngestionRun,
+// fans out a scan per active source channel, waits (snoozing, without
+// holding a worker) until every job of the run is final, then runs the
+// integrity audit and completes the run. It is periodic every
+// WORKER_INTERVAL_MINUTES and inserted on demand (ingestion_trigger, the
+// web's trigger action, `hoard demo --once`); at most one is queued or
+// running at a time, so a trigger during a cycle is a no-op.
+type IngestCycleArgs struct {
+	Trigger RunTrigger `json:"trigger"`
+}
+
+// Kind implements river.JobArgs.
+func (IngestCycleArgs) Kind() string { return "ingest_cycle" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (IngestCycleArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 10,
+		UniqueOpts: river.UniqueOpts{ByState: uniqueUnfinished}}
+}
+
+// ScanChannelArgs scans one source channel map of a run: the history after
+// its watermark for a plain channel, the topic list (fanning out
+// ScanTopicArgs) for a forum.
+type ScanChannelArgs struct {
+	RunID int64 `json:"run_id"`
+	MapID int64 `json:"map_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ScanChannelArgs) Kind() string { return "scan_channel" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ScanChannelArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// ScanTopicArgs scans one forum topic of a channel map after the topic's
+// watermark.
+type ScanTopicArgs struct {
+	RunID   int64 `json:"run_id"`
+	MapID   int64 `json:"map_id"`
+	TopicID int64 `json:"topic_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ScanTopicArgs) Kind() string { return "scan_topic" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ScanTopicArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// SourcePart is one message of a source set, in part order.
+type SourcePart struct {
+	MessageID int64  `json:"message_id"`
+	Name      string `json:"name"`
+	Size      int64  `json:"size"`
+}
+
+// IngestMessageArgs ingests one source set (a single file or the parts of a
+// multi-part archive): download with the hash computed on the fly, dedup by
+// content, then publish through UploadPartArgs jobs. One job exists per set
+// (unique by channel and first message) while it is unfinished. Its
+// MaxAttempts is WORKER_MAX_SKIP_ATTEMPTS, set at insert; each failed attempt
+// is mirrored on the SkippedPackage.
+type IngestMessageArgs struct {
+	RunID     int64 `json:"run_id,omitempty"`
+	ChannelID int64 `json:"channel_id" river:"unique"`
+	// MessageID is the first part's message id.
+	MessageID int64        `json:"message_id" river:"unique"`
+	MapID     int64        `json:"map_id"`
+	TopicID   int64        `json:"topic_id,omitempty"`
+	FileName  string       `json:"file_name"`
+	Size      int64        `json:"size"`
+	Parts     []SourcePart `json:"parts"`
+	// PhotoMessageID is a photo posted with the set (same album, or a
+	// caption naming it) whose thumbnail becomes the preview.
+	PhotoMessageID int64 `json:"photo_message_id,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (IngestMessageArgs) Kind() string { return "ingest_message" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (IngestMessageArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// UploadPartArgs posts one part of a Transfer to the destination (re-sends
+// the source message, or uploads a byte range of the spool files) and
+// records its destination message id; the last part to finish enqueues
+// VerifyTransferArgs.
+type UploadPartArgs struct {
+	RunID      int64 `json:"run_id,omitempty"`
+	TransferID int64 `json:"transfer_id" river:"unique"`
+	PartNo     int   `json:"part_no" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (UploadPartArgs) Kind() string { return "upload_part" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (UploadPartArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// VerifyTransferArgs re-hashes a posted Transfer's spool files against its
+// content hash (SPEC rules 6 and 8), inspects them (listing, preview) and
+// indexes the package in one transaction.
+type VerifyTransferArgs struct {
+	RunID      int64 `json:"run_id,omitempty"`
+	TransferID int64 `json:"transfer_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (VerifyTransferArgs) Kind() string { return "verify" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (VerifyTransferArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// RecoverTransfersArgs checks the publications that were in flight when a
+// worker stopped (SPEC rule 15): parts posted but not recorded are found in
+// the destination, recorded parts that vanished are posted again, and a
+// transfer whose parts are all posted gets its verify job. It runs when a
+// worker starts.
+type RecoverTransfersArgs struct{}
+
+// Kind implements river.JobArgs.
+func (RecoverTransfersArgs) Kind() string { return "recover_transfers" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RecoverTransfersArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByState: uniqueUnfinished}}
+}
+
+// RescanChannelArgs rescans a channel from its first message (SPEC rule
+// 20): its watermarks and topic progress are reset and a cycle is queued.
+// Dedup keeps what is already indexed from being ingested twice.
+type RescanChannelArgs struct {
+	ChannelID int64 `json:"channel_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (RescanChannelArgs) Kind() string { return "rescan_channel" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RescanChannelArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// RepairPackageArgs reprocesses a package whose destination is broken
+// (MISSING_PART, HASH_MISMATCH): its destination info is cleared and the
+// watermark is reset to just before its source message, so the next cycle
+// downloads and publishes it again into the same row (group, tags and
+// crowdfund links stay).
+type RepairPackageArgs struct {
+	PackageID int64 `json:"package_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (RepairPackageArgs) Kind() string { return "repair_package" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RepairPackageArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// RetrySkippedArgs gives a skipped source message a fresh attempt budget:
+// the record goes back to RETRYING with no attempts, the watermark moves
+// back before the message and a cycle is queued.
+type RetrySkippedArgs struct {
+	SkippedID int64 `json:"skipped_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (RetrySkippedArgs) Kind() string { return "retry_skipped" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RetrySkippedArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// RebuildFromDestinationArgs rebuilds missing package rows by scanning the
+// destination channel (SPEC rule 19), with live progress on its
+// RebuildRun.
+type RebuildFromDestinationArgs struct {
+	RebuildID int64 `json:"rebuild_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (RebuildFromDestinationArgs) Kind() string { return "rebuild_from_destination" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RebuildFromDestinationArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 3,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}

@@ -6,6 +6,8 @@ package jobs
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -24,6 +26,66 @@ type Deps struct {
 	// this close to each other form an AUTO_TIME group. 0 means the default
 	// of 5 minutes; a negative value turns the time-window pass off.
 	GroupTimeWindow time.Duration
+
+	// Accounts gives the messenger clients of the signed-in accounts; the
+	// ingestion jobs fail with a clear error without it.
+	Accounts Accounts
+	// SpoolDir holds downloads in flight (DATA_DIR/spool).
+	SpoolDir string
+	// UploadDir is UPLOAD_DIR, where the web stores manual uploads.
+	UploadDir string
+	// WorkerInterval is WORKER_INTERVAL_MINUTES: the period of scheduled
+	// cycles and the unit of cold-channel backoff.
+	WorkerInterval time.Duration
+	// MaxSkipAttempts is WORKER_MAX_SKIP_ATTEMPTS (default 5).
+	MaxSkipAttempts int
+	// SplitThreshold is SPLIT_THRESHOLD_BYTES for accounts without Premium
+	// (default 2097152000); Premium accounts use PremiumSplitThreshold.
+	SplitThreshold int64
+	// SettleTime holds back a set whose newest part is younger (default 10
+	// minutes), so that sets posted over several minutes are taken whole.
+	SettleTime time.Duration
+	// RetryBase is the delay before the first retry of a failed transfer
+	// attempt; later ones double it (default 30 s).
+	RetryBase time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// PremiumSplitThreshold is the split threshold of Premium accounts.
+const PremiumSplitThreshold = 4194304000
+
+func (d *Deps) defaults() {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.KeepDismissedNotifications == 0 {
+		d.KeepDismissedNotifications = 30 * 24 * time.Hour
+	}
+	if d.GroupTimeWindow == 0 {
+		d.GroupTimeWindow = 5 * time.Minute
+	}
+	if d.WorkerInterval <= 0 {
+		d.WorkerInterval = time.Hour
+	}
+	if d.MaxSkipAttempts <= 0 {
+		d.MaxSkipAttempts = 5
+	}
+	if d.SplitThreshold <= 0 {
+		d.SplitThreshold = 2097152000
+	}
+	if d.SettleTime == 0 {
+		d.SettleTime = 10 * time.Minute
+	}
+	if d.RetryBase <= 0 {
+		d.RetryBase = 30 * time.Second
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.SpoolDir == "" {
+		d.SpoolDir = filepath.Join(os.TempDir(), "hoard-spool")
+	}
 }
 
 // Register adds every worker kind to workers.
@@ -31,35 +93,50 @@ func Register(workers *river.Workers, deps Deps) error {
 	if deps.DB == nil {
 		return fmt.Errorf("jobs: register: no database")
 	}
-	if deps.Logger == nil {
-		deps.Logger = slog.Default()
-	}
-	if deps.KeepDismissedNotifications == 0 {
-		deps.KeepDismissedNotifications = 30 * 24 * time.Hour
-	}
-	if deps.GroupTimeWindow == 0 {
-		deps.GroupTimeWindow = 5 * time.Minute
-	}
-	if err := river.AddWorkerSafely(workers, &CleanupWorker{deps: deps}); err != nil {
-		return fmt.Errorf("jobs: register: %w", err)
-	}
-	if err := river.AddWorkerSafely(workers, &GroupChannelWorker{deps: deps}); err != nil {
-		return fmt.Errorf("jobs: register: %w", err)
-	}
-	if err := river.AddWorkerSafely(workers, &LearnGroupRuleWorker{deps: deps}); err != nil {
-		return fmt.Errorf("jobs: register: %w", err)
-	}
-	if err := river.AddWorkerSafely(workers, &AuditWorker{deps: deps}); err != nil {
-		return fmt.Errorf("jobs: register: %w", err)
+	deps.defaults()
+	for _, add := range []func() error{
+		func() error { return river.AddWorkerSafely(workers, &CleanupWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &GroupChannelWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &LearnGroupRuleWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &AuditWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &IngestCycleWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &ScanChannelWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &ScanTopicWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &IngestMessageWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &UploadPartWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &VerifyTransferWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &RecoverTransfersWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &RescanChannelWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &RepairPackageWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &RetrySkippedWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &ManualUploadWorker{deps: deps}) },
+	} {
+		if err := add(); err != nil {
+			return fmt.Errorf("jobs: register: %w", err)
+		}
 	}
 	return nil
 }
 
-// Periodic returns the periodic jobs of the worker role.
-func Periodic() []*river.PeriodicJob {
-	return []*river.PeriodicJob{
+// Periodic returns the periodic jobs of the worker role: clean-up hourly,
+// the recovery of publications in flight when the worker starts (and
+// hourly), and an ingestion cycle every interval (WORKER_INTERVAL_MINUTES;
+// none when interval is 0).
+func Periodic(interval time.Duration) []*river.PeriodicJob {
+	out := []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 			func() (river.JobArgs, *river.InsertOpts) { return hoard.CleanupArgs{}, nil },
 			&river.PeriodicJobOpts{ID: "cleanup", RunOnStart: true}),
+		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+			func() (river.JobArgs, *river.InsertOpts) { return hoard.RecoverTransfersArgs{}, nil },
+			&river.PeriodicJobOpts{ID: "recover_transfers", RunOnStart: true}),
 	}
+	if interval > 0 {
+		out = append(out, river.NewPeriodicJob(river.PeriodicInterval(interval),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return hoard.IngestCycleArgs{Trigger: hoard.TriggerSchedule}, nil
+			},
+			&river.PeriodicJobOpts{ID: "ingest_cycle"}))
+	}
+	return out
 }

@@ -63,6 +63,9 @@ const (
 type Topic struct {
 	ID    int
 	Title string
+	// TopMessageID is the id of the topic's newest message: a scan whose
+	// watermark is already there needs no history call.
+	TopMessageID int
 }
 
 // GeneralTopicID is the id of a forum's General topic.

@@ -79,3 +79,9 @@ func (db *DB) FindLastFinishedRun(ctx context.Context) (*hoard.IngestionRun, err
 	return getOne[hoard.IngestionRun](ctx, db.q, "find last finished run",
 		`SELECT `+runColumns+` FROM ingestion_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`)
 }
+
+// FindRunByJob returns the ingestion run owned by a cycle's River job.
+func (db *DB) FindRunByJob(ctx context.Context, jobID int64) (*hoard.IngestionRun, error) {
+	return getOne[hoard.IngestionRun](ctx, db.q, "find run of job",
+		`SELECT `+runColumns+` FROM ingestion_runs WHERE river_job_id = $1`, jobID)
+}

@@ -70,3 +70,15 @@ func (db *DB) SetManualUploadGroupName(ctx context.Context, id int64, name strin
 	tag, err := db.q.Exec(ctx, `UPDATE manual_uploads SET group_name = $2, updated_at = now() WHERE id = $1`, id, name)
 	return notFoundIfNone("set upload group name", tag, err)
 }
+
+// FindManualUploadFile returns one file of an upload.
+func (db *DB) FindManualUploadFile(ctx context.Context, id int64) (*hoard.ManualUploadFile, error) {
+	return getOne[hoard.ManualUploadFile](ctx, db.q, "find upload file",
+		`SELECT `+uploadFileColumns+` FROM manual_upload_files WHERE id = $1`, id)
+}
+
+// SetManualUploadGroup records the group the files of an upload formed.
+func (db *DB) SetManualUploadGroup(ctx context.Context, id, groupID int64) error {
+	tag, err := db.q.Exec(ctx, `UPDATE manual_uploads SET package_group_id = $2, updated_at = now() WHERE id = $1`, id, nullInt(groupID))
+	return notFoundIfNone("set upload group", tag, err)
+}

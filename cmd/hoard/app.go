@@ -21,6 +21,14 @@ type app struct {
 	db     *store.DB
 	pg     *pgserver.Server // nil when DATABASE_URL is set
 	dbDesc string
+
+	// clients are the worker's messenger clients (set up on first need).
+	clients *accountClients
+	// Worker tuning the demo changes: no scheduled cycles, fast retries and
+	// polling (zero values keep the defaults).
+	noSchedule               bool
+	retryBase                time.Duration
+	fetchCooldown, fetchPoll time.Duration
 }
 
 // openApp starts or connects to the database and applies migrations.
@@ -56,6 +64,9 @@ func openApp(ctx context.Context, cfg Config) (*app, error) {
 // close releases the database and stops an embedded server this process
 // started.
 func (a *app) close() {
+	if a.clients != nil {
+		a.clients.close()
+	}
 	if a.db != nil {
 		a.db.Close()
 	}

@@ -32,6 +32,8 @@ type Config struct {
 	BotUsername           string
 	WorkerInterval        time.Duration
 	WorkerMaxSkipAttempts int
+	WorkerSettle          time.Duration // a set whose newest part is younger waits
+	WorkerID              string        // River client id; unique per worker process
 	AutoGroupTimeWindow   time.Duration
 	SplitThresholdBytes   int64
 	LogLevel              slog.Level
@@ -66,6 +68,8 @@ var envVars = []envVar{
 	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links."},
 	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080)."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
+	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
+	{"WORKER_ID", "the host name", "Name of this worker process in River UI; give each worker process on one host its own. Jobs a stopped worker left running are resumed when it starts again."},
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
 	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
@@ -123,6 +127,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		BotUsername:           strings.TrimPrefix(str("BOT_USERNAME", ""), "@"),
 		WorkerInterval:        time.Duration(integer("WORKER_INTERVAL_MINUTES", 60, 1, 7*24*60)) * time.Minute,
 		WorkerMaxSkipAttempts: int(integer("WORKER_MAX_SKIP_ATTEMPTS", 5, 1, 100)),
+		WorkerSettle:          time.Duration(integer("WORKER_SETTLE_MINUTES", 10, 0, 24*60)) * time.Minute,
+		WorkerID:              str("WORKER_ID", defaultWorkerID()),
 		AutoGroupTimeWindow:   time.Duration(integer("AUTO_GROUP_TIME_WINDOW_MINUTES", 5, 0, 24*60)) * time.Minute,
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
@@ -191,6 +197,15 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		bad("TELEGRAM_APP_ID", "is required when TELEGRAM_APP_HASH is set")
 	}
 	return c, errors.Join(errs...)
+}
+
+// defaultWorkerID is the host name, made a valid River client id.
+func defaultWorkerID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "hoard-worker"
+	}
+	return h
 }
 
 // minAuthSecret is the shortest AUTH_SECRET the web part accepts.

@@ -78,12 +78,15 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return exitFailure
 	}
 	defer dm.close()
-	if *once {
-		// One ingestion cycle needs the ingestion jobs (issue #4); until they
-		// land, --once stops after sign-in and channel setup and says so.
-		fmt.Fprintln(stderr, "hoard demo --once: signed in and channels set up; the ingestion cycle is not available yet (it arrives with the ingestion work)")
-		fmt.Fprintln(stdout, `{"run_status":"NOT_AVAILABLE","packages":0,"skipped":0,"notifications":0}`)
+	clients, err := a.newAccountClients()
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitFailure
+	}
+	clients.lend(dm.accountID, dm.account)
+	a.clients = clients
+	if *once {
+		return a.demoOnce(ctx, stdout, stderr)
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
 		fmt.Fprintf(stdout, "\nhoard demo is running: %s\nSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\nStop it with Ctrl-C.\n\n",

@@ -88,7 +88,9 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 type demoMessenger struct {
 	em      *emulator.Emulator
 	account *telegram.Account
-	bot     *telegram.Bot
+	// accountID is the account row the emulator's account signed in as.
+	accountID int64
+	bot       *telegram.Bot
 }
 
 func (d *demoMessenger) close() {
@@ -163,6 +165,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	if err != nil {
 		return err
 	}
+	d.accountID = acc.ID
 	cfg := base
 	cfg.SessionKey = "account:" + strconv.FormatInt(acc.ID, 10)
 	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {

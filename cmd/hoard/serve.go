@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/jobs"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/web"
@@ -57,28 +59,9 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	var client *queue.Client
 	var err error
 	if p.worker {
-		workers := river.NewWorkers()
-		window := a.cfg.AutoGroupTimeWindow
-		if window == 0 {
-			window = -1 // AUTO_GROUP_TIME_WINDOW_MINUTES=0 turns the time-window pass off
-		}
-		if err := jobs.Register(workers, jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window}); err != nil {
+		if client, err = a.startWorker(ctx, p.bot); err != nil {
 			return err
 		}
-		role := queue.RoleWorker
-		if p.bot {
-			role = queue.RoleAll
-		}
-		client, err = queue.NewClient(a.db.Pool(), queue.Options{
-			Role: role, Workers: workers, Periodic: jobs.Periodic(), Logger: a.log,
-		})
-		if err != nil {
-			return err
-		}
-		if err := client.Start(ctx); err != nil {
-			return fmt.Errorf("start worker: %w", err)
-		}
-		a.log.Info("worker started", "queues", queue.QueuesFor(role))
 		defer func() {
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 45*time.Second)
 			defer cancel()
@@ -149,4 +132,74 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	}
 	a.log.Info("web stopped")
 	return nil
+}
+
+// startWorker starts the River client that works the worker's queues (and
+// the bot's, with bot), after requeueing the jobs this worker left running
+// when it last stopped, and listens for ingestion_trigger and
+// manual_upload to start work sooner than the next poll.
+func (a *app) startWorker(ctx context.Context, bot bool) (*queue.Client, error) {
+	if a.clients == nil {
+		clients, err := a.newAccountClients()
+		if err != nil {
+			return nil, err
+		}
+		a.clients = clients
+	}
+	workers := river.NewWorkers()
+	window := a.cfg.AutoGroupTimeWindow
+	if window == 0 {
+		window = -1 // AUTO_GROUP_TIME_WINDOW_MINUTES=0 turns the time-window pass off
+	}
+	settle := a.cfg.WorkerSettle
+	if settle == 0 {
+		settle = -1 // WORKER_SETTLE_MINUTES=0: no settle time
+	}
+	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients,
+		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
+		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
+		RetryBase: a.retryBase}
+	if err := jobs.Register(workers, deps); err != nil {
+		return nil, err
+	}
+	role := queue.RoleWorker
+	if bot {
+		role = queue.RoleAll
+	}
+	periodic := jobs.Periodic(a.cfg.WorkerInterval)
+	if a.noSchedule {
+		periodic = jobs.Periodic(0)
+	}
+	client, err := queue.NewClient(a.db.Pool(), queue.Options{
+		Role: role, Workers: workers, Periodic: periodic, Logger: a.log, ID: a.cfg.WorkerID,
+		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if n, err := a.db.RequeueJobsOf(ctx, a.cfg.WorkerID); err != nil {
+		return nil, err
+	} else if n > 0 {
+		a.log.Info("resumed jobs this worker left running", "jobs", n, "worker", a.cfg.WorkerID)
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	go a.listenForWork(ctx, client)
+	a.log.Info("worker started", "queues", queue.QueuesFor(role), "id", a.cfg.WorkerID)
+	return client, nil
+}
+
+// listenForWork turns ingestion_trigger notifications into a cycle job.
+// manual_upload needs nothing: its job was inserted with the upload, and
+// River's own insert notification wakes the worker.
+func (a *app) listenForWork(ctx context.Context, client *queue.Client) {
+	err := a.db.Listen(ctx, []string{"ingestion_trigger"}, func(channel, _ string) {
+		if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
+			a.log.Warn("ingestion trigger", "err", err)
+		}
+	})
+	if err != nil {
+		a.log.Warn("listen for ingestion triggers", "err", err)
+	}
 }

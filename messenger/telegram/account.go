@@ -265,7 +265,7 @@ func (a *Account) Topics(ctx context.Context, ch messenger.Channel) ([]messenger
 				continue
 			}
 			seen[ft.ID] = true
-			out = append(out, messenger.Topic{ID: ft.ID, Title: ft.Title})
+			out = append(out, messenger.Topic{ID: ft.ID, Title: ft.Title, TopMessageID: ft.TopMessage})
 			n++
 		}
 		if n == 0 || last == nil || len(out) >= res.Count || len(res.Topics) < req.Limit {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/telegram"
+)
+
+// accountClients connects the messenger clients of the worker's accounts
+// on first use and keeps them for the process (implements jobs.Accounts).
+// Sessions come from PostgreSQL, encrypted with AUTH_SECRET.
+type accountClients struct {
+	base telegram.Config
+	mu   sync.Mutex
+	open map[int64]*telegram.Account
+	// borrowed clients belong to someone else, who closes them.
+	borrowed map[int64]bool
+}
+
+// newAccountClients prepares clients for the configured platform: the
+// emulator of TELEGRAM_EMULATOR, or the real one with TELEGRAM_APP_ID and
+// TELEGRAM_APP_HASH.
+func (a *app) newAccountClients() (*accountClients, error) {
+	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
+	if err != nil {
+		return nil, err
+	}
+	base := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions}
+	if a.cfg.TelegramEmulator != "" {
+		info, err := telegram.LoadEmulatorInfo(a.cfg.TelegramEmulator)
+		if err != nil {
+			return nil, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
+		}
+		base.Endpoint = info.Endpoint()
+		if base.AppID == 0 {
+			base.AppID, base.AppHash = 1, "emulator"
+		}
+	}
+	return &accountClients{base: base, open: map[int64]*telegram.Account{}, borrowed: map[int64]bool{}}, nil
+}
+
+// lend registers a client connected and closed by someone else (the
+// demo's).
+func (c *accountClients) lend(accountID int64, acc *telegram.Account) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open[accountID] = acc
+	c.borrowed[accountID] = true
+}
+
+// Account implements jobs.Accounts.
+func (c *accountClients) Account(ctx context.Context, accountID int64) (messenger.Account, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if acc, ok := c.open[accountID]; ok {
+		return acc, nil
+	}
+	if c.base.AppID == 0 || c.base.AppHash == "" {
+		return nil, hoard.Errorf(hoard.EINVALID, "TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the worker cannot sign in to the messaging platform")
+	}
+	cfg := c.base
+	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
+	acc, err := telegram.NewAccount(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := acc.Authorized(ctx)
+	if err != nil || !ok {
+		_ = acc.Close()
+		if err == nil {
+			err = messenger.ErrUnauthorized
+		}
+		return nil, fmt.Errorf("account %d: %w", accountID, err)
+	}
+	c.open[accountID] = acc
+	return acc, nil
+}
+
+// close disconnects every client this pool opened.
+func (c *accountClients) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, acc := range c.open {
+		if !c.borrowed[id] {
+			_ = acc.Close()
+		}
+		delete(c.open, id)
+	}
+}

@@ -1,0 +1,99 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// cyclePoll is how often a cycle checks whether its jobs are final.
+const cyclePoll = 2 * time.Second
+
+// IngestCycleWorker runs IngestCycleArgs: it owns one IngestionRun from
+// creation to COMPLETED. Between its fan-out and its completion it snoozes
+// (no worker slot held, no attempt spent), so a long cycle costs a query
+// every cyclePoll.
+type IngestCycleWorker struct {
+	river.WorkerDefaults[hoard.IngestCycleArgs]
+	deps Deps
+}
+
+// Work implements river.Worker.
+func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.IngestCycleArgs]) error {
+	db := w.deps.DB
+	trigger := job.Args.Trigger
+	if trigger == "" {
+		trigger = hoard.TriggerSchedule
+	}
+	var run *hoard.IngestionRun
+	var done bool
+	err := db.InTx(ctx, func(tx *store.DB) error {
+		var created bool
+		var err error
+		run, created, err = tx.StartRunForJob(ctx, trigger, job.ID)
+		if err != nil || !created {
+			return err
+		}
+		if _, err := tx.FindDestinationChannel(ctx); err != nil {
+			done = true
+			_, ferr := tx.FinishRun(ctx, run.ID, hoard.RunFailed, "No destination channel is configured: add one under Messenger.")
+			return ferr
+		}
+		maps, err := tx.ListScanMaps(ctx)
+		if err != nil {
+			return err
+		}
+		params := make([]river.InsertManyParams, len(maps))
+		for i, m := range maps {
+			params[i] = river.InsertManyParams{Args: hoard.ScanChannelArgs{RunID: run.ID, MapID: m.ID}}
+		}
+		if len(params) > 0 {
+			if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertManyTx(ctx, tx.Tx(), params); err != nil {
+				return fmt.Errorf("fan out scans: %w", err)
+			}
+		}
+		w.deps.Logger.Info("ingestion cycle started", "run", run.ID, "trigger", trigger, "channels", len(maps))
+		return tx.SetRunActivity(ctx, run.ID, hoard.RunActivity{Activity: fmt.Sprintf("Scanning %d channels", len(maps)), Step: "scanning"})
+	})
+	if err != nil {
+		return fmt.Errorf("ingest cycle: start run: %w", err)
+	}
+	if done || run.Status != hoard.RunRunning {
+		return nil
+	}
+	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID)
+	if err != nil {
+		return fmt.Errorf("ingest cycle: %w", err)
+	}
+	if pending > 0 {
+		return river.JobSnooze(cyclePoll)
+	}
+	return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		if err := tx.SetRunActivity(ctx, run.ID, hoard.RunActivity{Activity: "Integrity audit", Step: "auditing"}); err != nil {
+			return err
+		}
+		res, err := Audit(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("ingest cycle: audit: %w", err)
+		}
+		finished, err := tx.FinishRun(ctx, run.ID, hoard.RunCompleted, "")
+		if err != nil {
+			return err
+		}
+		if finished {
+			w.deps.Logger.Info("ingestion cycle completed", "run", run.ID, "audit", res)
+		}
+		return nil
+	})
+}
+
+// NextRetry retries a cycle that failed to start or finish soon: it holds
+// the run.
+func (w *IngestCycleWorker) NextRetry(job *river.Job[hoard.IngestCycleArgs]) time.Time {
+	return time.Now().Add(retryDelay(5*time.Second, job.Attempt))
+}

@@ -1,0 +1,347 @@
+package jobs
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// downloadTries is how many times one attempt resumes a stalled or broken
+// download before the attempt fails.
+const downloadTries = 4
+
+// IngestMessageWorker runs IngestMessageArgs.
+type IngestMessageWorker struct {
+	river.WorkerDefaults[hoard.IngestMessageArgs]
+	deps Deps
+}
+
+// Timeout implements river.Worker: a download takes as long as it takes;
+// stalls are detected by the client, not by a deadline.
+func (w *IngestMessageWorker) Timeout(*river.Job[hoard.IngestMessageArgs]) time.Duration { return -1 }
+
+// NextRetry implements river.Worker.
+func (w *IngestMessageWorker) NextRetry(job *river.Job[hoard.IngestMessageArgs]) time.Time {
+	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+}
+
+// Work implements river.Worker.
+func (w *IngestMessageWorker) Work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
+	err := w.work(ctx, job)
+	if err == nil {
+		return nil
+	}
+	if serr, ok := snoozeIfLimited(err); ok {
+		return serr
+	}
+	var re *river.JobCancelError
+	if errors.As(err, &re) {
+		return err
+	}
+	a := job.Args
+	if errors.Is(err, messenger.ErrAccessLost) {
+		if ch, cerr := w.deps.DB.FindChannelByID(ctx, a.ChannelID); cerr == nil {
+			w.deps.accessLost(ctx, w.deps.DB, ch, err)
+		}
+	}
+	rec := hoard.SkippedPackage{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, SourceTopicID: a.TopicID,
+		AccountChannelMapID: a.MapID, FileName: a.FileName, FileSize: a.Size, PartCount: len(a.Parts),
+		Reason: reasonOf(err), RiverJobID: job.ID}
+	return w.deps.skipFailure(ctx, w.deps.DB, rec, job.Attempt, job.MaxAttempts, a.RunID, err)
+}
+
+func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
+	d, db, a := &w.deps, w.deps.DB, job.Args
+	if len(a.Parts) == 0 {
+		return river.JobCancel(hoard.Errorf(hoard.EINVALID, "ingest message: no parts"))
+	}
+	src, err := d.resolveMap(ctx, db, a.MapID)
+	if err != nil {
+		return err
+	}
+	var topic *hoard.TopicProgress
+	if a.TopicID != 0 {
+		if topic, err = db.FindTopic(ctx, a.MapID, a.TopicID); err != nil {
+			return err
+		}
+	}
+	// Read live (SPEC rule 17): a topic disabled or a channel deactivated
+	// while its sets wait is not downloaded; the watermark goes back before
+	// the set, so re-enabling picks it up again.
+	if !src.channel.IsActive || (topic != nil && !topic.FetchEnabled) {
+		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+			if topic != nil {
+				return tx.RewindTopicWatermark(ctx, a.MapID, a.TopicID, a.MessageID)
+			}
+			return tx.RewindWatermarks(ctx, a.ChannelID, a.MessageID)
+		})
+	}
+	if p, err := db.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
+		return nil // indexed by an earlier attempt
+	}
+	if t, err := db.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
+		if t.Status != hoard.TransferFailed {
+			return nil // an earlier attempt handed it over to its upload_part jobs
+		}
+		if err := db.DeleteTransfer(ctx, t.ID); err != nil {
+			return err
+		}
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
+
+	act := &activity{deps: d, db: db, runID: a.RunID}
+	ids := make([]int, 0, len(a.Parts)+1)
+	for _, p := range a.Parts {
+		ids = append(ids, int(p.MessageID))
+	}
+	if a.PhotoMessageID != 0 {
+		ids = append(ids, int(a.PhotoMessageID))
+	}
+	msgs, err := src.account.Messages(ctx, src.peer, ids)
+	if err != nil {
+		return failedAt(hoard.SkipDownloadFailed, err)
+	}
+	byID := make(map[int]messenger.Message, len(msgs))
+	for _, m := range msgs {
+		byID[m.ID] = m
+	}
+	parts := make([]messenger.Message, len(a.Parts))
+	for i, p := range a.Parts {
+		m, ok := byID[int(p.MessageID)]
+		if !ok || m.Document == nil {
+			return river.JobCancel(failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
+				"source message %d of %s was deleted", p.MessageID, a.FileName)))
+		}
+		parts[i] = m
+	}
+
+	dir := d.spoolDir(a.ChannelID, a.MessageID)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			d.removeSpool(dir)
+		}
+	}()
+	paths, sum, err := d.download(ctx, src, parts, dir, a, act)
+	if err != nil {
+		return err
+	}
+	hash := hex.EncodeToString(sum)
+
+	// Dedup (d): the same bytes are already in the catalog.
+	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
+		d.Logger.Info("duplicate content skipped", "file", a.FileName, "package", dup.ID)
+		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+			if err := tx.DeleteSkippedBySource(ctx, a.ChannelID, a.MessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+				return err
+			}
+			return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
+		})
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
+
+	// A photo posted with the set becomes the preview; when its download
+	// fails, preview_msg_id stays unset (SPEC rule 10).
+	var preview []byte
+	var previewMsg int64
+	if ph, ok := byID[int(a.PhotoMessageID)]; ok && a.PhotoMessageID != 0 && ph.Photo != nil {
+		act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
+		if data, err := src.account.DownloadThumbnail(ctx, src.peer, ph); err == nil && len(data) > 0 {
+			preview, previewMsg = data, a.PhotoMessageID
+		} else {
+			d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
+		}
+	}
+
+	typ, err := detectType(paths, a.FileName)
+	if err != nil {
+		return failedAt(hoard.SkipExtractFailed, err)
+	}
+	wr, err := d.writer(ctx, db, src.m.AccountID)
+	if err != nil {
+		return failedAt(hoard.SkipUploadFailed, err)
+	}
+	premium := false
+	if acc, err := db.FindAccountByID(ctx, wr.m.AccountID); err == nil {
+		premium = acc.IsPremium
+	}
+	infos := make([]archive.PartInfo, len(parts))
+	for i, p := range parts {
+		infos[i] = archive.PartInfo{Name: p.Document.FileName, Size: p.Document.Size}
+	}
+	limit := d.SplitThreshold
+	if premium {
+		limit = PremiumSplitThreshold
+	}
+	ranges, err := archive.PlanSplit(a.FileName, limit, infos)
+	if err != nil {
+		return failedAt(hoard.SkipUploadFailed, err)
+	}
+	// Re-send when no byte changes and the reader may post into the
+	// destination; otherwise upload from the spool.
+	canResend := !src.channel.IsProtected && wr.m.AccountID == src.m.AccountID
+	tparts := make([]hoard.TransferPart, len(ranges))
+	for i, r := range ranges {
+		tparts[i] = hoard.TransferPart{Name: r.Name, Offset: r.Offset, Length: r.Length}
+		if canResend && r.Source >= 0 && !parts[r.Source].Protected {
+			tparts[i].ResendMessageID = int64(parts[r.Source].ID)
+		}
+	}
+
+	first := parts[0]
+	draft := hoard.Package{FileName: a.FileName, FileSize: a.Size, ArchiveType: typ, ContentHash: hash,
+		PartCount: len(ranges), SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, SourceTopicID: a.TopicID,
+		SourceCaption: first.Text, SourcePostedAt: first.Date, ReplyToMessageID: int64(first.ReplyToID),
+		MediaAlbumID: first.GroupedID, RemoteUniqueID: first.Document.RemoteUniqueID(), PreviewMsgID: previewMsg,
+		IngestionRunID: a.RunID}
+	for _, p := range a.Parts {
+		draft.SourceMessageIDs = append(draft.SourceMessageIDs, p.MessageID)
+	}
+	topicName, general := "", false
+	if topic != nil {
+		topicName, general = topic.TopicName, topic.IsGeneral
+	}
+	draft.Creator = archive.Creator(topicName, general, a.FileName, src.channel.Title)
+	if src.channel.Category != "" {
+		draft.Tags = []string{src.channel.Category}
+	}
+	t := &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
+		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: paths, ContentHash: hash, Draft: draft,
+		PreviewData: preview}
+	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if err := tx.CreateTransfer(ctx, t, tparts); err != nil {
+			return err
+		}
+		params := make([]river.InsertManyParams, len(tparts))
+		for i := range tparts {
+			args := hoard.UploadPartArgs{RunID: a.RunID, TransferID: t.ID, PartNo: i}
+			params[i] = river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), job.MaxAttempts)}
+		}
+		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	keep = true
+	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", typ)
+	return nil
+}
+
+// download fetches every part into dir (part-000, part-001, …) and returns
+// the paths and the SHA-256 over all parts in order, computed while the
+// bytes arrive (no second pass). Stalls and broken connections resume from
+// the last good offset, up to downloadTries times per part.
+func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, error) {
+	paths := make([]string, len(parts))
+	var state archive.HashState
+	var done int64
+	for i, m := range parts {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("part-%03d", i))
+		f, err := os.OpenFile(paths[i], os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o640)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spool: %w", err)
+		}
+		hw, err := archive.NewHashingWriter(ctx, f, state, 0)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		req := messenger.DownloadRequest{Channel: src.peer, MessageID: m.ID, Document: *m.Document,
+			Progress: func(n int64) {
+				act.set(ctx, hoard.RunActivity{Activity: "Downloading " + a.FileName, Step: "downloading",
+					ChannelID: a.ChannelID, TopicID: a.TopicID, AccountChannelMapID: a.MapID, File: a.FileName,
+					Bytes: done + n, TotalBytes: a.Size})
+			}}
+		for try := 1; ; try++ {
+			err = src.account.Download(ctx, req, hw)
+			if err == nil {
+				break
+			}
+			var de *messenger.DownloadError
+			if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &de) || try >= downloadTries || ctx.Err() != nil {
+				break
+			}
+			d.Logger.Warn("download interrupted; resuming", "file", m.Document.FileName, "offset", de.Offset, "try", try, "err", err)
+			req.Offset = de.Offset
+		}
+		if err == nil && hw.Offset() != m.Document.Size {
+			err = fmt.Errorf("download of %s ended at %d of %d bytes", m.Document.FileName, hw.Offset(), m.Document.Size)
+		}
+		if err == nil {
+			state, err = hw.State()
+		}
+		cerr := hw.Close()
+		if ferr := f.Close(); err == nil {
+			err = errors.Join(cerr, ferr)
+		}
+		if err != nil {
+			return nil, nil, failedAt(hoard.SkipDownloadFailed, err)
+		}
+		done += m.Document.Size
+		state = state.NextPart()
+	}
+	h, err := state.NewHash()
+	if err != nil {
+		return nil, nil, err
+	}
+	return paths, h.Sum(nil), nil
+}
+
+// detectType decides a package's archive type from its content, the name
+// deciding when the content is not recognised.
+func detectType(paths []string, name string) (hoard.ArchiveType, error) {
+	parts, err := archive.OpenParts(paths...)
+	if err != nil {
+		return "", err
+	}
+	defer parts.Close()
+	det, err := archive.Detect(parts, parts.Size(), name, 0)
+	if err != nil {
+		return "", err
+	}
+	t := det.Type
+	if t == archive.Unknown {
+		t = archive.NameType(name)
+	}
+	switch t {
+	case archive.ZIP:
+		return hoard.ArchiveZIP, nil
+	case archive.RAR:
+		return hoard.ArchiveRAR, nil
+	case archive.SevenZ:
+		return hoard.Archive7Z, nil
+	}
+	return hoard.ArchiveDocument, nil
+}
+
+// addCounters adds to a run's counters; runs that no longer exist are
+// ignored.
+func addCounters(ctx context.Context, db *store.DB, runID int64, c hoard.RunCounters) error {
+	if runID == 0 {
+		return nil
+	}
+	if err := db.AddRunCounters(ctx, runID, c); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
+	return nil
+}

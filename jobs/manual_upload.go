@@ -1,0 +1,224 @@
+package jobs
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// ManualUploadWorker runs ManualUploadArgs: the worker half of SPEC "Manual
+// upload". Each file is hashed (one read), de-duplicated by content,
+// planned (split above the account's limit) and handed to upload_part
+// jobs; verify indexes it and marks it COMPLETED. Failures are per file and
+// visible on the file's row; the upload ends COMPLETED, PARTIAL or FAILED
+// once every file is final, and several indexed files form one group. The
+// files stay on the shared volume (retained for recovery).
+type ManualUploadWorker struct {
+	river.WorkerDefaults[hoard.ManualUploadArgs]
+	deps Deps
+}
+
+// Timeout implements river.Worker: hashing reads whole files.
+func (w *ManualUploadWorker) Timeout(*river.Job[hoard.ManualUploadArgs]) time.Duration { return -1 }
+
+// Work implements river.Worker.
+func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.ManualUploadArgs]) error {
+	d, db := &w.deps, w.deps.DB
+	up, err := db.FindManualUpload(ctx, job.Args.UploadID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	if up.Status == hoard.UploadUploading {
+		return river.JobSnooze(5 * time.Second) // the web is still receiving the files
+	}
+	if err := db.SetManualUploadStatus(ctx, up.ID, hoard.UploadProcessing, ""); err != nil {
+		return err
+	}
+	wr, err := d.writer(ctx, db, 0)
+	if err != nil {
+		return fmt.Errorf("manual upload %d: %w", up.ID, err)
+	}
+	premium := false
+	if acc, err := db.FindAccountByID(ctx, wr.m.AccountID); err == nil {
+		premium = acc.IsPremium
+	}
+	for _, f := range up.Files {
+		if f.Status == hoard.UploadCompleted || f.Status == hoard.UploadFailed {
+			continue
+		}
+		if _, err := db.FindTransferByUploadFile(ctx, f.ID); err == nil {
+			continue // handed over by an earlier attempt
+		}
+		if err := d.startManualFile(ctx, job, f, wr, premium); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			d.Logger.Warn("manual upload file failed", "upload", up.ID, "file", f.FileName, "err", err)
+			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, err.Error(), "", 0); serr != nil {
+				return serr
+			}
+		}
+	}
+	if err := d.finishUpload(ctx, up.ID); err != nil {
+		return err
+	}
+	return nil
+}
+
+// startManualFile hashes one file and hands it to upload_part jobs (or
+// completes it at once when its content is already in the catalog).
+func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *source, premium bool) error {
+	db := d.DB
+	if !filepath.IsLocal(f.StoredPath) {
+		return hoard.Errorf(hoard.EINVALID, "stored path of %s is not inside UPLOAD_DIR", f.FileName)
+	}
+	p := filepath.Join(d.UploadDir, f.StoredPath)
+	if err := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadProcessing, "", "", 0); err != nil {
+		return err
+	}
+	sum, err := archive.HashFiles(ctx, archive.HashState{}, p)
+	if err != nil {
+		return fmt.Errorf("hash %s: %w", f.FileName, err)
+	}
+	hash := hex.EncodeToString(sum)
+	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
+		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
+			"Already in the catalog as "+dup.FileName+"; nothing was uploaded.", hash, dup.ID)
+	}
+	typ, err := detectType([]string{p}, f.FileName)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", f.FileName, err)
+	}
+	limit := d.SplitThreshold
+	if premium {
+		limit = PremiumSplitThreshold
+	}
+	ranges, err := archive.PlanSplit(f.FileName, limit, []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
+	if err != nil {
+		return err
+	}
+	parts := make([]hoard.TransferPart, len(ranges))
+	for i, r := range ranges {
+		parts[i] = hoard.TransferPart{Name: r.Name, Offset: r.Offset, Length: r.Length}
+	}
+	draft := hoard.Package{FileName: f.FileName, FileSize: f.FileSize, ArchiveType: typ, ContentHash: hash,
+		PartCount: len(parts), Creator: archive.CreatorFromFileName(f.FileName), SourcePostedAt: f.CreatedAt}
+	t := &hoard.Transfer{ManualUploadFileID: f.ID, AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID,
+		SpoolPaths: []string{p}, KeepFiles: true, ContentHash: hash, Draft: draft}
+	return db.InTx(ctx, func(tx *store.DB) error {
+		if err := tx.CreateTransfer(ctx, t, parts); err != nil {
+			return err
+		}
+		client := river.ClientFromContext[pgx.Tx](ctx)
+		params := make([]river.InsertManyParams, len(parts))
+		for i := range parts {
+			args := hoard.UploadPartArgs{TransferID: t.ID, PartNo: i}
+			params[i] = river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)}
+		}
+		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+}
+
+// manualFileDone is called after verify indexed a manual upload file.
+func (d *Deps) manualFileDone(ctx context.Context, t *hoard.Transfer) {
+	d.finishManualFile(ctx, t.ManualUploadFileID)
+}
+
+// manualFileFailed records a manual upload file's final failure.
+func (d *Deps) manualFileFailed(ctx context.Context, t *hoard.Transfer, cause error) {
+	if err := d.DB.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadFailed, cause.Error(), "", 0); err != nil {
+		d.Logger.Error("mark upload file failed", "file", t.ManualUploadFileID, "err", err)
+	}
+	d.finishManualFile(ctx, t.ManualUploadFileID)
+}
+
+func (d *Deps) finishManualFile(ctx context.Context, fileID int64) {
+	f, err := d.DB.FindManualUploadFile(ctx, fileID)
+	if err == nil {
+		err = d.finishUpload(ctx, f.UploadID)
+	}
+	if err != nil {
+		d.Logger.Error("finish manual upload", "file", fileID, "err", err)
+	}
+}
+
+// finishUpload completes an upload once every file is final: COMPLETED when
+// all files are in the catalog, PARTIAL when some failed, FAILED when all
+// did; two or more new packages form a group named after the upload.
+func (d *Deps) finishUpload(ctx context.Context, uploadID int64) error {
+	return d.DB.InTx(ctx, func(tx *store.DB) error {
+		up, err := tx.FindManualUpload(ctx, uploadID)
+		if err != nil {
+			return err
+		}
+		if up.FinishedAt != nil {
+			return nil
+		}
+		var ok, failed int
+		var pkgs []int64
+		var names []string
+		for _, f := range up.Files {
+			switch f.Status {
+			case hoard.UploadCompleted:
+				ok++
+				if f.PackageID != 0 {
+					pkgs = append(pkgs, f.PackageID)
+					names = append(names, f.FileName)
+				}
+			case hoard.UploadFailed:
+				failed++
+			default:
+				return nil // still working
+			}
+		}
+		status, msg := hoard.UploadCompleted, ""
+		switch {
+		case ok == 0:
+			status, msg = hoard.UploadFailed, "No file could be uploaded."
+		case failed > 0:
+			status, msg = hoard.UploadPartial, fmt.Sprintf("%d of %d files failed.", failed, len(up.Files))
+		}
+		if len(pkgs) >= 2 {
+			name := up.GroupName
+			if name == "" {
+				name = commonName(names)
+			}
+			g, err := tx.CreateManualGroup(ctx, name, pkgs)
+			if err != nil {
+				d.Logger.Warn("group the files of an upload", "upload", up.ID, "err", err)
+			} else if err := tx.SetManualUploadGroup(ctx, up.ID, g.ID); err != nil {
+				return err
+			}
+		}
+		return tx.SetManualUploadStatus(ctx, up.ID, status, msg)
+	})
+}
+
+// commonName names a group of uploaded files: their common prefix, trimmed
+// of separators, or the first file's name without extension.
+func commonName(names []string) string {
+	prefix := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	prefix = strings.TrimRight(prefix, " -_.([")
+	if len([]rune(prefix)) >= 3 {
+		return prefix
+	}
+	return strings.TrimSuffix(names[0], filepath.Ext(names[0]))
+}

@@ -1,0 +1,426 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// uploadTries is how many times one attempt resumes a failed upload.
+const uploadTries = 3
+
+// UploadPartWorker runs UploadPartArgs.
+type UploadPartWorker struct {
+	river.WorkerDefaults[hoard.UploadPartArgs]
+	deps Deps
+}
+
+// Timeout implements river.Worker: uploads take as long as they take.
+func (w *UploadPartWorker) Timeout(*river.Job[hoard.UploadPartArgs]) time.Duration { return -1 }
+
+// NextRetry implements river.Worker.
+func (w *UploadPartWorker) NextRetry(job *river.Job[hoard.UploadPartArgs]) time.Time {
+	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+}
+
+// Work implements river.Worker.
+func (w *UploadPartWorker) Work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
+	err := w.work(ctx, job)
+	if err == nil {
+		return nil
+	}
+	if serr, ok := snoozeIfLimited(err); ok {
+		return serr
+	}
+	var ce *river.JobCancelError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return w.deps.transferFailed(ctx, job.Args.TransferID, job.Attempt, job.MaxAttempts, failedAt(hoard.SkipUploadFailed, err))
+}
+
+func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
+	d, db, a := &w.deps, w.deps.DB, job.Args
+	t, err := db.FindTransfer(ctx, a.TransferID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status != hoard.TransferPublishing {
+		return nil
+	}
+	part, err := db.FindTransferPart(ctx, t.ID, a.PartNo)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	destID := part.DestMessageID
+	if destID == 0 {
+		wr, err := d.writerOf(ctx, db, t.DestChannelID, t.AccountID)
+		if err != nil {
+			return err
+		}
+		if part.DestAfterID != 0 || job.Attempt > 1 {
+			// An earlier attempt may have posted the part without recording
+			// it: look before posting again.
+			if destID, err = d.findPosted(ctx, db, wr, part); err != nil {
+				return err
+			}
+		}
+		if destID == 0 {
+			after, err := db.FindNewestDestMessageID(ctx, t.DestChannelID)
+			if err != nil {
+				return err
+			}
+			if err := db.MarkTransferPartPosting(ctx, t.ID, part.PartNo, after); err != nil {
+				return err
+			}
+			if destID, err = d.post(ctx, db, t, part, wr); err != nil {
+				return err
+			}
+		}
+	}
+	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		remaining, err := tx.RecordTransferPart(ctx, t.ID, part.PartNo, destID)
+		if err != nil || remaining > 0 {
+			return err
+		}
+		if err := tx.SetTransferStatus(ctx, t.ID, hoard.TransferVerifying, ""); err != nil {
+			return err
+		}
+		_, err = client.InsertTx(ctx, tx.Tx(), hoard.VerifyTransferArgs{RunID: a.RunID, TransferID: t.ID}, nil)
+		return err
+	})
+}
+
+// post re-sends the part's source message or uploads its byte range of the
+// spool files, and returns the destination message id.
+func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *source) (int64, error) {
+	if part.ResendMessageID != 0 {
+		maps, err := db.ListChannelMaps(ctx, t.SourceChannelID)
+		if err != nil {
+			return 0, err
+		}
+		ch, err := db.FindChannelByID(ctx, t.SourceChannelID)
+		if err != nil {
+			return 0, err
+		}
+		for i := range maps {
+			if maps[i].AccountID != t.AccountID {
+				continue
+			}
+			peer := peerOf(ch, &maps[i])
+			msgs, err := wr.account.Messages(ctx, peer, []int{int(part.ResendMessageID)})
+			if err != nil {
+				return 0, err
+			}
+			if len(msgs) == 1 && msgs[0].Document != nil && msgs[0].Document.Size == part.Length {
+				id, err := wr.account.Resend(ctx, wr.peer, peer, msgs[0], "")
+				if !errors.Is(err, messenger.ErrProtected) {
+					return int64(id), err
+				}
+			}
+		}
+		d.Logger.Info("source message cannot be re-sent; uploading instead", "part", part.Name)
+	}
+	parts, err := archive.OpenParts(t.SpoolPaths...)
+	if err != nil {
+		return 0, fmt.Errorf("spool of %s: %w", part.Name, err)
+	}
+	defer parts.Close()
+	premium := false
+	if acc, err := db.FindAccountByID(ctx, t.AccountID); err == nil {
+		premium = acc.IsPremium
+	}
+	req := messenger.UploadRequest{Channel: wr.peer, Data: parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length}),
+		FileName: part.Name, Premium: premium}
+	for try := 1; ; try++ {
+		id, err := wr.account.Upload(ctx, req)
+		if err == nil {
+			return int64(id), nil
+		}
+		var ue *messenger.UploadError
+		if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &ue) || try >= uploadTries || ctx.Err() != nil {
+			return 0, err
+		}
+		d.Logger.Warn("upload interrupted; resuming", "part", part.Name, "parts_done", ue.Resume.PartsDone, "try", try, "err", err)
+		req.Resume = &ue.Resume
+		req.Data = parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length})
+	}
+}
+
+// findPosted looks in the destination, after the id recorded before an
+// earlier attempt posted, for a document with the part's name and size
+// that no package or other part holds; 0 when there is none.
+func (d *Deps) findPosted(ctx context.Context, db *store.DB, wr *source, part *hoard.TransferPart) (int64, error) {
+	msgs, err := wr.account.History(ctx, wr.peer, messenger.HistoryQuery{AfterID: int(part.DestAfterID)})
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range msgs {
+		if m.Document == nil || m.Document.FileName != part.Name || m.Document.Size != part.Length {
+			continue
+		}
+		taken, err := db.IsDestMessageTaken(ctx, wr.channel.ID, int64(m.ID))
+		if err != nil {
+			return 0, err
+		}
+		if !taken {
+			d.Logger.Info("found a part posted by an earlier attempt", "part", part.Name, "message", m.ID)
+			return int64(m.ID), nil
+		}
+	}
+	return 0, nil
+}
+
+// transferFailed mirrors a failed attempt of a transfer's job: on the
+// source set's SkippedPackage, or on the manual upload file; on the last
+// attempt the transfer is FAILED.
+func (d *Deps) transferFailed(ctx context.Context, transferID int64, attempt, maxAttempts int, err error) error {
+	db := d.DB
+	t, ferr := db.FindTransfer(ctx, transferID)
+	if ferr != nil {
+		d.Logger.Error("transfer failed", "transfer", transferID, "err", err, "lookup", ferr)
+		return err
+	}
+	final := attempt >= maxAttempts || permanent(err)
+	if final {
+		if serr := db.SetTransferStatus(ctx, t.ID, hoard.TransferFailed, err.Error()); serr != nil {
+			d.Logger.Error("mark transfer failed", "transfer", t.ID, "err", serr)
+		}
+	}
+	if t.ManualUploadFileID != 0 {
+		if final {
+			d.manualFileFailed(ctx, t, err)
+			if attempt < maxAttempts {
+				return river.JobCancel(err)
+			}
+		}
+		return err
+	}
+	rec := hoard.SkippedPackage{SourceChannelID: t.SourceChannelID, SourceMessageID: t.SourceMessageID,
+		SourceTopicID: t.Draft.SourceTopicID, FileName: t.Draft.FileName, FileSize: t.Draft.FileSize,
+		PartCount: t.PartsTotal, Reason: reasonOf(err)}
+	rerr := d.skipFailure(ctx, db, rec, attempt, maxAttempts, t.IngestionRunID, err)
+	if final && !t.KeepFiles && len(t.SpoolPaths) > 0 {
+		d.removeSpool(dirOf(t.SpoolPaths[0]))
+	}
+	return rerr
+}
+
+// VerifyTransferWorker runs VerifyTransferArgs.
+type VerifyTransferWorker struct {
+	river.WorkerDefaults[hoard.VerifyTransferArgs]
+	deps Deps
+}
+
+// Timeout implements river.Worker: re-hashing reads the whole file.
+func (w *VerifyTransferWorker) Timeout(*river.Job[hoard.VerifyTransferArgs]) time.Duration { return -1 }
+
+// Work implements river.Worker.
+func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
+	err := w.work(ctx, job)
+	if err == nil {
+		return nil
+	}
+	var ce *river.JobCancelError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return w.deps.transferFailed(ctx, job.Args.TransferID, job.Attempt, job.MaxAttempts, err)
+}
+
+func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
+	d, db := &w.deps, w.deps.DB
+	t, err := db.FindTransfer(ctx, job.Args.TransferID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status != hoard.TransferVerifying {
+		return nil
+	}
+	parts, err := db.ListTransferParts(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	act := &activity{deps: d, db: db, runID: t.IngestionRunID}
+	act.set(ctx, hoard.RunActivity{Activity: "Verifying " + t.Draft.FileName, Step: "hashing", ChannelID: t.SourceChannelID,
+		File: t.Draft.FileName, TotalBytes: t.Draft.FileSize})
+
+	// One pass over the posted part set, in order, read from the spool:
+	// rule 6 (the parts together equal the original) and rule 8 (the files
+	// on disk are what was downloaded) in one read.
+	sum, err := hashRanges(ctx, t.SpoolPaths, parts)
+	if err != nil {
+		return failedAt(hoard.SkipHashMismatch, err)
+	}
+	if sum != t.ContentHash {
+		return d.hashMismatch(ctx, t, sum)
+	}
+
+	p, files, err := d.inspect(ctx, t)
+	if err != nil {
+		return err
+	}
+	p.DestChannelID = t.DestChannelID
+	p.DestMessageIDs = make([]int64, len(parts))
+	for i, part := range parts {
+		p.DestMessageIDs[i] = part.DestMessageID
+	}
+	p.DestMessageID = p.DestMessageIDs[0]
+	p.PartCount = len(parts)
+
+	var created, duplicate bool
+	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		var err error
+		created, err = tx.IndexPackage(ctx, &p, files)
+		if hoard.ErrorCode(err) == hoard.ECONFLICT {
+			// The same bytes were published meanwhile from elsewhere:
+			// dedup (d) after the fact.
+			duplicate = true
+			if err := tx.DeleteTransfer(ctx, t.ID); err != nil {
+				return err
+			}
+			return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Duplicates: 1})
+		}
+		if err != nil {
+			return err
+		}
+		if t.ManualUploadFileID != 0 {
+			if err := tx.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadCompleted, "", t.ContentHash, p.ID); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteTransfer(ctx, t.ID); err != nil {
+			return err
+		}
+		if p.SourceChannelID != 0 {
+			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.GroupChannelArgs{ChannelID: p.SourceChannelID}, nil); err != nil {
+				return err
+			}
+		}
+		if created {
+			return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !t.KeepFiles && len(t.SpoolPaths) > 0 {
+		d.removeSpool(dirOf(t.SpoolPaths[0]))
+	}
+	if t.ManualUploadFileID != 0 {
+		d.manualFileDone(ctx, t)
+	}
+	d.Logger.Info("indexed", "file", p.FileName, "package", p.ID, "created", created, "duplicate", duplicate,
+		"parts", len(parts), "files", len(files))
+	return nil
+}
+
+// hashMismatch reports a spool whose bytes differ from the hash taken while
+// downloading: HASH_MISMATCH (once per source), nothing indexed.
+func (d *Deps) hashMismatch(ctx context.Context, t *hoard.Transfer, got string) error {
+	err := hoard.Errorf(hoard.EINVALID, "hash mismatch: %s was downloaded as %s but the posted parts read back as %s",
+		t.Draft.FileName, t.ContentHash, got)
+	d.Logger.Error("hash mismatch", "file", t.Draft.FileName, "transfer", t.ID, "want", t.ContentHash, "got", got)
+	key := fmt.Sprintf("HASH_MISMATCH:transfer:%d:%d:%d", t.SourceChannelID, t.SourceMessageID, t.ManualUploadFileID)
+	if _, nerr := d.DB.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyHashMismatch, Severity: hoard.SeverityError,
+		Title: "Hash mismatch: " + t.Draft.FileName, Message: err.Message, ChannelID: t.SourceChannelID, DedupKey: key}); nerr != nil {
+		d.Logger.Error("notify hash mismatch", "err", nerr)
+	}
+	return failedAt(hoard.SkipHashMismatch, err)
+}
+
+// hashRanges hashes the parts' byte ranges of the spool files in part
+// order.
+func hashRanges(ctx context.Context, paths []string, parts []hoard.TransferPart) (string, error) {
+	set, err := archive.OpenParts(paths...)
+	if err != nil {
+		return "", err
+	}
+	defer set.Close()
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for _, p := range parts {
+		r := set.Section(archive.Range{Name: p.Name, Offset: p.Offset, Length: p.Length})
+		if _, err := io.CopyBuffer(h, ctxReader{ctx, r}, buf); err != nil {
+			return "", fmt.Errorf("re-hash %s: %w", p.Name, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader stops a long read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// inspect lists the spool files and picks the in-archive preview when the
+// transfer has none (SPEC rules 5 and 10). A listing or preview that fails
+// leaves an inspection note, never a failure.
+func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, []hoard.PackageFile, error) {
+	p := t.Draft
+	p.PreviewData = t.PreviewData
+	at := archiveType(p.ArchiveType)
+	listing, err := archive.List(ctx, at, t.SpoolPaths, archive.ListOptions{})
+	if err != nil {
+		return p, nil, err
+	}
+	p.InspectionNote = listing.Note
+	entries := archive.PackageFiles(p.FileName, p.FileSize, listing)
+	files := make([]hoard.PackageFile, len(entries))
+	for i, e := range entries {
+		files[i] = hoard.PackageFile{Path: e.Path, Size: max(e.Size, 0), CompressedSize: max(e.CompressedSize, 0)}
+		if e.HasCRC {
+			crc := e.CRC32
+			files[i].CRC32 = &crc
+		}
+	}
+	if len(p.PreviewData) == 0 && at != archive.Document {
+		if e, ok := archive.ChoosePreview(listing.Entries); ok {
+			data, err := archive.Extract(ctx, at, t.SpoolPaths, e.Path, archive.ExtractOptions{})
+			if err == nil && len(data) > 0 {
+				p.PreviewData = data
+			} else if err != nil {
+				d.Logger.Info("no preview extracted", "file", p.FileName, "entry", e.Path, "err", err)
+			}
+		}
+	}
+	return p, files, nil
+}
+
+func archiveType(t hoard.ArchiveType) archive.Type {
+	switch t {
+	case hoard.ArchiveZIP:
+		return archive.ZIP
+	case hoard.ArchiveRAR:
+		return archive.RAR
+	case hoard.Archive7Z:
+		return archive.SevenZ
+	}
+	return archive.Document
+}

@@ -1,0 +1,106 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// RecoverTransfersWorker runs RecoverTransfersArgs (SPEC rule 15).
+type RecoverTransfersWorker struct {
+	river.WorkerDefaults[hoard.RecoverTransfersArgs]
+	deps Deps
+}
+
+// Work implements river.Worker. For each unfinished transfer: recorded
+// parts are checked in the destination (one request per transfer) and
+// forgotten when their message is gone; every unposted part gets an
+// upload_part job and a fully posted transfer its verify job (both unique:
+// a job still queued or running is not doubled). upload_part itself looks
+// for an unrecorded post before posting, so nothing is posted twice.
+func (w *RecoverTransfersWorker) Work(ctx context.Context, job *river.Job[hoard.RecoverTransfersArgs]) error {
+	d, db := &w.deps, w.deps.DB
+	transfers, err := db.ListUnfinishedTransfers(ctx)
+	if err != nil {
+		return err
+	}
+	recovered := 0
+	for i := range transfers {
+		t := &transfers[i]
+		if err := d.recoverTransfer(ctx, db, t); err != nil {
+			d.Logger.Warn("recover transfer", "transfer", t.ID, "file", t.Draft.FileName, "err", err)
+			continue
+		}
+		recovered++
+	}
+	if len(transfers) > 0 {
+		d.Logger.Info("recovery checked publications in flight", "transfers", len(transfers), "recovered", recovered)
+	}
+	return nil
+}
+
+func (d *Deps) recoverTransfer(ctx context.Context, db *store.DB, t *hoard.Transfer) error {
+	parts, err := db.ListTransferParts(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	var ids []int
+	for _, p := range parts {
+		if p.DestMessageID != 0 {
+			ids = append(ids, int(p.DestMessageID))
+		}
+	}
+	present := map[int64]bool{}
+	if len(ids) > 0 {
+		wr, err := d.writerOf(ctx, db, t.DestChannelID, t.AccountID)
+		if err != nil {
+			return err
+		}
+		msgs, err := wr.account.Messages(ctx, wr.peer, ids)
+		if err != nil {
+			return fmt.Errorf("check destination: %w", err)
+		}
+		for _, m := range msgs {
+			if m.Document != nil {
+				present[int64(m.ID)] = true
+			}
+		}
+	}
+	return db.InTx(ctx, func(tx *store.DB) error {
+		client := river.ClientFromContext[pgx.Tx](ctx)
+		missing := 0
+		for _, p := range parts {
+			if p.DestMessageID != 0 && present[p.DestMessageID] {
+				continue
+			}
+			if p.DestMessageID != 0 {
+				d.Logger.Warn("posted part vanished from the destination; posting again", "part", p.Name, "message", p.DestMessageID)
+				if err := tx.ClearTransferPart(ctx, t.ID, p.PartNo); err != nil {
+					return err
+				}
+			}
+			missing++
+			args := hoard.UploadPartArgs{RunID: t.IngestionRunID, TransferID: t.ID, PartNo: p.PartNo}
+			if _, err := client.InsertTx(ctx, tx.Tx(), args, withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)); err != nil {
+				return err
+			}
+		}
+		if missing > 0 {
+			if t.Status != hoard.TransferPublishing {
+				return tx.SetTransferStatus(ctx, t.ID, hoard.TransferPublishing, "")
+			}
+			return nil
+		}
+		if t.Status != hoard.TransferVerifying {
+			if err := tx.SetTransferStatus(ctx, t.ID, hoard.TransferVerifying, ""); err != nil {
+				return err
+			}
+		}
+		_, err := client.InsertTx(ctx, tx.Tx(), hoard.VerifyTransferArgs{RunID: t.IngestionRunID, TransferID: t.ID}, nil)
+		return err
+	})
+}

@@ -1,0 +1,365 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// Cold-channel backoff (SPEC rule 18). A channel or topic whose last scans
+// found nothing is scanned less often: after backoffAfter empty scans in a
+// row, only when backoffCycles(n) intervals have passed since its last
+// scan. One that found archives or has retryable work pending is always
+// scanned; so is everything in a cycle a user triggered.
+const (
+	backoffAfter     = 3
+	backoffMaxCycles = 8
+)
+
+// shouldScan decides whether a scheduled cycle scans a channel or topic
+// with scan state s; reason says why not.
+func shouldScan(s hoard.ScanState, now time.Time, interval time.Duration, manual bool) (bool, string) {
+	if manual || s.LastScanFoundArchives || s.LastScannedAt.IsZero() {
+		return true, ""
+	}
+	since := now.Sub(s.LastScannedAt)
+	if since < interval/2 {
+		return false, "scanned recently and found nothing"
+	}
+	if s.ConsecutiveEmptyScans >= backoffAfter {
+		cycles := min(s.ConsecutiveEmptyScans-backoffAfter+2, backoffMaxCycles)
+		// 10 % slack: periodic cycles do not land on exact multiples.
+		if since < time.Duration(cycles)*interval*9/10 {
+			return false, fmt.Sprintf("idle for %d scans: scanned every %d cycles", s.ConsecutiveEmptyScans, cycles)
+		}
+	}
+	return true, ""
+}
+
+// ScanChannelWorker runs ScanChannelArgs.
+type ScanChannelWorker struct {
+	river.WorkerDefaults[hoard.ScanChannelArgs]
+	deps Deps
+}
+
+// Work implements river.Worker.
+func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanChannelArgs]) error {
+	d, db := &w.deps, w.deps.DB
+	src, err := d.resolveMap(ctx, db, job.Args.MapID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(fmt.Errorf("scan channel: %w", err))
+	}
+	if err != nil {
+		return fmt.Errorf("scan channel: %w", err)
+	}
+	if !src.channel.IsActive {
+		return nil
+	}
+	run, _ := db.FindRun(ctx, job.Args.RunID)
+	manual := run != nil && run.Trigger != hoard.TriggerSchedule
+	act := &activity{deps: d, db: db, runID: job.Args.RunID}
+
+	info, err := src.account.ChannelInfo(ctx, src.peer)
+	if err != nil {
+		return d.scanFailed(ctx, src, err)
+	}
+	if info.Forum != src.channel.IsForum || info.Protected != src.channel.IsProtected || info.Title != src.channel.Title {
+		src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
+		if err := db.UpsertChannel(ctx, src.channel); err != nil {
+			return fmt.Errorf("scan channel: update channel: %w", err)
+		}
+		src.peer = peerOf(src.channel, src.m)
+	}
+	d.accessRestored(ctx, db, src.channel)
+
+	if !src.channel.IsForum {
+		if ok, why := shouldScan(src.m.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
+			d.Logger.Debug("channel scan skipped", "channel", src.channel.Title, "reason", why)
+			return nil
+		}
+		act.set(ctx, hoard.RunActivity{Activity: "Scanning " + src.channel.Title, Step: "scanning",
+			ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
+		return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
+			return completeTx(ctx, db, job, fn)
+		}, src, nil, job.Args.RunID)
+	}
+
+	act.set(ctx, hoard.RunActivity{Activity: "Listing topics of " + src.channel.Title, Step: "scanning",
+		ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
+	topics, err := src.account.Topics(ctx, src.peer)
+	if err != nil {
+		return d.scanFailed(ctx, src, err)
+	}
+	known, err := db.ListTopics(ctx, src.m.ID)
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]hoard.TopicProgress, len(known))
+	for _, t := range known {
+		byID[t.TopicID] = t
+	}
+	var params []river.InsertManyParams
+	err = db.InTx(ctx, func(tx *store.DB) error {
+		for _, t := range topics {
+			p, seen := byID[int64(t.ID)]
+			if !seen || p.TopicName != t.Title {
+				got, err := tx.UpsertTopic(ctx, src.m.ID, int64(t.ID), t.Title, t.ID == messenger.GeneralTopicID)
+				if err != nil {
+					return err
+				}
+				p = *got
+			}
+			if !p.FetchEnabled {
+				continue
+			}
+			// The topic list carries each topic's newest message: an idle
+			// topic costs no history call at all.
+			if t.TopMessageID != 0 && int64(t.TopMessageID) <= p.LastProcessedMessageID && !p.LastScanFoundArchives {
+				continue
+			}
+			if ok, _ := shouldScan(p.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
+				continue
+			}
+			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: job.Args.RunID, MapID: src.m.ID, TopicID: int64(t.ID)}})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan channel: topics: %w", err)
+	}
+	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if len(params) == 0 {
+			return nil
+		}
+		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+}
+
+// scanFailed handles a platform error of a scan: a rate limit snoozes, lost
+// access is recorded (and the job ends: the channel's other work and the
+// other channels go on), anything else is retried.
+func (d *Deps) scanFailed(ctx context.Context, src *source, err error) error {
+	if serr, ok := snoozeIfLimited(err); ok {
+		return serr
+	}
+	if errors.Is(err, messenger.ErrAccessLost) {
+		d.accessLost(ctx, d.DB, src.channel, err)
+		return nil
+	}
+	return fmt.Errorf("scan %s: %w", src.channel.Title, err)
+}
+
+// ScanTopicWorker runs ScanTopicArgs.
+type ScanTopicWorker struct {
+	river.WorkerDefaults[hoard.ScanTopicArgs]
+	deps Deps
+}
+
+// Work implements river.Worker.
+func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTopicArgs]) error {
+	d, db := &w.deps, w.deps.DB
+	src, err := d.resolveMap(ctx, db, job.Args.MapID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(fmt.Errorf("scan topic: %w", err))
+	}
+	if err != nil {
+		return fmt.Errorf("scan topic: %w", err)
+	}
+	topic, err := db.FindTopic(ctx, src.m.ID, job.Args.TopicID)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("scan topic: %w", err))
+	}
+	if !topic.FetchEnabled || !src.channel.IsActive {
+		return nil
+	}
+	act := &activity{deps: d, db: db, runID: job.Args.RunID}
+	act.set(ctx, hoard.RunActivity{Activity: "Scanning " + src.channel.Title + " › " + topic.TopicName, Step: "scanning",
+		ChannelID: src.channel.ID, TopicID: topic.TopicID, AccountChannelMapID: src.m.ID})
+	return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
+		return completeTx(ctx, db, job, fn)
+	}, src, topic, job.Args.RunID)
+}
+
+// completeFunc runs a transaction that also completes the calling job.
+type completeFunc func(fn func(tx *store.DB, client *river.Client[pgx.Tx]) error) error
+
+// scan reads the history of a channel (topic nil) or forum topic after its
+// watermark, groups the candidate files into sets, drops duplicates by the
+// rules that need no bytes, and in one transaction enqueues an
+// ingest_message job per remaining set, advances the watermark and records
+// the scan state. A set not settled yet holds the watermark before it.
+func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, topic *hoard.TopicProgress, runID int64) error {
+	db := d.DB
+	watermark, state := src.m.LastProcessedMessageID, src.m.ScanState
+	q := messenger.HistoryQuery{AfterID: int(watermark)}
+	var topicID int64
+	if topic != nil {
+		watermark, state = topic.LastProcessedMessageID, topic.ScanState
+		q = messenger.HistoryQuery{TopicID: int(topic.TopicID), AfterID: int(watermark)}
+		topicID = topic.TopicID
+	}
+	msgs, err := src.account.History(ctx, src.peer, q)
+	if err != nil {
+		return d.scanFailed(ctx, src, err)
+	}
+
+	byID := make(map[int64]messenger.Message, len(msgs))
+	var cands []archive.Message
+	var photos []archive.Photo
+	maxID := watermark
+	for _, m := range msgs {
+		id := int64(m.ID)
+		maxID = max(maxID, id)
+		byID[id] = m
+		switch {
+		case m.Document != nil && archive.IsCandidate(m.Document.FileName):
+			cands = append(cands, archive.Message{ID: id, Name: m.Document.FileName, Size: m.Document.Size, Date: m.Date})
+		case m.Photo != nil:
+			photos = append(photos, archive.Photo{ID: id, AlbumID: m.GroupedID, Caption: m.Text, Date: m.Date})
+		}
+	}
+	sets := archive.GroupSets(cands)
+	slices.SortFunc(sets, func(a, b archive.Set) int { return int(a.FirstMessageID - b.FirstMessageID) })
+
+	now := d.Now()
+	hold := int64(0)
+	var counters hoard.RunCounters
+	counters.MessagesScanned = len(msgs)
+	var params []river.InsertManyParams
+	var skips []hoard.SkippedPackage
+	for _, set := range sets {
+		counters.ArchivesFound++
+		if !set.Settled(now, d.SettleTime) {
+			if hold == 0 || set.FirstMessageID < hold {
+				hold = set.FirstMessageID
+			}
+			continue
+		}
+		name := packageName(set)
+		ids := make([]int64, len(set.Parts))
+		remote := make([]string, 0, len(set.Parts))
+		parts := make([]hoard.SourcePart, len(set.Parts))
+		for i, p := range set.Parts {
+			ids[i] = p.ID
+			parts[i] = hoard.SourcePart{MessageID: p.ID, Name: p.Name, Size: p.Size}
+			if doc := byID[p.ID].Document; doc != nil {
+				remote = append(remote, doc.RemoteUniqueID())
+			}
+		}
+		if prev, err := db.FindSkippedBySource(ctx, src.channel.ID, set.FirstMessageID); err == nil && prev.Status == hoard.SkipGaveUp {
+			continue // waits for a manual retry
+		} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			return err
+		}
+		if !set.Complete {
+			counters.Skipped++
+			skips = append(skips, hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
+				SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: name, FileSize: set.TotalSize,
+				PartCount: len(set.Parts), Reason: hoard.SkipIncompleteSet, Status: hoard.SkipGaveUp,
+				MaxAttempts: d.MaxSkipAttempts, LastError: "Incomplete multi-part set: " + set.Reason})
+			continue
+		}
+		if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
+			counters.Duplicates++
+			d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
+			continue
+		} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			return err
+		}
+		args := hoard.IngestMessageArgs{RunID: runID, ChannelID: src.channel.ID, MessageID: set.FirstMessageID,
+			MapID: src.m.ID, TopicID: topicID, FileName: name, Size: set.TotalSize, Parts: parts}
+		first := byID[set.FirstMessageID]
+		if ph, ok := archive.MatchPhoto(first.GroupedID, name, first.Date, 0, photos); ok {
+			args.PhotoMessageID = ph.ID
+		}
+		params = append(params, river.InsertManyParams{Args: args,
+			InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)})
+	}
+
+	newMark := maxID
+	if hold != 0 {
+		newMark = min(newMark, hold-1)
+	}
+	pending, err := db.CountPendingSkipped(ctx, src.channel.ID)
+	if err != nil {
+		return err
+	}
+	found := len(params) > 0 || hold != 0 || pending > 0
+	next := hoard.ScanState{LastScannedAt: now, LastScanFoundArchives: found}
+	if !found {
+		next.ConsecutiveEmptyScans = state.ConsecutiveEmptyScans + 1
+	}
+	err = complete(func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if len(params) > 0 {
+			if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
+				return fmt.Errorf("enqueue ingestion: %w", err)
+			}
+		}
+		for i := range skips {
+			if err := tx.UpsertSkippedPackage(ctx, &skips[i]); err != nil {
+				return err
+			}
+		}
+		if topic != nil {
+			if err := tx.AdvanceTopicWatermark(ctx, src.m.ID, topicID, newMark); err != nil {
+				return err
+			}
+			if err := tx.SetTopicScanState(ctx, src.m.ID, topicID, next); err != nil {
+				return err
+			}
+		} else {
+			if err := tx.AdvanceWatermark(ctx, src.m.ID, newMark); err != nil {
+				return err
+			}
+			if err := tx.SetMapScanState(ctx, src.m.ID, next); err != nil {
+				return err
+			}
+		}
+		if runID != 0 {
+			if err := tx.AddRunCounters(ctx, runID, counters); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", src.channel.Title, err)
+	}
+	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicID, "messages", len(msgs), "sets", len(sets),
+		"queued", len(params), "duplicates", counters.Duplicates, "held", hold != 0, "watermark", newMark)
+	return nil
+}
+
+// packageName is the file name a set is catalogued under: the file's own
+// name for a single file, else the base name with the archive's extension
+// ("x.rar" for x.part1.rar … x.part3.rar).
+func packageName(s archive.Set) string {
+	if !s.MultiPart() {
+		return s.Parts[0].Name
+	}
+	ext := ""
+	switch s.Type {
+	case archive.ZIP:
+		ext = ".zip"
+	case archive.RAR:
+		ext = ".rar"
+	case archive.SevenZ:
+		ext = ".7z"
+	}
+	if ext != "" && !strings.EqualFold(path.Ext(s.BaseName), ext) {
+		return s.BaseName + ext
+	}
+	return s.BaseName
+}

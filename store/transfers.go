@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+
+	"github.com/hoard/hoard"
+	"github.com/jackc/pgx/v5"
+)
+
+const transferColumns = `id, coalesce(source_channel_id, 0) AS source_channel_id, coalesce(source_message_id, 0) AS source_message_id,
+	coalesce(manual_upload_file_id, 0) AS manual_upload_file_id, coalesce(ingestion_run_id, 0) AS ingestion_run_id,
+	account_id, dest_channel_id, status, spool_paths, keep_files, content_hash, draft, preview_data, parts_total,
+	error_message, created_at, updated_at`
+
+const transferPartColumns = `transfer_id, part_no, name, byte_offset AS offset, length,
+	coalesce(resend_message_id, 0) AS resend_message_id, coalesce(dest_after_id, 0) AS dest_after_id,
+	coalesce(dest_message_id, 0) AS dest_message_id`
+
+// CreateTransfer inserts a transfer (status PUBLISHING) with its parts and
+// sets t.ID. A second transfer for the same source set or upload file is
+// ECONFLICT.
+func (db *DB) CreateTransfer(ctx context.Context, t *hoard.Transfer, parts []hoard.TransferPart) error {
+	if len(parts) == 0 {
+		return hoard.Errorf(hoard.EINVALID, "create transfer: no parts")
+	}
+	t.PartsTotal = len(parts)
+	t.Status = hoard.TransferPublishing
+	return db.InTx(ctx, func(tx *DB) error {
+		err := tx.q.QueryRow(ctx, `
+			INSERT INTO transfers (source_channel_id, source_message_id, manual_upload_file_id, ingestion_run_id, account_id,
+				dest_channel_id, spool_paths, keep_files, content_hash, draft, preview_data, parts_total)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			RETURNING id, created_at, updated_at`,
+			nullInt(t.SourceChannelID), nullInt(t.SourceMessageID), nullInt(t.ManualUploadFileID), nullInt(t.IngestionRunID),
+			t.AccountID, t.DestChannelID, nonNilStrings(t.SpoolPaths), t.KeepFiles, t.ContentHash, t.Draft, t.PreviewData,
+			t.PartsTotal).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+		if err != nil {
+			return wrap("create transfer", err)
+		}
+		rows := make([][]any, len(parts))
+		for i, p := range parts {
+			rows[i] = []any{t.ID, i, p.Name, p.Offset, p.Length, nullInt(p.ResendMessageID)}
+		}
+		_, err = tx.q.CopyFrom(ctx, pgx.Identifier{"transfer_parts"},
+			[]string{"transfer_id", "part_no", "name", "byte_offset", "length", "resend_message_id"}, pgx.CopyFromRows(rows))
+		return wrap("create transfer parts", err)
+	})
+}
+
+// FindTransfer returns a transfer.
+func (db *DB) FindTransfer(ctx context.Context, id int64) (*hoard.Transfer, error) {
+	return getOne[hoard.Transfer](ctx, db.q, "find transfer", `SELECT `+transferColumns+` FROM transfers WHERE id = $1`, id)
+}
+
+// FindTransferBySource returns the transfer of a source set (by its first
+// message).
+func (db *DB) FindTransferBySource(ctx context.Context, channelID, messageID int64) (*hoard.Transfer, error) {
+	return getOne[hoard.Transfer](ctx, db.q, "find transfer by source",
+		`SELECT `+transferColumns+` FROM transfers WHERE source_channel_id = $1 AND source_message_id = $2`, channelID, messageID)
+}
+
+// FindTransferByUploadFile returns the transfer of a manual upload file.
+func (db *DB) FindTransferByUploadFile(ctx context.Context, fileID int64) (*hoard.Transfer, error) {
+	return getOne[hoard.Transfer](ctx, db.q, "find transfer by upload file",
+		`SELECT `+transferColumns+` FROM transfers WHERE manual_upload_file_id = $1`, fileID)
+}
+
+// ListUnfinishedTransfers returns the transfers still publishing or
+// verifying, oldest first.
+func (db *DB) ListUnfinishedTransfers(ctx context.Context) ([]hoard.Transfer, error) {
+	return getAll[hoard.Transfer](ctx, db.q, "list unfinished transfers",
+		`SELECT `+transferColumns+` FROM transfers WHERE status IN ('PUBLISHING', 'VERIFYING') ORDER BY id`)
+}
+
+// ListTransferParts returns the parts of a transfer in order.
+func (db *DB) ListTransferParts(ctx context.Context, transferID int64) ([]hoard.TransferPart, error) {
+	return getAll[hoard.TransferPart](ctx, db.q, "list transfer parts",
+		`SELECT `+transferPartColumns+` FROM transfer_parts WHERE transfer_id = $1 ORDER BY part_no`, transferID)
+}
+
+// FindTransferPart returns one part of a transfer.
+func (db *DB) FindTransferPart(ctx context.Context, transferID int64, partNo int) (*hoard.TransferPart, error) {
+	return getOne[hoard.TransferPart](ctx, db.q, "find transfer part",
+		`SELECT `+transferPartColumns+` FROM transfer_parts WHERE transfer_id = $1 AND part_no = $2`, transferID, partNo)
+}
+
+// MarkTransferPartPosting records, before a part is posted, the newest
+// destination message id known then: if the process dies after the platform
+// stored the post but before RecordTransferPart, recovery finds the post
+// after that id instead of posting it twice. An id recorded by an earlier
+// attempt is kept (the post may be from that attempt).
+func (db *DB) MarkTransferPartPosting(ctx context.Context, transferID int64, partNo int, afterID int64) error {
+	tag, err := db.q.Exec(ctx, `UPDATE transfer_parts SET dest_after_id = coalesce(dest_after_id, $3)
+		WHERE transfer_id = $1 AND part_no = $2`, transferID, partNo, afterID)
+	return notFoundIfNone("mark transfer part posting", tag, err)
+}
+
+// RecordTransferPart stores a posted part's destination message id and
+// returns how many parts of the transfer are still unposted. It locks the
+// transfer row first, so that of several parts finishing at once exactly
+// one sees 0 (and enqueues the verification) — the fan-in.
+func (db *DB) RecordTransferPart(ctx context.Context, transferID int64, partNo int, destMessageID int64) (remaining int, err error) {
+	var status string
+	if err := db.q.QueryRow(ctx, `SELECT status FROM transfers WHERE id = $1 FOR UPDATE`, transferID).Scan(&status); err != nil {
+		return 0, wrap("record transfer part", err)
+	}
+	tag, err := db.q.Exec(ctx, `UPDATE transfer_parts SET dest_message_id = $3 WHERE transfer_id = $1 AND part_no = $2`,
+		transferID, partNo, destMessageID)
+	if err := notFoundIfNone("record transfer part", tag, err); err != nil {
+		return 0, err
+	}
+	err = db.q.QueryRow(ctx, `SELECT count(*) FROM transfer_parts WHERE transfer_id = $1 AND dest_message_id IS NULL`,
+		transferID).Scan(&remaining)
+	return remaining, wrap("record transfer part", err)
+}
+
+// ClearTransferPart forgets a part's destination message (it vanished from
+// the destination), so that it is posted again.
+func (db *DB) ClearTransferPart(ctx context.Context, transferID int64, partNo int) error {
+	tag, err := db.q.Exec(ctx, `UPDATE transfer_parts SET dest_message_id = NULL, dest_after_id = NULL
+		WHERE transfer_id = $1 AND part_no = $2`, transferID, partNo)
+	return notFoundIfNone("clear transfer part", tag, err)
+}
+
+// SetTransferStatus moves a transfer to status with an error message ("" when
+// none).
+func (db *DB) SetTransferStatus(ctx context.Context, id int64, status hoard.TransferStatus, errorMessage string) error {
+	tag, err := db.q.Exec(ctx, `UPDATE transfers SET status = $2, error_message = $3, updated_at = now() WHERE id = $1`,
+		id, string(status), errorMessage)
+	return notFoundIfNone("set transfer status", tag, err)
+}
+
+// DeleteTransfer removes a transfer and its parts.
+func (db *DB) DeleteTransfer(ctx context.Context, id int64) error {
+	tag, err := db.q.Exec(ctx, `DELETE FROM transfers WHERE id = $1`, id)
+	return notFoundIfNone("delete transfer", tag, err)
+}
+
+// FindNewestDestMessageID returns a destination message id below which no
+// post of an unfinished publication lies: the newest first-part id of the
+// indexed packages (an index lookup) or the newest posted part of a
+// transfer; 0 when there is none.
+func (db *DB) FindNewestDestMessageID(ctx context.Context, destChannelID int64) (int64, error) {
+	var id int64
+	err := db.q.QueryRow(ctx, `SELECT greatest(
+			(SELECT coalesce(max(dest_message_id), 0) FROM packages WHERE dest_channel_id = $1),
+			(SELECT coalesce(max(p.dest_message_id), 0) FROM transfer_parts p JOIN transfers t ON t.id = p.transfer_id
+			 WHERE t.dest_channel_id = $1))`, destChannelID).Scan(&id)
+	return id, wrap("find newest destination message", err)
+}
+
+// CountUnfinishedRunJobs counts the River jobs of an ingestion run (jobs
+// whose args carry its run_id) that are not final yet.
+func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64) (int, error) {
+	var n int
+	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+		  AND kind IN ('scan_channel', 'scan_topic', 'ingest_message', 'upload_part', 'verify')
+		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID).Scan(&n)
+	return n, wrap("count unfinished run jobs", err)
+}
+
+// IsDestMessageTaken reports whether a destination message already belongs
+// to a package or to a posted transfer part.
+func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID int64) (bool, error) {
+	var taken bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM packages WHERE dest_channel_id = $1 AND dest_message_id <= $2
+			AND $2 = ANY (dest_message_ids))
+		OR EXISTS (SELECT 1 FROM transfer_parts p JOIN transfers t ON t.id = p.transfer_id
+			WHERE t.dest_channel_id = $1 AND p.dest_message_id = $2)`, destChannelID, messageID).Scan(&taken)
+	return taken, wrap("is destination message taken", err)
+}
+
+// CountUnfinishedJobs counts the River jobs of the given kinds that are not
+// final yet.
+func (db *DB) CountUnfinishedJobs(ctx context.Context, kinds ...string) (int, error) {
+	var n int
+	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled') AND kind = ANY($1)`, kinds).Scan(&n)
+	return n, wrap("count unfinished jobs", err)
+}
