@@ -354,19 +354,3 @@ func (RetrySkippedArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
 }
-
-// RebuildFromDestinationArgs rebuilds missing package rows by scanning the
-// destination channel (SPEC rule 19), with live progress on its
-// RebuildRun.
-type RebuildFromDestinationArgs struct {
-	RebuildID int64 `json:"rebuild_id" river:"unique"`
-}
-
-// Kind implements river.JobArgs.
-func (RebuildFromDestinationArgs) Kind() string { return "rebuild_from_destination" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts.
-func (RebuildFromDestinationArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 3,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
-}

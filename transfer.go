@@ -57,19 +57,3 @@ type TransferPart struct {
 	DestAfterID     int64
 	DestMessageID   int64
 }
-
-// RebuildRun is one rebuild of the catalog from the destination channel
-// (SPEC rule 19), with live progress counters.
-type RebuildRun struct {
-	ID              int64
-	Status          RunStatus
-	MessagesScanned int
-	DocumentsFound  int
-	PackagesCreated int
-	PackagesUpdated int
-	PackagesSkipped int
-	ErrorMessage    string
-	StartedAt       time.Time
-	UpdatedAt       time.Time
-	FinishedAt      *time.Time
-}

@@ -338,6 +338,3 @@ func (a *activity) set(ctx context.Context, act hoard.RunActivity) {
 		a.deps.Logger.Debug("set run activity", "run", a.runID, "err", err)
 	}
 }
-
-// dirOf is the spool directory of a spool file.
-func dirOf(p string) string { return filepath.Dir(p) }

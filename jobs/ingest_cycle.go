@@ -14,6 +14,11 @@ import (
 // cyclePoll is how often a cycle checks whether its jobs are final.
 const cyclePoll = 2 * time.Second
 
+// runJobKinds are the kinds of job that carry a run_id: the run is over when
+// none of them is unfinished.
+var runJobKinds = []string{hoard.ScanChannelArgs{}.Kind(), hoard.ScanTopicArgs{}.Kind(),
+	hoard.IngestMessageArgs{}.Kind(), hoard.UploadPartArgs{}.Kind(), hoard.VerifyTransferArgs{}.Kind()}
+
 // IngestCycleWorker runs IngestCycleArgs: it owns one IngestionRun from
 // creation to COMPLETED. Between its fan-out and its completion it snoozes
 // (no worker slot held, no attempt spent), so a long cycle costs a query
@@ -66,7 +71,7 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 	if done || run.Status != hoard.RunRunning {
 		return nil
 	}
-	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID)
+	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID, runJobKinds...)
 	if err != nil {
 		return fmt.Errorf("ingest cycle: %w", err)
 	}

@@ -71,10 +71,7 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 			}
 		}
 	}
-	if err := d.finishUpload(ctx, up.ID); err != nil {
-		return err
-	}
-	return nil
+	return d.finishUpload(ctx, up.ID)
 }
 
 // startManualFile hashes one file and hands it to upload_part jobs (or

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -215,7 +216,7 @@ func (d *Deps) transferFailed(ctx context.Context, transferID int64, attempt, ma
 		PartCount: t.PartsTotal, Reason: reasonOf(err)}
 	rerr := d.skipFailure(ctx, db, rec, attempt, maxAttempts, t.IngestionRunID, err)
 	if final && !t.KeepFiles && len(t.SpoolPaths) > 0 {
-		d.removeSpool(dirOf(t.SpoolPaths[0]))
+		d.removeSpool(filepath.Dir(t.SpoolPaths[0]))
 	}
 	return rerr
 }
@@ -323,7 +324,7 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		return err
 	}
 	if !t.KeepFiles && len(t.SpoolPaths) > 0 {
-		d.removeSpool(dirOf(t.SpoolPaths[0]))
+		d.removeSpool(filepath.Dir(t.SpoolPaths[0]))
 	}
 	if t.ManualUploadFileID != 0 {
 		d.manualFileDone(ctx, t)

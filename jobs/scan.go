@@ -56,12 +56,9 @@ type ScanChannelWorker struct {
 // Work implements river.Worker.
 func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanChannelArgs]) error {
 	d, db := &w.deps, w.deps.DB
-	src, err := d.resolveMap(ctx, db, job.Args.MapID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("scan channel: %w", err))
-	}
+	src, err := d.resolveScanMap(ctx, job.Args.MapID)
 	if err != nil {
-		return fmt.Errorf("scan channel: %w", err)
+		return err
 	}
 	if !src.channel.IsActive {
 		return nil
@@ -147,6 +144,19 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 	})
 }
 
+// resolveScanMap resolves the map a scan job names; a map deleted since the
+// job was queued cancels the job.
+func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error) {
+	src, err := d.resolveMap(ctx, d.DB, mapID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, river.JobCancel(fmt.Errorf("scan map %d: %w", mapID, err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan map %d: %w", mapID, err)
+	}
+	return src, nil
+}
+
 // scanFailed handles a platform error of a scan: a rate limit snoozes, lost
 // access is recorded (and the job ends: the channel's other work and the
 // other channels go on), anything else is retried.
@@ -170,12 +180,9 @@ type ScanTopicWorker struct {
 // Work implements river.Worker.
 func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTopicArgs]) error {
 	d, db := &w.deps, w.deps.DB
-	src, err := d.resolveMap(ctx, db, job.Args.MapID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("scan topic: %w", err))
-	}
+	src, err := d.resolveScanMap(ctx, job.Args.MapID)
 	if err != nil {
-		return fmt.Errorf("scan topic: %w", err)
+		return err
 	}
 	topic, err := db.FindTopic(ctx, src.m.ID, job.Args.TopicID)
 	if err != nil {

@@ -1,6 +1,6 @@
 -- Publications in flight (a downloaded source set or a manual upload file on
--- its way to the destination channel), the River job that owns an ingestion
--- run, and rebuilds of the catalog from the destination channel.
+-- its way to the destination channel) and the River job that owns an
+-- ingestion run.
 
 ALTER TABLE ingestion_runs ADD COLUMN river_job_id BIGINT;
 CREATE UNIQUE INDEX ingestion_runs_river_job_idx ON ingestion_runs (river_job_id) WHERE river_job_id IS NOT NULL;
@@ -50,19 +50,3 @@ CREATE TABLE transfer_parts (
     dest_message_id   BIGINT,
     PRIMARY KEY (transfer_id, part_no)
 );
-
-CREATE TABLE rebuild_runs (
-    id                BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    status            TEXT        NOT NULL DEFAULT 'RUNNING' CHECK (status IN ('RUNNING', 'COMPLETED', 'FAILED')),
-    messages_scanned  INTEGER     NOT NULL DEFAULT 0,
-    documents_found   INTEGER     NOT NULL DEFAULT 0,
-    packages_created  INTEGER     NOT NULL DEFAULT 0,
-    packages_updated  INTEGER     NOT NULL DEFAULT 0,
-    packages_skipped  INTEGER     NOT NULL DEFAULT 0,
-    error_message     TEXT        NOT NULL DEFAULT '',
-    started_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
-    updated_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
-    finished_at       TIMESTAMPTZ,
-    CHECK ((status = 'RUNNING') = (finished_at IS NULL))
-);
-CREATE UNIQUE INDEX rebuild_runs_one_running_idx ON rebuild_runs ((true)) WHERE status = 'RUNNING';

@@ -114,7 +114,7 @@ func (db *DB) IndexPackage(ctx context.Context, p *hoard.Package, files []hoard.
 		if err != nil {
 			return false, wrap("index package: update", err)
 		}
-	case hoard.ErrorCode(wrap("", err)) == hoard.ENOTFOUND:
+	case isNoRows(err):
 		if err := db.CreatePackage(ctx, p); err != nil {
 			return false, err
 		}

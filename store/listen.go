@@ -9,21 +9,24 @@ import (
 )
 
 // Listen receives PostgreSQL notifications on channels and calls fn for
-// each, until ctx ends. A lost connection is re-established after a short
-// pause; notifications sent meanwhile are lost, which is why every event
-// that carries work is also a durable River job.
-func (db *DB) Listen(ctx context.Context, channels []string, fn func(channel, payload string)) error {
+// each, until ctx ends. A lost connection is reported to onError (when not
+// nil) and re-established after a short pause; notifications sent
+// meanwhile are lost, which is why every event that carries work is also a
+// durable River job.
+func (db *DB) Listen(ctx context.Context, channels []string, fn func(channel, payload string), onError func(error)) {
 	for {
 		err := db.listenOnce(ctx, channels, fn)
 		if ctx.Err() != nil {
-			return nil
+			return
+		}
+		if onError != nil {
+			onError(err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(2 * time.Second):
 		}
-		_ = err
 	}
 }
 

@@ -149,14 +149,13 @@ func (db *DB) FindNewestDestMessageID(ctx context.Context, destChannelID int64) 
 	return id, wrap("find newest destination message", err)
 }
 
-// CountUnfinishedRunJobs counts the River jobs of an ingestion run (jobs
-// whose args carry its run_id) that are not final yet.
-func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64) (int, error) {
+// CountUnfinishedRunJobs counts the River jobs of the given kinds whose args
+// carry an ingestion run's run_id and that are not final yet.
+func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...string) (int, error) {
 	var n int
 	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
-		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
-		  AND kind IN ('scan_channel', 'scan_topic', 'ingest_message', 'upload_part', 'verify')
-		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID).Scan(&n)
+		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled') AND kind = ANY($2)
+		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID, kinds).Scan(&n)
 	return n, wrap("count unfinished run jobs", err)
 }
 

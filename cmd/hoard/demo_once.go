@@ -72,7 +72,7 @@ func (a *app) demoOnce(ctx context.Context, stdout, stderr io.Writer) int {
 			continue
 		}
 		// The cycle is final; let the grouping it queued run too.
-		n, err := a.db.CountUnfinishedJobs(ctx, "group_channel", "learn_group_rule")
+		n, err := a.db.CountUnfinishedJobs(ctx, hoard.GroupChannelArgs{}.Kind(), hoard.LearnGroupRuleArgs{}.Kind())
 		if err != nil || n > 0 {
 			continue
 		}

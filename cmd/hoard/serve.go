@@ -194,12 +194,9 @@ func (a *app) startWorker(ctx context.Context, bot bool) (*queue.Client, error) 
 // manual_upload needs nothing: its job was inserted with the upload, and
 // River's own insert notification wakes the worker.
 func (a *app) listenForWork(ctx context.Context, client *queue.Client) {
-	err := a.db.Listen(ctx, []string{"ingestion_trigger"}, func(channel, _ string) {
+	a.db.Listen(ctx, []string{"ingestion_trigger"}, func(string, string) {
 		if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
 			a.log.Warn("ingestion trigger", "err", err)
 		}
-	})
-	if err != nil {
-		a.log.Warn("listen for ingestion triggers", "err", err)
-	}
+	}, func(err error) { a.log.Warn("listen for ingestion triggers; reconnecting", "err", err) })
 }
