@@ -146,15 +146,19 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	}
 	hash := hex.EncodeToString(sum)
 
-	// Dedup (d): the same bytes are already in the catalog.
-	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
-		d.Logger.Info("duplicate content skipped", "file", a.FileName, "package", dup.ID)
+	// Dedup (d): the same bytes are already in the catalog, or (found when
+	// the transfer is created) being published from another source.
+	duplicate := func(of string) error {
+		d.Logger.Info("duplicate content skipped", "file", a.FileName, "of", of)
 		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 			if err := tx.DeleteSkippedBySource(ctx, a.ChannelID, a.MessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 				return err
 			}
 			return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
 		})
+	}
+	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
+		return duplicate(dup.FileName)
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
@@ -239,6 +243,9 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
 		return err
 	})
+	if errors.Is(err, store.ErrSameContent) {
+		return duplicate(err.Error())
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -114,7 +115,7 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		PartCount: len(parts), Creator: archive.CreatorFromFileName(f.FileName), SourcePostedAt: f.CreatedAt}
 	t := &hoard.Transfer{ManualUploadFileID: f.ID, AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID,
 		SpoolPaths: []string{p}, KeepFiles: true, ContentHash: hash, Draft: draft}
-	return db.InTx(ctx, func(tx *store.DB) error {
+	err = db.InTx(ctx, func(tx *store.DB) error {
 		if err := tx.CreateTransfer(ctx, t, parts); err != nil {
 			return err
 		}
@@ -127,6 +128,11 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
 		return err
 	})
+	if errors.Is(err, store.ErrSameContent) {
+		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
+			"The same file is being published already; nothing was uploaded.", hash, 0)
+	}
+	return err
 }
 
 // manualFileDone is called after verify indexed a manual upload file.

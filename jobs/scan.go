@@ -254,6 +254,9 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 			}
 			continue
 		}
+		// Re-posts of the same name and size within the batch (rules a
+		// and c) were set aside by GroupSets.
+		counters.Duplicates += len(set.Duplicates)
 		name := packageName(set)
 		ids := make([]int64, len(set.Parts))
 		remote := make([]string, 0, len(set.Parts))

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/hoard/hoard"
 	"github.com/jackc/pgx/v5"
@@ -16,9 +18,17 @@ const transferPartColumns = `transfer_id, part_no, name, byte_offset AS offset, 
 	coalesce(resend_message_id, 0) AS resend_message_id, coalesce(dest_after_id, 0) AS dest_after_id,
 	coalesce(dest_message_id, 0) AS dest_message_id`
 
+// ErrSameContent is returned by CreateTransfer when a package with the same
+// content hash is published or another transfer is publishing the same
+// bytes: the caller has a duplicate (SPEC rule 4d), even when both copies
+// were downloaded at the same time.
+var ErrSameContent = errors.New("the same bytes are already published or being published")
+
 // CreateTransfer inserts a transfer (status PUBLISHING) with its parts and
 // sets t.ID. A second transfer for the same source set or upload file is
-// ECONFLICT.
+// ECONFLICT; one whose content hash is published or in flight from another
+// source wraps ErrSameContent. Transfers of one hash are serialised by an
+// advisory lock, so of two concurrent copies exactly one is published.
 func (db *DB) CreateTransfer(ctx context.Context, t *hoard.Transfer, parts []hoard.TransferPart) error {
 	if len(parts) == 0 {
 		return hoard.Errorf(hoard.EINVALID, "create transfer: no parts")
@@ -26,6 +36,26 @@ func (db *DB) CreateTransfer(ctx context.Context, t *hoard.Transfer, parts []hoa
 	t.PartsTotal = len(parts)
 	t.Status = hoard.TransferPublishing
 	return db.InTx(ctx, func(tx *DB) error {
+		if t.ContentHash != "" {
+			if _, err := tx.q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "content:"+t.ContentHash); err != nil {
+				return wrap("create transfer: lock content hash", err)
+			}
+			var holder string
+			err := tx.q.QueryRow(ctx, `
+				SELECT 'package ' || file_name FROM packages WHERE content_hash = $1 AND dest_channel_id IS NOT NULL
+				UNION ALL
+				SELECT 'upload of ' || (draft->>'FileName') FROM transfers
+				 WHERE content_hash = $1 AND status <> 'FAILED'
+				   AND NOT (source_channel_id IS NOT DISTINCT FROM $2 AND source_message_id IS NOT DISTINCT FROM $3
+				        AND manual_upload_file_id IS NOT DISTINCT FROM $4)
+				LIMIT 1`, t.ContentHash, nullInt(t.SourceChannelID), nullInt(t.SourceMessageID), nullInt(t.ManualUploadFileID)).Scan(&holder)
+			switch {
+			case err == nil:
+				return fmt.Errorf("create transfer: %w: %s", ErrSameContent, holder)
+			case !errors.Is(err, pgx.ErrNoRows):
+				return wrap("create transfer: same content", err)
+			}
+		}
 		err := tx.q.QueryRow(ctx, `
 			INSERT INTO transfers (source_channel_id, source_message_id, manual_upload_file_id, ingestion_run_id, account_id,
 				dest_channel_id, spool_paths, keep_files, content_hash, draft, preview_data, parts_total)

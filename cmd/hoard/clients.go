@@ -30,7 +30,7 @@ func (a *app) newAccountClients() (*accountClients, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions}
+	base := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions, StallTimeout: a.cfg.DownloadStall}
 	if a.cfg.TelegramEmulator != "" {
 		info, err := telegram.LoadEmulatorInfo(a.cfg.TelegramEmulator)
 		if err != nil {

@@ -33,6 +33,7 @@ type Config struct {
 	WorkerInterval        time.Duration
 	WorkerMaxSkipAttempts int
 	WorkerSettle          time.Duration // a set whose newest part is younger waits
+	DownloadStall         time.Duration // a download chunk without progress this long is retried
 	WorkerID              string        // River client id; unique per worker process
 	AutoGroupTimeWindow   time.Duration
 	SplitThresholdBytes   int64
@@ -69,6 +70,7 @@ var envVars = []envVar{
 	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080)."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
 	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
+	{"DOWNLOAD_STALL_SECONDS", "`30`", "A download that makes no progress for this long is resumed from where it stopped (at most 5 times per attempt; 1–3600)."},
 	{"WORKER_ID", "the host name", "Name of this worker process in River UI; give each worker process on one host its own. Jobs a stopped worker left running are resumed when it starts again."},
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
@@ -128,6 +130,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		WorkerInterval:        time.Duration(integer("WORKER_INTERVAL_MINUTES", 60, 1, 7*24*60)) * time.Minute,
 		WorkerMaxSkipAttempts: int(integer("WORKER_MAX_SKIP_ATTEMPTS", 5, 1, 100)),
 		WorkerSettle:          time.Duration(integer("WORKER_SETTLE_MINUTES", 10, 0, 24*60)) * time.Minute,
+		DownloadStall:         time.Duration(integer("DOWNLOAD_STALL_SECONDS", 30, 1, 3600)) * time.Second,
 		WorkerID:              str("WORKER_ID", defaultWorkerID()),
 		AutoGroupTimeWindow:   time.Duration(integer("AUTO_GROUP_TIME_WINDOW_MINUTES", 5, 0, 24*60)) * time.Minute,
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),

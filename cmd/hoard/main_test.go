@@ -73,17 +73,7 @@ func hoardCmd(ctx context.Context, vars map[string]string, args ...string) (*exe
 
 func runHoard(t *testing.T, vars map[string]string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd, stdout, stderr := hoardCmd(ctx, vars, args...)
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run hoard %v: %v", args, err)
-	}
-	return result{code, stdout.String(), stderr.String()}
+	return runHoardFor(t, 2*time.Minute, vars, args...)
 }
 
 // dataDir makes a fresh DATA_DIR the embedded server's user can reach.

@@ -152,7 +152,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	if appID == 0 {
 		appID = 1 // the emulator accepts any application
 	}
-	base := telegram.Config{AppID: appID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
+	base := telegram.Config{AppID: appID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions, StallTimeout: a.cfg.DownloadStall,
 		Endpoint: telegram.EmulatorInfo{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys}.Endpoint()}
 	if base.AppHash == "" {
 		base.AppHash = "demo"

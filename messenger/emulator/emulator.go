@@ -465,6 +465,22 @@ func (e *Emulator) seedFault(f SeedFault) (Fault, error) {
 		}
 		ft.ChannelID = id
 	}
+	if f.File != "" {
+		name := f.File
+		// Match runs with e.mu held.
+		ft.Match = func(req bin.Object) bool {
+			r, ok := req.(*tg.UploadGetFileRequest)
+			if !ok {
+				return false
+			}
+			loc, ok := r.Location.(*tg.InputDocumentFileLocation)
+			if !ok {
+				return false
+			}
+			d := e.docs[loc.ID]
+			return d != nil && d.name == name
+		}
+	}
 	return ft, nil
 }
 
@@ -509,6 +525,10 @@ func requestChannel(obj bin.Object) (int64, bool) {
 		in = r.GetPeer()
 	case *tg.MessagesForwardMessagesRequest:
 		in = r.FromPeer
+	case *tg.ChannelsGetChannelsRequest:
+		if len(r.ID) == 1 {
+			in = r.ID[0]
+		}
 	}
 	switch v := in.(type) {
 	case *tg.InputChannel:

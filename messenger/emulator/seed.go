@@ -93,6 +93,9 @@ type Generate struct {
 type SeedFault struct {
 	Method  string `json:"method"`
 	Channel string `json:"channel,omitempty"`
+	// File, when set, matches only upload.getFile requests for the
+	// document of that name (a download that always fails, say).
+	File    string `json:"file,omitempty"`
 	Error   string `json:"error,omitempty"`
 	StallMS int    `json:"stall_ms,omitempty"`
 	Drop    bool   `json:"drop,omitempty"`
@@ -203,6 +206,9 @@ func (s *Seed) validate(baseDir string) error {
 		}
 		if f.Channel != "" && !names[f.Channel] {
 			return fmt.Errorf("%s.channel: no channel with username %q", where, f.Channel)
+		}
+		if f.File != "" && f.Method != "upload.getFile" {
+			return fmt.Errorf("%s.file: only upload.getFile requests name a file, not %s", where, f.Method)
 		}
 		if f.Times < 0 || f.After < 0 || f.StallMS < 0 {
 			return fmt.Errorf("%s: negative times, after or stall_ms", where)

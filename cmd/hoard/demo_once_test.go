@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+// gotPackage is one catalogued package as the test compares it.
+type gotPackage struct {
+	wantPackage
+	Size        int64
+	DestIDs     []int64
+	Note        string
+	FirstDestOK bool // dest_message_id is the first of dest_message_ids
+	HashOK      bool // content_hash present
+}
+
+// catalogState is what the database holds after a run.
+type catalogState struct {
+	Packages      map[string]gotPackage
+	Skipped       []string
+	Notifications []string
+	Runs          []string // status per run, oldest first
+	Groups        []string // "source|name|members" per group
+}
+
+func readCatalog(t *testing.T, url string) catalogState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	st := catalogState{Packages: map[string]gotPackage{}}
+	rows, err := conn.Query(ctx, `SELECT file_name, file_size, archive_type, part_count, dest_message_ids,
+		coalesce(dest_message_id, 0), file_count, coalesce(creator, ''), tags, has_preview, preview_msg_id IS NOT NULL,
+		inspection_note, content_hash IS NOT NULL
+		FROM packages ORDER BY file_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var (
+			name   string
+			p      gotPackage
+			first  int64
+			tags   []string
+			nFiles int
+		)
+		if err := rows.Scan(&name, &p.Size, &p.Type, &p.Parts, &p.DestIDs, &first, &nFiles, &p.Creator, &tags,
+			&p.Preview, &p.PhotoPrev, &p.Note, &p.HashOK); err != nil {
+			t.Fatal(err)
+		}
+		p.Files = nFiles
+		if nFiles == 0 && p.Note != "" {
+			p.Files = -1
+		}
+		if len(tags) > 0 {
+			p.FirstTag = tags[0]
+		}
+		p.FirstDestOK = len(p.DestIDs) > 0 && p.DestIDs[0] == first
+		if _, dup := st.Packages[name]; dup {
+			t.Errorf("two packages named %q", name)
+		}
+		st.Packages[name] = p
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	strs := func(sql string) []string {
+		t.Helper()
+		rows, err := conn.Query(ctx, sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	st.Skipped = strs(`SELECT file_name || '|' || reason || '|' || status || '|' || attempt_count FROM skipped_packages ORDER BY 1`)
+	st.Notifications = strs(`SELECT type FROM system_notifications WHERE NOT dismissed ORDER BY 1`)
+	st.Runs = strs(`SELECT status FROM ingestion_runs ORDER BY id`)
+	st.Groups = strs(`SELECT g.grouping_source || '|' || g.name || '|' || count(p.id) FROM package_groups g
+		JOIN packages p ON p.package_group_id = g.id GROUP BY g.id ORDER BY 1`)
+	return st
+}
+
+// destinationPosts counts the messages the emulator holds in channels after
+// the seeded ones: everything hoard posted to the destination.
+func destinationPosts(t *testing.T, dataDir string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dataDir, "emulator", "state", "world.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		Channels []struct {
+			Posts []json.RawMessage `json:"posts"`
+		} `json:"channels"`
+	}
+	if err := json.Unmarshal(data, &snap); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range snap.Channels {
+		n += len(c.Posts)
+	}
+	return n
+}
+
+// checkCatalog compares the catalog with what the world calls for.
+func checkCatalog(t *testing.T, w ingestWorld, st catalogState, posted int) {
+	t.Helper()
+	want := map[string]wantPackage{}
+	for name, p := range w.Packages {
+		want[name] = p
+	}
+	for a, b := range w.Alternatives {
+		_, hasA := st.Packages[a]
+		_, hasB := st.Packages[b]
+		switch {
+		case hasA && hasB:
+			t.Errorf("both %q and %q catalogued: equal bytes must give one package", a, b)
+		case hasA:
+			delete(want, b)
+		default:
+			delete(want, a)
+		}
+	}
+	ids := map[int64]string{}
+	destTotal := 0
+	for name, g := range st.Packages {
+		p, ok := want[name]
+		if !ok {
+			t.Errorf("unexpected package %q: %+v", name, g)
+			continue
+		}
+		if g.wantPackage != p {
+			t.Errorf("%s:\n got  %+v\n want %+v (note %q)", name, g.wantPackage, p, g.Note)
+		}
+		if len(g.DestIDs) != g.Parts || !g.FirstDestOK || !g.HashOK {
+			t.Errorf("%s: dest_message_ids %v for %d parts (first ok %v), content hash %v", name, g.DestIDs, g.Parts, g.FirstDestOK, g.HashOK)
+		}
+		for _, id := range g.DestIDs {
+			if other, dup := ids[id]; dup {
+				t.Errorf("destination message %d belongs to %q and %q", id, other, name)
+			}
+			ids[id] = name
+		}
+		destTotal += len(g.DestIDs)
+	}
+	for name := range want {
+		if _, ok := st.Packages[name]; !ok {
+			t.Errorf("no package for %q", name)
+		}
+	}
+	if posted != destTotal {
+		t.Errorf("the destination holds %d posted messages, the catalog %d dest ids: something was posted twice or lost", posted, destTotal)
+	}
+	wantSkipped := slices.Sorted(slices.Values(w.Skipped))
+	if !slices.Equal(st.Skipped, wantSkipped) {
+		t.Errorf("skipped packages:\n got  %q\n want %q", st.Skipped, wantSkipped)
+	}
+	wantNotes := slices.Sorted(slices.Values(w.Notifications))
+	if !slices.Equal(st.Notifications, wantNotes) {
+		t.Errorf("notifications:\n got  %q\n want %q", st.Notifications, wantNotes)
+	}
+}
+
+// onceVars is the environment of `hoard demo --once` over the ingestion world.
+func onceVars(url, dataDir string, maxAttempts int) map[string]string {
+	return map[string]string{"DATABASE_URL": url, "DATA_DIR": dataDir,
+		"SPLIT_THRESHOLD_BYTES": fmt.Sprint(ingestThreshold), "WORKER_MAX_SKIP_ATTEMPTS": fmt.Sprint(maxAttempts),
+		"DOWNLOAD_STALL_SECONDS": "1", "AUTO_GROUP_TIME_WINDOW_MINUTES": "5", "LOG_LEVEL": "warn"}
+}
+
+func runOnce(t *testing.T, vars map[string]string, seed string) onceSummary {
+	t.Helper()
+	r := runHoardFor(t, 5*time.Minute, vars, "demo", "--once", "--seed", seed)
+	if r.code != 0 {
+		t.Fatalf("demo --once exited %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, tail(r.stderr, 6000))
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var sum onceSummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, r.stdout)
+	}
+	return sum
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// TestDemoOnceIngestsTheWorld runs one cycle over a world that exercises
+// the ingestion rules and checks the catalog, then runs again and checks
+// that nothing was added.
+func TestDemoOnceIngestsTheWorld(t *testing.T) {
+	const maxAttempts = 2
+	w := writeIngestWorld(t, t.TempDir(), maxAttempts)
+	dir := dataDir(t)
+	url := storetest.URL(t)
+	vars := onceVars(url, dir, maxAttempts)
+
+	sum := runOnce(t, vars, w.Seed)
+	if sum.RunStatus != "COMPLETED" || sum.Duplicates != w.Duplicates {
+		t.Errorf("first run: %+v, want COMPLETED with %d duplicates", sum, w.Duplicates)
+	}
+	first := readCatalog(t, url)
+	checkCatalog(t, w, first, destinationPosts(t, dir))
+	if !slices.Contains(first.Groups, "ALBUM|January release: mammoth|1") && !hasGroupPrefix(first.Groups, "ALBUM|") {
+		t.Logf("groups: %q", first.Groups)
+	}
+	if spool, _ := filepath.Glob(filepath.Join(dir, "spool", "*", "*")); len(spool) > 0 {
+		t.Errorf("spool files left behind: %q", spool)
+	}
+
+	second := runOnce(t, vars, w.Seed)
+	if second.RunStatus != "COMPLETED" || second.Ingested != 0 || second.Packages != sum.Packages {
+		t.Errorf("second run added work: %+v (first %+v)", second, sum)
+	}
+	again := readCatalog(t, url)
+	again.Runs, first.Runs = nil, nil
+	if diff := diffState(first, again); diff != "" {
+		t.Errorf("the second run changed the catalog:\n%s", diff)
+	}
+}
+
+func hasGroupPrefix(groups []string, prefix string) bool {
+	for _, g := range groups {
+		if strings.HasPrefix(g, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// diffState describes how two catalog states differ, "" when they do not.
+func diffState(a, b catalogState) string {
+	var out []string
+	for name, p := range a.Packages {
+		q, ok := b.Packages[name]
+		switch {
+		case !ok:
+			out = append(out, "gone: "+name)
+		case fmt.Sprint(p.wantPackage, p.Size, len(p.DestIDs), p.Note) != fmt.Sprint(q.wantPackage, q.Size, len(q.DestIDs), q.Note):
+			out = append(out, fmt.Sprintf("%s: %+v → %+v", name, p, q))
+		}
+	}
+	for name := range b.Packages {
+		if _, ok := a.Packages[name]; !ok {
+			out = append(out, "new: "+name)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		a, b []string
+	}{{"skipped", a.Skipped, b.Skipped}, {"notifications", a.Notifications, b.Notifications},
+		{"runs", a.Runs, b.Runs}, {"groups", a.Groups, b.Groups}} {
+		if !slices.Equal(c.a, c.b) {
+			out = append(out, fmt.Sprintf("%s: %q → %q", c.what, c.a, c.b))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// runHoardFor is runHoard with a longer time limit.
+func runHoardFor(t *testing.T, limit time.Duration, vars map[string]string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd, stdout, stderr := hoardCmd(ctx, vars, args...)
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run hoard %v: %v", args, err)
+	}
+	return result{code, stdout.String(), stderr.String()}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard/archive/rarwriter"
+)
+
+// ingestThreshold is the lowered SPLIT_THRESHOLD_BYTES of the ingestion
+// world: "Big Pack.zip" (2.5 MiB) is split into three parts.
+const ingestThreshold = 1 << 20
+
+// wantPackage is what the catalog must hold for one distinct source file.
+type wantPackage struct {
+	Type      string
+	Parts     int  // part_count and len(dest_message_ids)
+	Files     int  // file_count; -1: listing failed (inspection note, no entries)
+	Preview   bool // has_preview
+	PhotoPrev bool // preview_msg_id set (the preview is a posted photo)
+	Creator   string
+	FirstTag  string
+}
+
+// ingestWorld is a seed for `hoard demo --seed S --once` that exercises the
+// ingestion rules: plain and forum channels, every archive kind and
+// multi-part style, archives from 7-Zip when it is installed, corrupt and
+// hostile archives, documents, duplicates of all four kinds, an album with
+// a photo, captions and replies, a file over the lowered split threshold,
+// flood waits, a stall, a download that always fails, an incomplete set and
+// a channel that becomes inaccessible.
+type ingestWorld struct {
+	Seed string
+	// Packages by file name.
+	Packages map[string]wantPackage
+	// Alternatives pairs files with equal bytes in different channels
+	// (duplicate kind d): whichever is ingested first is catalogued, so
+	// the catalog holds exactly one package of each pair.
+	Alternatives map[string]string
+	// Skipped is "file name|reason|status|attempts" per skipped set.
+	Skipped []string
+	// Notifications is "type" per notification the rules call for.
+	Notifications []string
+	// Duplicates is how many sets the run must count as duplicates.
+	Duplicates int
+}
+
+// writeIngestWorld writes the ingestion world into dir; maxAttempts is the
+// WORKER_MAX_SKIP_ATTEMPTS the run uses.
+func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
+	t.Helper()
+	files := filepath.Join(dir, "files")
+	if err := os.MkdirAll(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(files, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustZip := func(entries map[string][]byte) []byte {
+		t.Helper()
+		b, err := demoZip(entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	w := ingestWorld{Packages: map[string]wantPackage{}}
+	const (
+		mammoth = "Mammoth Factory"
+		forge   = "Dragon Forge"
+	)
+
+	// Mammoth Factory [Completed] 🦣: plain, unprotected (documents are
+	// re-sent), category STL.
+	write("cover.jpg", demoJPEG(200, 150, 40))
+	write("Mammoth Factory - 2024-01.zip", mustZip(map[string][]byte{
+		"Mammoth Factory - 2024-01/cover.jpg":        demoJPEG(320, 240, 90),
+		"Mammoth Factory - 2024-01/Mammoth/body.stl": demoSTL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": demoSTL("tusks")}))
+	w.Packages["Mammoth Factory - 2024-01.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, PhotoPrev: true, Creator: mammoth, FirstTag: "STL"}
+	write("Mammoth Factory - 2024-02.zip", mustZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")}))
+	w.Packages["Mammoth Factory - 2024-02.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
+	r := rand.New(rand.NewPCG(7, 11))
+	noise := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	write("Corrupt.zip", noise(40<<10))
+	w.Packages["Corrupt.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: -1, Creator: mammoth, FirstTag: "STL"}
+	// Entry names that climb out of any directory: listed, never written.
+	var hostile bytes.Buffer
+	zw := zip.NewWriter(&hostile)
+	for _, name := range []string{"../../../tmp/evil.stl", "/etc/passwd.stl", "ok/fine.stl"} {
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = f.Write(demoSTL(name))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write("Hostile.zip", hostile.Bytes())
+	w.Packages["Hostile.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Creator: mammoth, FirstTag: "STL"}
+	write("Cursed.zip", noise(10<<10))
+	w.Skipped = append(w.Skipped, fmt.Sprintf("Cursed.zip|DOWNLOAD_FAILED|SKIPPED|%d", maxAttempts))
+	w.Notifications = append(w.Notifications, "DOWNLOAD_FAILED")
+	w.Packages["Big Pack.zip"] = wantPackage{Type: "ZIP", Parts: 3, Files: -1, Creator: mammoth, FirstTag: "STL"}
+	mammothPosts := []map[string]any{
+		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z"},
+		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-01.zip", "same_document_as": 0}, // duplicate (a): same document
+		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "reposted"}, // duplicate (c): same name and size
+		{"text": "Thanks for the support!", "reply_to": 2},
+		{"generate": map[string]any{"name": "Big Pack.zip", "size": 5 * ingestThreshold / 2, "seed": 42}, "caption": "The big one"},
+		{"file": "files/Corrupt.zip"},
+		{"file": "files/Hostile.zip", "reply_to": 2},
+		{"file": "files/Cursed.zip"},
+	}
+	w.Duplicates += 2
+
+	// Dragon Forge (Paid): plain, protected (everything is uploaded),
+	// category Fantasy.
+	write("Dragon_Bust_v2_supported.stl", demoSTL("dragon bust"))
+	w.Packages["Dragon_Bust_v2_supported.stl"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
+	set := mustZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
+	write("Hoard Set.zip.001", set[:len(set)/2])
+	write("Hoard Set.zip.002", set[len(set)/2:])
+	w.Packages["Hoard Set.zip"] = wantPackage{Type: "ZIP", Parts: 2, Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
+	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: demoSTL("goblin")},
+		{Name: "Goblin Camp/thumb.jpg", Data: demoJPEG(200, 150, 120)}}, rarwriter.Options{})
+	write("Goblin Camp.zip", single[0]) // a RAR behind a .zip name: the content decides
+	w.Packages["Goblin Camp.zip"] = wantPackage{Type: "RAR", Parts: 1, Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
+	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: demoSTL(strings.Repeat("orc ", 3000))},
+		{Name: "Orc Warband/cover.jpg", Data: demoJPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 8 << 10})
+	if len(vols) < 3 {
+		t.Fatalf("rar volumes: %d, want at least 3", len(vols))
+	}
+	for i, v := range vols {
+		write(fmt.Sprintf("Orc Warband.part%d.rar", i+1), v)
+	}
+	w.Packages["Orc Warband.rar"] = wantPackage{Type: "RAR", Parts: len(vols), Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
+	broken := rarwriter.Write([]rarwriter.File{{Name: "Broken/b.stl", Data: noise(40 << 10)}}, rarwriter.Options{VolumeSize: 16 << 10})
+	write("Broken Set.part1.rar", broken[0])
+	write("Broken Set.part3.rar", broken[2])
+	w.Skipped = append(w.Skipped, "Broken Set.rar|INCOMPLETE_SET|SKIPPED|0")
+	write("Painting Guide.pdf", demoPDF("Painting guide"))
+	forgePosts := []map[string]any{
+		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported"},
+		{"file": "files/Hoard Set.zip.001"},
+		{"file": "files/Hoard Set.zip.002"},
+		{"file": "files/Goblin Camp.zip", "caption": "Goblin camp"},
+		{"file": "files/Broken Set.part1.rar"},
+		{"file": "files/Broken Set.part3.rar"},
+		{"file": "files/Painting Guide.pdf", "name": "Guide Copy.pdf"}, // duplicate (d) of the forum's guide
+	}
+	w.Duplicates++
+	for i := range vols {
+		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1)})
+	}
+	if _, err := exec.LookPath("7zz"); err == nil {
+		// Archives made by 7-Zip itself: a 7z archive, a 7z split into
+		// volumes (x.7z.001 …) and a ZIP.
+		src := filepath.Join(dir, "knight")
+		if err := os.MkdirAll(filepath.Join(src, "Knight Helmet"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), demoSTL("helmet"), 0o644)
+		_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "plume.stl"), noise(48<<10), 0o644)
+		for _, args := range [][]string{
+			{"a", "-bd", "-y", filepath.Join(files, "Knight Helmet.7z"), "Knight Helmet"},
+			{"a", "-bd", "-y", "-mx0", "-v20k", filepath.Join(files, "Knight Shield.7z"), "Knight Helmet"},
+			{"a", "-bd", "-y", "-tzip", filepath.Join(files, "Knight Sword.zip"), "Knight Helmet"},
+		} {
+			cmd := exec.Command("7zz", args...)
+			cmd.Dir = src
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("7zz %v: %v: %s", args, err, out)
+			}
+		}
+		forgePosts = append(forgePosts, map[string]any{"file": "files/Knight Helmet.7z", "caption": "Knight helmet"},
+			map[string]any{"file": "files/Knight Sword.zip"})
+		w.Packages["Knight Helmet.7z"] = wantPackage{Type: "7Z", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
+		w.Packages["Knight Sword.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: forge, FirstTag: "Fantasy"}
+		vols, _ := filepath.Glob(filepath.Join(files, "Knight Shield.7z.*"))
+		if len(vols) < 2 {
+			t.Fatalf("7zz -v made %d volumes", len(vols))
+		}
+		for _, v := range vols {
+			forgePosts = append(forgePosts, map[string]any{"file": "files/" + filepath.Base(v)})
+		}
+		w.Packages["Knight Shield.7z"] = wantPackage{Type: "7Z", Parts: len(vols), Files: 1, Creator: forge, FirstTag: "Fantasy"}
+	}
+
+	// STL Emporium: a forum; the topic name is the creator, except in the
+	// General topic.
+	write("Dragon Wings.zip", mustZip(map[string][]byte{"Dragon Wings/render.jpg": demoJPEG(300, 200, 200),
+		"Dragon Wings/left.stl": demoSTL("left"), "Dragon Wings/right.stl": demoSTL("right")}))
+	write("Castle Walls.zip", mustZip(map[string][]byte{"Castle/walls.stl": demoSTL("walls"), "Castle/gate.stl": demoSTL("gate")}))
+	w.Packages["Painting Guide.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "STL Emporium", FirstTag: "STL"}
+	w.Alternatives = map[string]string{"Guide Copy.pdf": "Painting Guide.pdf"}
+	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
+	w.Packages["Dragon Wings.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, Creator: "Dragons", FirstTag: "STL"}
+	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: "Terrain", FirstTag: "STL"}
+
+	// Lost Vault: readable while hoard sets it up, inaccessible when scanned.
+	write("Vault.pdf", demoPDF("vault"))
+	w.Notifications = append(w.Notifications, "CHANNEL_ACCESS_LOST")
+
+	seed := map[string]any{
+		"account":     map[string]any{"phone": "+15550000001", "premium": false},
+		"bot":         map[string]any{"username": "hoard_test_bot", "token": "111:test"},
+		"destination": map[string]any{"title": "Hoard Archive", "username": "hoardarchive"},
+		"channels": []map[string]any{
+			{"title": "Mammoth Factory [Completed] 🦣", "username": "mammothfactory", "joined": true, "category": "STL", "posts": mammothPosts},
+			{"title": "Dragon Forge (Paid)", "username": "dragonforge", "joined": true, "protected": true, "category": "Fantasy", "posts": forgePosts},
+			{"title": "STL Emporium", "username": "emporium", "joined": true, "forum": true, "category": "STL",
+				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "caption": "Read me first"}},
+				"topics": []map[string]any{
+					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
+					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
+				}},
+			{"title": "Lost Vault", "username": "lostvault", "joined": true, "category": "STL",
+				"posts": []map[string]any{{"file": "files/Vault.pdf"}}},
+		},
+		"faults": []map[string]any{
+			// Set-up reads the channel once; every later read fails.
+			{"method": "channels.getChannels", "channel": "lostvault", "error": "CHANNEL_PRIVATE", "after": 1},
+			{"method": "upload.getFile", "file": "Cursed.zip", "error": "LIMIT_INVALID"},
+			{"method": "upload.getFile", "error": "FLOOD_WAIT_1", "after": 2, "times": 2},
+			{"method": "upload.getFile", "stall_ms": 3000, "after": 6, "times": 1},
+			{"method": "upload.saveFilePart", "error": "FLOOD_WAIT_1", "after": 1, "times": 1},
+		},
+	}
+	data, err := json.MarshalIndent(seed, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Seed = filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(w.Seed, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
