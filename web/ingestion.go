@@ -219,6 +219,7 @@ func (s *Server) handleRepairNotification(w http.ResponseWriter, r *http.Request
 		res *rivertype.JobInsertResult
 	)
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		var err error
 		n, err = tx.FindNotification(ctx, req.NotificationID)
 		if hoard.ErrorCode(err) == hoard.ENOTFOUND || (err == nil && n.Dismissed) {
 			return hoard.Errorf(hoard.ENOTFOUND, "No such notification.")
@@ -252,6 +253,7 @@ func (s *Server) handleRepairPackage(w http.ResponseWriter, r *http.Request) err
 	ctx := r.Context()
 	var res *rivertype.JobInsertResult
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		var err error
 		res, err = s.queueRepair(ctx, tx, id)
 		return err
 	})
@@ -275,7 +277,8 @@ func (s *Server) handleRetrySkipped(w http.ResponseWriter, r *http.Request) erro
 	ctx := r.Context()
 	var res *rivertype.JobInsertResult
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		if _, err := tx.FindSkippedPackage(ctx, id); hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		_, err := tx.FindSkippedPackage(ctx, id)
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
 			return hoard.Errorf(hoard.ENOTFOUND, "No such skipped package.")
 		} else if err != nil {
 			return err
