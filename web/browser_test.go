@@ -174,8 +174,8 @@ func TestBrowserUserJourney(t *testing.T) {
 }
 
 // TestBrowserAdminJourney: bulk-edit tags, create and copy an invite,
-// dismiss a notification, watch the worker panel, toggle a channel, open the
-// queue UI.
+// dismiss a notification, watch the worker panel, trigger a cycle, toggle a
+// channel, open the queue UI.
 func TestBrowserAdminJourney(t *testing.T) {
 	e := newEnv(t)
 	ctx := browserCtx(t)
@@ -274,10 +274,28 @@ func TestBrowserAdminJourney(t *testing.T) {
 		t.Fatalf("after dismiss: %q", got)
 	}
 
-	// Worker panel (live JSON) and the queue UI.
+	// Worker panel (live JSON), Trigger now (confirmed in place), and the
+	// queue UI.
 	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`[data-worker-state]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("[data-worker-state]").textContent.startsWith("Idle")`,
+			chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Click(chromedp.CSS(`form[action^="/api/ingestion/trigger"] button`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("form[action^='/api/ingestion/trigger'] [data-action-result]").textContent.includes("cycle queued")`,
 			chromedp.WithPollingTimeout(10*time.Second)))
+	if loc := run(t, ctx, chromedp.Location()); loc != base+"/admin/messenger" {
+		t.Fatalf("Trigger now left the page for %s", loc)
+	}
+	if jobs := e.jobs("ingest_cycle"); len(jobs) != 1 || jobs[0].Args["trigger"] != string(hoard.TriggerManual) {
+		t.Fatalf("ingest_cycle jobs after Trigger now: %+v", jobs)
+	}
+	// Rescan from the channel list: confirmed, then posted in the background.
+	rescan := fmt.Sprintf(`form[action="/admin/messenger/channels/%d/rescan"]`, a.SourceChannelID)
+	do(t, ctx, chromedp.Click(chromedp.CSS(rescan+` button`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('%s [data-action-result]').textContent.startsWith("Rescan queued")`, rescan),
+			chromedp.WithPollingTimeout(10*time.Second)))
+	if jobs := e.jobs("rescan_channel"); len(jobs) != 1 || jobs[0].Args["channel_id"] != float64(a.SourceChannelID) {
+		t.Fatalf("rescan_channel jobs after Rescan: %+v", jobs)
+	}
 	do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
 	title := run(t, ctx, chromedp.Title())
 	if !strings.Contains(strings.ToLower(title), "river") {

@@ -343,10 +343,12 @@ type skippedPage struct {
 	Reason   string
 	Next     string
 	Tabs     []string
+	Back     string // this page without its notice, for the Retry forms
 }
 
 // handleSkipped renders the Skipped tab (administrators): source messages
-// that failed, with their reason, attempt count and last error.
+// that failed, with their channel, reason, attempt count, last error and
+// dates, each with a Retry button (POST /skipped/{id}/retry).
 func (s *Server) handleSkipped(w http.ResponseWriter, r *http.Request) error {
 	if !userFrom(r.Context()).IsAdmin() {
 		return hoard.Errorf(hoard.EFORBIDDEN, "Only administrators see skipped packages.")
@@ -361,11 +363,11 @@ func (s *Server) handleSkipped(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := skippedPage{Channels: channels, Reason: reason, Tabs: s.tabsFor(r)}
+	p := skippedPage{Channels: channels, Reason: reason, Tabs: s.tabsFor(r), Back: withParams(r.URL, map[string]string{"done": ""})}
 	if len(items) > 50 {
 		items = items[:50]
 		p.Next = withParams(r.URL, map[string]string{"before": strconv.FormatInt(items[49].ID, 10)})
 	}
 	p.Items = items
-	return s.render(w, r, http.StatusOK, "skipped", page{Title: "Skipped", Data: p})
+	return s.render(w, r, http.StatusOK, "skipped", page{Title: "Skipped", Notice: noticeFor(r.URL.Query().Get("done")), Data: p})
 }

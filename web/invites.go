@@ -155,6 +155,16 @@ func noticeFor(done string) string {
 		return "Invite code deleted."
 	case "saved":
 		return "Saved."
+	case "triggered":
+		return "Ingestion cycle queued: the worker starts it in a moment."
+	case "cycle-pending":
+		return "A cycle is already queued or running: it picks up the latest channels and settings."
+	case "rescan":
+		return "Rescan queued: the channel is scanned again from its first message in the next cycle."
+	case "repair":
+		return "Repair queued: the package is downloaded and published again in the next cycle."
+	case "retry":
+		return "Retry queued: the message gets a fresh set of attempts in the next cycle."
 	}
 	return ""
 }

@@ -83,7 +83,8 @@ func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request) err
 	for i, n := range items {
 		out[i] = toNotificationJSON(n)
 	}
-	return s.render(w, r, http.StatusOK, "notifications", page{Title: "Notifications", Data: notificationsPage{Items: out, Next: next}})
+	return s.render(w, r, http.StatusOK, "notifications", page{Title: "Notifications", Notice: noticeFor(r.URL.Query().Get("done")),
+		Data: notificationsPage{Items: out, Next: next}})
 }
 
 // notificationAction answers a notification action: JSON for API callers,

@@ -43,6 +43,7 @@ type packagePage struct {
 	FileQ    string
 	NextFile string
 	Curate   bool
+	Admin    bool // may repair the package
 }
 
 // handlePackage renders a package: preview, metadata, file list (searchable,
@@ -61,7 +62,7 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pp := packagePage{P: p, FileQ: fileQ, Curate: s.canCurate(r)}
+	pp := packagePage{P: p, FileQ: fileQ, Curate: s.canCurate(r), Admin: userFrom(r.Context()).IsAdmin()}
 	if len(files) > filesPageSize {
 		files = files[:filesPageSize]
 		pp.NextFile = withParams(r.URL, map[string]string{"fafter": strconv.Itoa(files[len(files)-1].Ordinal + 1)})

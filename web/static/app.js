@@ -8,6 +8,39 @@ document.addEventListener("submit", (ev) => {
   }
 });
 
+// Forms with data-action (e.g. "Trigger now") post in the background and
+// show the server's confirmation, or its error, in their [data-action-result]
+// element. Without JavaScript they post normally and the page they return to
+// shows the same notice.
+document.addEventListener("submit", async (ev) => {
+  const form = ev.target;
+  if (!(form instanceof HTMLFormElement) || !("action" in form.dataset) || ev.defaultPrevented) return;
+  ev.preventDefault();
+  const out = form.querySelector("[data-action-result]");
+  const btn = form.querySelector("button[type=submit]");
+  const url = new URL(form.action);
+  url.searchParams.delete("from"); // from=page asks for a redirect; we want JSON
+  const body = new URLSearchParams(new FormData(form));
+  body.delete("from");
+  body.delete("back");
+  if (btn) btn.disabled = true;
+  try {
+    const res = await fetch(url, { method: "POST", body, headers: { Accept: "application/json" } });
+    let data = {};
+    try { data = await res.json(); } catch { /* not JSON */ }
+    if (out) {
+      out.classList.toggle("bad", !res.ok);
+      out.classList.toggle("muted", res.ok);
+      out.textContent = res.ok ? (data.message || "Done.") : ((data.error && data.error.message) || `Failed (${res.status}).`);
+    }
+    if (res.ok) form.dispatchEvent(new CustomEvent("action-done", { bubbles: true, detail: data }));
+  } catch {
+    if (out) { out.classList.replace("muted", "bad"); out.textContent = "The request did not reach the server."; }
+  } finally {
+    if (btn) btn.disabled = false;
+  }
+});
+
 // Buttons with data-copy copy their value to the clipboard.
 document.addEventListener("click", async (ev) => {
   const btn = ev.target instanceof Element ? ev.target.closest("[data-copy]") : null;
@@ -44,6 +77,7 @@ const panel = document.querySelector("[data-worker-panel]");
 if (panel) {
   const $ = (sel) => panel.querySelector(sel);
   let nextAt = null;
+  let timer = null;
   const tick = () => {
     if (!nextAt) { $("[data-worker-next]").textContent = "—"; return; }
     const s = Math.max(0, Math.round((nextAt - Date.now()) / 1000));
@@ -72,10 +106,13 @@ if (panel) {
         tick();
       }
     } catch { /* keep the last state */ }
-    setTimeout(poll, delay);
+    clearTimeout(timer);
+    timer = setTimeout(poll, delay);
   };
   setInterval(tick, 1000);
   poll();
+  // After "Trigger now", look again soon: the cycle starts within seconds.
+  panel.addEventListener("action-done", () => { clearTimeout(timer); timer = setTimeout(poll, 1500); });
 }
 
 // The upload form sends files with a progress bar, then opens the upload's
