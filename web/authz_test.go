@@ -70,6 +70,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/messenger/channels/{channelId}/topics/{topicId}": {401, 403, 422},
 	"GET /api/ingestion/status":                                 {401, 403, 200},
 	"POST /api/ingestion/disable-active-topic":                  {401, 403, 409},
+	"POST /admin/messenger/rebuild":                             {401, 403, 409}, // no destination channel
+	"GET /api/rebuild/status":                                   {401, 403, 200},
 	"GET /notifications":                                        {303, 403, 200},
 	"GET /api/notifications":                                    {401, 403, 200},
 	"POST /api/notifications/read-all":                          {401, 403, 200},

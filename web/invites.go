@@ -155,6 +155,8 @@ func noticeFor(done string) string {
 		return "Invite code deleted."
 	case "saved":
 		return "Saved."
+	case "rebuild":
+		return "Rebuild from the destination channel started."
 	}
 	return ""
 }
