@@ -151,16 +151,16 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 			}
 		}
 	}
-	var created bool
+	var finished bool
 	err = completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 		var err error
-		created, err = tx.FinishRebuild(ctx, run.ID, hoard.RunCompleted, "")
+		finished, err = tx.FinishRebuild(ctx, run.ID, hoard.RunCompleted, "")
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if created {
+	if finished {
 		final, _ := db.FindRebuild(ctx, run.ID)
 		if final != nil {
 			d.Logger.Info("rebuild completed", "rebuild", run.ID, "messages", final.MessagesScanned,
