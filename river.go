@@ -354,3 +354,22 @@ func (RetrySkippedArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
 }
+
+// RebuildFromDestinationArgs recreates missing package rows from the
+// destination channel (SPEC rule 19): it reads the channel's history, groups
+// the files into part sets and indexes every set no package holds yet, with
+// live progress on its RebuildRun. The web inserts it with the run's row;
+// only one is queued or running at a time (unique by kind while
+// unfinished), and the run's unique RUNNING index backs that up.
+type RebuildFromDestinationArgs struct {
+	RebuildID int64 `json:"rebuild_id"`
+}
+
+// Kind implements river.JobArgs.
+func (RebuildFromDestinationArgs) Kind() string { return "rebuild_from_destination" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RebuildFromDestinationArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
+		UniqueOpts: river.UniqueOpts{ByState: uniqueUnfinished}}
+}

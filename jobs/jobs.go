@@ -110,6 +110,7 @@ func Register(workers *river.Workers, deps Deps) error {
 		func() error { return river.AddWorkerSafely(workers, &RepairPackageWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &RetrySkippedWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &ManualUploadWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &RebuildFromDestinationWorker{deps: deps}) },
 	} {
 		if err := add(); err != nil {
 			return fmt.Errorf("jobs: register: %w", err)

@@ -2,8 +2,8 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"

@@ -75,6 +75,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/ingestion/trigger":                               {401, 403, 202},
 	"POST /admin/messenger/channels/{channelId}/rescan":         {401, 403, 404},
 	"POST /api/notifications/repair":                            {401, 403, 422},
+	"POST /admin/messenger/rebuild":                             {401, 403, 409}, // no destination channel
+	"GET /api/rebuild/status":                                   {401, 403, 200},
 	"GET /notifications":                                        {303, 403, 200},
 	"GET /api/notifications":                                    {401, 403, 200},
 	"POST /api/notifications/read-all":                          {401, 403, 200},

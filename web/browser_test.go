@@ -296,6 +296,35 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if jobs := e.jobs("rescan_channel"); len(jobs) != 1 || jobs[0].Args["channel_id"] != float64(a.SourceChannelID) {
 		t.Fatalf("rescan_channel jobs after Rescan: %+v", jobs)
 	}
+
+	// Rebuild from destination: start it with the button, then watch the
+	// panel follow the run's progress until it ends.
+	if err := e.db.UpsertChannel(context.Background(), &hoard.Channel{PlatformID: 777001, Title: "Archive", Kind: hoard.ChannelDestination}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitEnabled(chromedp.CSS(`[data-rebuild-start]`)),
+		chromedp.Click(chromedp.CSS(`[data-rebuild-start]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Running")`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+	if !run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("[data-rebuild-start]").disabled`)) {
+		t.Fatal("the rebuild button is enabled while a rebuild runs")
+	}
+	rb, err := e.db.FindLatestRebuild(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.AdvanceRebuild(context.Background(), rb.ID, hoard.RebuildCounters{MessagesScanned: 120, PackagesCreated: 7}, 120); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-counters]").textContent.includes("created 7")`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if _, err := e.db.FinishRebuild(context.Background(), rb.ID, hoard.RunCompleted, ""); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Last rebuild completed")`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+
 	do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
 	title := run(t, ctx, chromedp.Title())
 	if !strings.Contains(strings.ToLower(title), "river") {

@@ -16,11 +16,13 @@ type messengerPage struct {
 	Destination *hoard.Channel
 	Interval    time.Duration
 	Sends       []hoard.BotSendRequest
+	Rebuild     *hoard.RebuildRun // the latest rebuild from the destination, nil when none ran
 }
 
 // handleMessengerAdmin renders messaging administration: the worker status
-// panel (live through /api/ingestion/status), channels with their settings,
-// accounts and the destination channel.
+// panel (live through /api/ingestion/status), the rebuild panel (live
+// through /api/rebuild/status), channels with their settings, accounts and
+// the destination channel.
 func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	channels, err := s.deps.DB.ListChannels(ctx, "")
@@ -35,7 +37,11 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends}
+	rebuild, err := s.latestRebuild(r)
+	if err != nil {
+		return err
+	}
+	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild}
 	if d, err := s.deps.DB.FindDestinationChannel(ctx); err == nil {
 		p.Destination = d
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {

@@ -102,7 +102,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/read", Access: Admin, Handler: s.handleReadNotification, Doc: "Mark one read"},
 		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/dismiss", Access: Admin, Handler: s.handleDismissNotification, Doc: "Dismiss one"},
 
-		{Method: http.MethodGet, Pattern: "/admin/messenger", Access: Admin, Handler: s.handleMessengerAdmin, Doc: "Messaging admin: worker panel, channels, bot sends, accounts"},
+		{Method: http.MethodGet, Pattern: "/admin/messenger", Access: Admin, Handler: s.handleMessengerAdmin, Doc: "Messaging admin: worker panel, rebuild from destination, channels, bot sends, accounts"},
 		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleUpdateChannel, Doc: "Channel settings (`category`, `active`, `auto_group`); a new category re-tags its packages"},
 		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}/rescan", Access: Admin, Handler: s.handleRescanChannel, Doc: "Rescan a source channel from its first message: queue `rescan_channel` → 303, or 202 JSON"},
 		{Method: http.MethodGet, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleChannelPage, Doc: "A channel with its forum topics and fetch toggles"},
@@ -111,6 +111,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/ingestion/status", Access: Admin, Handler: s.handleIngestionStatus, Doc: "Worker panel: running run, last run, interval, next cycle"},
 		{Method: http.MethodPost, Pattern: "/api/ingestion/trigger", Access: Admin, Handler: s.handleTriggerIngestion, Doc: "triggerIngestion: queue a manual `ingest_cycle` and notify `ingestion_trigger` in one transaction → 202 `{job_id,queued}` (`queued` false while a cycle is pending), or 303 for the page's form"},
 		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Access: Admin, Handler: s.handleDisableActiveTopic, Doc: "disableActiveTopic: stop fetching the topic in progress"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/rebuild", Access: Admin, Handler: s.handleStartRebuild, Doc: "Rebuild the catalog from the destination channel: run row + job in one transaction → 303 (202 `{run}` for JSON); 409 while one runs or without a destination"},
+		{Method: http.MethodGet, Pattern: "/api/rebuild/status", Access: Admin, Handler: s.handleRebuildStatus, Doc: "Latest rebuild from the destination: `{run}` with status, counters, resume point, error (null when none ran)"},
 
 		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites, Doc: "Invites page"},
 		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites, Doc: "Create invite codes (`count`, `max_uses`, `expires_days`)"},

@@ -115,6 +115,37 @@ if (panel) {
   panel.addEventListener("action-done", () => { clearTimeout(timer); timer = setTimeout(poll, 1500); });
 }
 
+// The rebuild panel polls /api/rebuild/status every 2 s while a rebuild
+// runs and shows its counters; the start button stays off meanwhile.
+const rebuildPanel = document.querySelector("[data-rebuild-panel]");
+if (rebuildPanel) {
+  const $ = (sel) => rebuildPanel.querySelector(sel);
+  const hasDestination = rebuildPanel.dataset.destination === "yes";
+  const show = (run) => {
+    const running = run && run.status === "RUNNING";
+    $("[data-rebuild-state]").textContent = !run ? "No rebuild has run yet."
+      : running ? `Running since ${run.started_at}.`
+      : `Last rebuild ${run.status.toLowerCase()} at ${run.finished_at}.`;
+    $("[data-rebuild-counters]").textContent = run
+      ? `scanned ${run.messages_scanned} messages · created ${run.packages_created} · already indexed ${run.packages_existing} · skipped ${run.sets_skipped}`
+      : "";
+    const err = $("[data-rebuild-error]");
+    err.hidden = !(run && run.error_message);
+    err.textContent = (run && run.error_message) || "";
+    $("[data-rebuild-start]").disabled = running || !hasDestination;
+    return running;
+  };
+  const poll = async () => {
+    let running = true;
+    try {
+      const res = await fetch("/api/rebuild/status", { headers: { Accept: "application/json" } });
+      if (res.ok) running = show((await res.json()).run);
+    } catch { /* keep the last state and try again */ }
+    if (running) setTimeout(poll, 2000);
+  };
+  if (rebuildPanel.dataset.rebuildStatus === "RUNNING") poll();
+}
+
 // The upload form sends files with a progress bar, then opens the upload's
 // status page. Without JavaScript the form posts normally.
 const uploadForm = document.querySelector("form[data-upload]");

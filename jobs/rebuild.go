@@ -1,0 +1,305 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// rebuildPageSize is how many destination messages one progress step of a
+// rebuild covers (a page may run longer so that no part set is cut in two).
+const rebuildPageSize = 100
+
+// RebuildFromDestinationWorker runs RebuildFromDestinationArgs.
+//
+// It reads the destination channel oldest to newest: one History call from
+// the run's resume point (LastMessageID; 0 on the first attempt) returns
+// every later message, which are grouped into part sets with
+// archive.GroupSets (our own byte splits <name>.001, .002 … included) and
+// then committed page by page. Each page's transaction creates the page's
+// missing package rows and advances the run's counters and resume point,
+// so the progress the admin page polls is exactly what has been written,
+// and a retried job continues after the last committed page without
+// counting or creating anything twice.
+type RebuildFromDestinationWorker struct {
+	river.WorkerDefaults[hoard.RebuildFromDestinationArgs]
+	deps Deps
+	// pageSize overrides rebuildPageSize (tests).
+	pageSize int
+	// afterPage, when set (tests), runs after each committed page; an error
+	// ends the attempt as a crash would.
+	afterPage func(page int) error
+}
+
+// Timeout implements river.Worker: a large channel takes long to read, and
+// every committed page is safe to interrupt.
+func (w *RebuildFromDestinationWorker) Timeout(*river.Job[hoard.RebuildFromDestinationArgs]) time.Duration {
+	return 6 * time.Hour
+}
+
+// Work implements river.Worker. A rate limit snoozes; a failure the next
+// attempt cannot fix (EINVALID: no destination, no reader), or the last
+// attempt's, marks the run FAILED with the error; other failures are
+// recorded on the run and retried from its resume point.
+func (w *RebuildFromDestinationWorker) Work(ctx context.Context, job *river.Job[hoard.RebuildFromDestinationArgs]) error {
+	db := w.deps.DB
+	run, err := db.FindRebuild(ctx, job.Args.RebuildID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err))
+	}
+	if err != nil {
+		return fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err)
+	}
+	if run.Status != hoard.RunRunning {
+		return nil // finished by an earlier attempt
+	}
+	err = w.rebuild(ctx, job, run)
+	if err == nil {
+		return nil
+	}
+	if serr, limited := snoozeIfLimited(err); limited {
+		return serr
+	}
+	err = fmt.Errorf("rebuild from destination: %w", err)
+	msg := hoard.ErrorMessage(err)
+	if hoard.ErrorCode(err) == hoard.EINTERNAL {
+		msg = err.Error() // the admin page shows it; internal errors say what broke
+	}
+	if len(msg) > 2000 {
+		msg = msg[:2000]
+	}
+	if final := job.Attempt >= job.MaxAttempts || permanent(err); !final {
+		if ctx.Err() == nil {
+			if serr := db.SetRebuildError(ctx, run.ID, fmt.Sprintf("Attempt %d failed, retrying: %s", job.Attempt, msg)); serr != nil {
+				w.deps.Logger.Error("record rebuild error", "rebuild", run.ID, "err", serr)
+			}
+		}
+		return err
+	}
+	if _, ferr := db.FinishRebuild(context.WithoutCancel(ctx), run.ID, hoard.RunFailed, msg); ferr != nil {
+		w.deps.Logger.Error("mark rebuild failed", "rebuild", run.ID, "err", ferr)
+	}
+	w.deps.Logger.Warn("rebuild failed", "rebuild", run.ID, "attempt", job.Attempt, "err", err)
+	if job.Attempt < job.MaxAttempts {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.Job[hoard.RebuildFromDestinationArgs], run *hoard.RebuildRun) error {
+	d, db := &w.deps, w.deps.DB
+	dest, err := d.rebuildReader(ctx, run)
+	if err != nil {
+		return err
+	}
+	msgs, err := dest.account.History(ctx, dest.peer, messenger.HistoryQuery{AfterID: int(run.LastMessageID)})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dest.channel.Title, err)
+	}
+	size := rebuildPageSize
+	if w.pageSize > 0 {
+		size = w.pageSize
+	}
+	pages := rebuildPages(msgs, size)
+	byID := make(map[int64]messenger.Message, len(msgs))
+	for _, m := range msgs {
+		byID[int64(m.ID)] = m
+	}
+	for i, pg := range pages {
+		err := db.InTx(ctx, func(tx *store.DB) error {
+			c := hoard.RebuildCounters{MessagesScanned: pg.messages}
+			for _, set := range pg.sets {
+				if !set.Complete {
+					c.SetsSkipped++
+					d.Logger.Info("rebuild: incomplete set skipped", "set", set.BaseName, "reason", set.Reason)
+					continue
+				}
+				p, reposts := rebuiltPackage(set, byID, dest.channel.ID)
+				out, err := tx.CreateRebuiltPackage(ctx, p, reposts)
+				if err != nil {
+					return err
+				}
+				switch out {
+				case store.RebuildCreated:
+					c.PackagesCreated++
+				case store.RebuildExisting:
+					c.PackagesExisting++
+				default:
+					c.SetsSkipped++
+					d.Logger.Info("rebuild: set of a publication in flight skipped", "file", p.FileName)
+				}
+			}
+			return tx.AdvanceRebuild(ctx, run.ID, c, pg.lastID)
+		})
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+			return nil // the run was finished meanwhile (marked failed by a new start)
+		}
+		if err != nil {
+			return fmt.Errorf("page %d of %d: %w", i+1, len(pages), err)
+		}
+		if w.afterPage != nil {
+			if err := w.afterPage(i + 1); err != nil {
+				return err
+			}
+		}
+	}
+	var finished bool
+	err = completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		var err error
+		finished, err = tx.FinishRebuild(ctx, run.ID, hoard.RunCompleted, "")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if finished {
+		final, _ := db.FindRebuild(ctx, run.ID)
+		if final != nil {
+			d.Logger.Info("rebuild completed", "rebuild", run.ID, "messages", final.MessagesScanned,
+				"created", final.PackagesCreated, "existing", final.PackagesExisting, "skipped", final.SetsSkipped)
+		}
+	}
+	return nil
+}
+
+// rebuildReader resolves the run's destination channel and an account that
+// reads it (a signed-in writer of the channel).
+func (d *Deps) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*source, error) {
+	if run.DestChannelID == 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
+	}
+	dest, err := d.DB.FindChannelByID(ctx, run.DestChannelID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("destination channel: %w", err)
+	}
+	m, err := d.DB.FindWriterMap(ctx, dest.ID, 0)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, hoard.Errorf(hoard.EINVALID, "No signed-in account can read the destination channel %q.", dest.Title)
+	}
+	if err != nil {
+		return nil, err
+	}
+	acc, err := d.account(ctx, m.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return &source{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+}
+
+// rebuildPage is one progress step: messages messages up to lastID, and the
+// sets whose first message lies among them (all their parts do too).
+type rebuildPage struct {
+	messages int
+	lastID   int64
+	sets     []archive.Set
+}
+
+// rebuildPages groups the candidate files of msgs (ascending ids) into sets
+// and cuts msgs into pages of at least size messages (the last may be
+// shorter). A page ends only where no set has parts on both sides, so that
+// the resume point never falls inside a set.
+func rebuildPages(msgs []messenger.Message, size int) []rebuildPage {
+	var cands []archive.Message
+	for _, m := range msgs {
+		if m.Document != nil && archive.IsCandidate(m.Document.FileName) {
+			cands = append(cands, archive.Message{ID: int64(m.ID), Name: m.Document.FileName, Size: m.Document.Size, Date: m.Date})
+		}
+	}
+	startsAt := map[int64][]archive.Set{}
+	lastOf := map[int64]int64{} // first message id → newest id of the set
+	for _, s := range archive.GroupSets(cands) {
+		startsAt[s.FirstMessageID] = append(startsAt[s.FirstMessageID], s)
+		last := s.FirstMessageID
+		for _, p := range s.Parts {
+			last = max(last, p.ID)
+		}
+		for _, m := range append(s.Duplicates, s.Conflicts...) {
+			last = max(last, m.ID)
+		}
+		lastOf[s.FirstMessageID] = max(lastOf[s.FirstMessageID], last)
+	}
+	var pages []rebuildPage
+	cur := rebuildPage{}
+	reach := int64(0)
+	for _, m := range msgs {
+		id := int64(m.ID)
+		cur.messages++
+		cur.lastID = id
+		if sets, ok := startsAt[id]; ok {
+			cur.sets = append(cur.sets, sets...)
+			reach = max(reach, lastOf[id])
+		}
+		if cur.messages >= size && reach <= id {
+			pages = append(pages, cur)
+			cur = rebuildPage{}
+		}
+	}
+	if cur.messages > 0 {
+		pages = append(pages, cur)
+	}
+	return pages
+}
+
+// rebuiltPackage is the package row of a complete set found in the
+// destination channel: only what the destination tells (names, sizes, the
+// parts' message ids in order, the first part's caption) and what the name
+// implies (archive type, creator). No content hash: the bytes were not
+// read. reposts are the set's re-posted parts.
+func rebuiltPackage(s archive.Set, byID map[int64]messenger.Message, destChannelID int64) (*hoard.Package, []int64) {
+	ids := make([]int64, len(s.Parts))
+	for i, p := range s.Parts {
+		ids[i] = p.ID
+	}
+	var reposts []int64
+	for _, m := range s.Duplicates {
+		reposts = append(reposts, m.ID)
+	}
+	name := rebuiltName(s)
+	p := &hoard.Package{FileName: name, FileSize: s.TotalSize, ArchiveType: rebuiltType(s), DestChannelID: destChannelID,
+		DestMessageIDs: ids, Creator: archive.CreatorFromFileName(name),
+		SourceCaption: strings.TrimSpace(byID[s.Parts[0].ID].Text)}
+	return p, reposts
+}
+
+// rebuiltName is the file name a set was catalogued under. A byte split
+// (<name>.001 …, how hoard publishes files above the split threshold) is
+// the name before the part number; other sets are named as a scan names
+// them.
+func rebuiltName(s archive.Set) string {
+	switch s.Scheme {
+	case archive.ZipNumbered, archive.SevenZipNumbered, archive.Numbered:
+		if info, ok := archive.ParseName(s.Parts[0].Name); ok && info.Stem != "" {
+			return info.Stem
+		}
+	}
+	return packageName(s)
+}
+
+// rebuiltType is a set's archive type as its names tell it; a name that
+// does not tell is a DOCUMENT, as for ingestion when content does not tell.
+func rebuiltType(s archive.Set) hoard.ArchiveType {
+	t := s.Type
+	if t == archive.Unknown {
+		t = archive.NameType(rebuiltName(s))
+	}
+	switch t {
+	case archive.ZIP:
+		return hoard.ArchiveZIP
+	case archive.RAR:
+		return hoard.ArchiveRAR
+	case archive.SevenZ:
+		return hoard.Archive7Z
+	}
+	return hoard.ArchiveDocument
+}

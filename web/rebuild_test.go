@@ -1,0 +1,116 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+)
+
+func TestRebuildStartAndStatus(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	status := func() *rebuildJSON {
+		t.Helper()
+		resp, body := e.do(nil, "GET", "/api/rebuild/status", nil, c)
+		var out struct {
+			Run *rebuildJSON `json:"run"`
+		}
+		if err := json.Unmarshal([]byte(body), &out); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("status = %d %s (%v)", resp.StatusCode, body, err)
+		}
+		return out.Run
+	}
+	countRuns := func() int {
+		t.Helper()
+		var n int
+		if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM rebuild_runs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if run := status(); run != nil {
+		t.Fatalf("status before any rebuild = %+v", run)
+	}
+	if resp, body := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c); resp.StatusCode != 409 || !strings.Contains(body, "No destination channel") {
+		t.Fatalf("without a destination = %d %.300s", resp.StatusCode, body)
+	}
+
+	dest := &hoard.Channel{PlatformID: 4242, Title: "Archive", Kind: hoard.ChannelDestination}
+	if err := e.db.UpsertChannel(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/messenger?done=rebuild" {
+		t.Fatalf("start = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	run := status()
+	if run == nil || run.Status != "RUNNING" || run.DestChannelID != dest.ID || run.FinishedAt != nil {
+		t.Fatalf("status after start = %+v", run)
+	}
+	// The job came with the row, and names it.
+	var kind, args string
+	var jobID int64
+	if err := e.db.Pool().QueryRow(ctx, `SELECT j.id, j.kind, j.args::text FROM river_job j
+		JOIN rebuild_runs r ON r.river_job_id = j.id WHERE r.id = $1`, run.ID).Scan(&jobID, &kind, &args); err != nil {
+		t.Fatalf("job of the rebuild: %v", err)
+	}
+	if kind != (hoard.RebuildFromDestinationArgs{}).Kind() || !strings.Contains(strings.ReplaceAll(args, " ", ""), `"rebuild_id":`+strconv.FormatInt(run.ID, 10)) {
+		t.Fatalf("job = %s %s", kind, args)
+	}
+
+	// One at a time: the page gets a 409 page, an API caller a JSON error.
+	if resp, body := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c); resp.StatusCode != 409 || !strings.Contains(body, "already running") {
+		t.Fatalf("second start = %d %.300s", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest("POST", e.ts.URL+"/admin/messenger/rebuild", nil)
+	req.Header.Set("Accept", "application/json")
+	req.AddCookie(c)
+	jresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(jresp.Body)
+	jresp.Body.Close()
+	if jresp.StatusCode != 409 || !strings.Contains(string(body), `"code":"conflict"`) {
+		t.Fatalf("second start (JSON) = %d %s", jresp.StatusCode, body)
+	}
+
+	// The run row and the job commit together: when the job cannot be
+	// queued (its predecessor's job is still unfinished although the row
+	// was finished), no row is left behind.
+	if _, err := e.db.FinishRebuild(ctx, run.ID, hoard.RunFailed, "stopped by hand"); err != nil {
+		t.Fatal(err)
+	}
+	before := countRuns()
+	if resp, _ := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c); resp.StatusCode != 409 {
+		t.Fatalf("start while the old job is unfinished = %d", resp.StatusCode)
+	}
+	if n := countRuns(); n != before {
+		t.Fatalf("rebuild rows %d → %d: a row without a job", before, n)
+	}
+
+	// The panel shows the latest rebuild and its error.
+	_, page := e.do(nil, "GET", "/admin/messenger", nil, c)
+	if !strings.Contains(page, "data-rebuild-panel") || !strings.Contains(page, "stopped by hand") || !strings.Contains(page, `action="/admin/messenger/rebuild"`) {
+		t.Fatalf("admin page without the rebuild panel:\n%.2000s", page)
+	}
+
+	// Once the old job is gone, a new rebuild starts.
+	if _, err := e.db.Pool().Exec(ctx, `DELETE FROM river_job WHERE id = $1`, jobID); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c); resp.StatusCode != 303 {
+		t.Fatalf("restart = %d", resp.StatusCode)
+	}
+	if next := status(); next == nil || next.ID == run.ID || next.Status != "RUNNING" {
+		t.Fatalf("status after restart = %+v", next)
+	}
+}
