@@ -44,12 +44,18 @@ type GroupingSnapshot struct {
 type GroupingPlan struct {
 	NewGroups []NewGroupSpec
 	Joins     []GroupJoin
+	Merges    []GroupMerge
 	Conflicts []GroupConflict
 }
 
 // Empty reports whether the plan changes nothing and reports nothing.
 func (p GroupingPlan) Empty() bool {
-	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Conflicts) == 0
+	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0
+}
+
+// GroupMerge folds group From, with its packages and rules, into group Into.
+type GroupMerge struct {
+	From, Into int64
 }
 
 // NewGroupSpec is a group to create with its first members. Key is the

@@ -42,7 +42,9 @@
 // joins that group, even a single package. Only packages without such a group
 // form new groups, and then only with the pass's minimum member count. Time
 // window groups grow by membership instead of key: a package within the
-// window of an existing AUTO_TIME group's member joins that group. A package
+// window of an existing AUTO_TIME group's member joins that group, and one
+// that bridges two AUTO_TIME groups merges them into the older one, so that
+// the groups do not depend on the order in which packages arrive. A package
 // marked KeepUngrouped (a user took it out of a group) is never placed again.
 //
 // # Conflicts

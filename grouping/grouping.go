@@ -136,17 +136,26 @@ func (c Conflict) Key() string {
 	return "GROUPING_CONFLICT:" + strconv.FormatInt(c.GroupA, 10) + ":" + strconv.FormatInt(c.GroupB, 10)
 }
 
+// Merge folds existing group From (with all its packages) into Into. Only
+// the time window merges: a package posted between two AUTO_TIME groups
+// bridges them into one chain, as if the packages had arrived together.
+type Merge struct {
+	From, Into int64
+}
+
 // Plan is what Compute decided. NewGroups are in pass order, then key order;
-// Joins are by group id; Conflicts by (GroupA, GroupB).
+// Joins are by group id; Merges by From; Conflicts by (GroupA, GroupB).
+// Joins are applied before merges.
 type Plan struct {
 	NewGroups []NewGroup
 	Joins     []Join
+	Merges    []Merge
 	Conflicts []Conflict
 }
 
 // Empty reports whether the plan changes nothing and reports nothing.
 func (p Plan) Empty() bool {
-	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Conflicts) == 0
+	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0
 }
 
 // pass is one grouping signal. always marks passes that run even when the
@@ -179,7 +188,7 @@ func Compute(in Input) Plan {
 			p.run(s)
 		}
 	}
-	return Plan{NewGroups: s.newGroups, Joins: s.joinList(), Conflicts: s.conflicts()}
+	return Plan{NewGroups: s.newGroups, Joins: s.joinList(), Merges: s.mergeList(), Conflicts: s.conflicts()}
 }
 
 // held marks a package no pass may place (Package.KeepUngrouped).
@@ -200,6 +209,7 @@ type state struct {
 	// group -(index+1) or held, 0 still ungrouped.
 	assigned  []int64
 	joins     map[int64][]int64
+	merges    map[int64]int64 // from → into
 	newGroups []NewGroup
 	window    time.Duration
 	rules     *ruleSet
@@ -228,6 +238,7 @@ func newState(in Input) *state {
 		byKey:    make(map[groupKey]int64, len(in.Groups)),
 		assigned: make([]int64, len(pkgs)),
 		joins:    map[int64][]int64{},
+		merges:   map[int64]int64{},
 		window:   in.TimeWindow,
 	}
 	groups := slices.Clone(in.Groups)
@@ -304,6 +315,26 @@ func (s *state) joinList() []Join {
 		out = append(out, Join{GroupID: gid, PackageIDs: ids})
 	}
 	slices.SortFunc(out, func(a, b Join) int { return cmp.Compare(a.GroupID, b.GroupID) })
+	return out
+}
+
+// mergedInto is the group gid ends in after the merges planned so far.
+func (s *state) mergedInto(gid int64) int64 {
+	for {
+		into, ok := s.merges[gid]
+		if !ok {
+			return gid
+		}
+		gid = into
+	}
+}
+
+func (s *state) mergeList() []Merge {
+	out := make([]Merge, 0, len(s.merges))
+	for from := range s.merges {
+		out = append(out, Merge{From: from, Into: s.mergedInto(from)})
+	}
+	slices.SortFunc(out, func(a, b Merge) int { return cmp.Compare(a.From, b.From) })
 	return out
 }
 

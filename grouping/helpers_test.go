@@ -16,7 +16,7 @@ func at(m float64) time.Time { return t0.Add(time.Duration(m * float64(time.Minu
 func runPass(fn func(*state), in Input) Plan {
 	s := newState(in)
 	fn(s)
-	return Plan{NewGroups: s.newGroups, Joins: s.joinList()}
+	return Plan{NewGroups: s.newGroups, Joins: s.joinList(), Merges: s.mergeList()}
 }
 
 func checkPlan(t *testing.T, got, want Plan) {
@@ -30,6 +30,9 @@ func checkPlan(t *testing.T, got, want Plan) {
 		}
 		if len(p.Conflicts) == 0 {
 			p.Conflicts = nil
+		}
+		if len(p.Merges) == 0 {
+			p.Merges = nil
 		}
 		return p
 	}

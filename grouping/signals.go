@@ -261,6 +261,24 @@ func timePass(s *state) {
 			}
 			continue
 		}
+		// A chain through members of several AUTO_TIME groups bridges them:
+		// they become one, the oldest (lowest id), so the result does not
+		// depend on the order in which the packages arrived.
+		into := int64(0)
+		for k := range chain {
+			if chain[k].gid != 0 {
+				chain[k].gid = s.mergedInto(chain[k].gid)
+				if into == 0 || chain[k].gid < into {
+					into = chain[k].gid
+				}
+			}
+		}
+		for k := range chain {
+			if g := chain[k].gid; g != 0 && g != into {
+				s.merges[g] = into
+				chain[k].gid = into
+			}
+		}
 		// Nearest member on each side, by one sweep each way.
 		left := make([]int, len(chain))
 		last := -1

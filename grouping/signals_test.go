@@ -1,6 +1,10 @@
 package grouping
 
 import (
+	"cmp"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -414,17 +418,33 @@ func TestTimePass(t *testing.T) {
 			want:   Plan{Joins: []Join{{GroupID: 30, PackageIDs: ids(3, 4)}}},
 		},
 		{
-			name:   "between two existing groups: the nearest wins",
+			name:   "bridging two existing groups merges them into the older",
 			window: w,
 			pkgs: []Package{
 				{ID: 1, PostedAt: at(0), GroupID: 30},
-				{ID: 2, PostedAt: at(4), GroupID: 31},
-				{ID: 3, PostedAt: at(1)},
-				{ID: 4, PostedAt: at(3)},
-				{ID: 5, PostedAt: at(2)}, // a tie goes to the earlier
+				{ID: 2, PostedAt: at(14), GroupID: 31},
+				{ID: 6, PostedAt: at(30), GroupID: 32},
+				{ID: 3, PostedAt: at(4)},
+				{ID: 4, PostedAt: at(9)},
+				{ID: 5, PostedAt: at(18)}, // bridges 31 and 32: both end in 30
+				{ID: 7, PostedAt: at(23)},
+				{ID: 8, PostedAt: at(27)},
+			},
+			groups: []Group{{ID: 30, Source: SourceTime, Key: "a"}, {ID: 31, Source: SourceTime, Key: "b"}, {ID: 32, Source: SourceTime, Key: "c"}},
+			want: Plan{Joins: []Join{{GroupID: 30, PackageIDs: ids(3, 4, 5, 7, 8)}},
+				Merges: []Merge{{From: 31, Into: 30}, {From: 32, Into: 30}}},
+		},
+		{
+			name:   "near two groups without bridging them: the nearest wins",
+			window: w,
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(0), GroupID: 30},
+				{ID: 2, PostedAt: at(20), GroupID: 31},
+				{ID: 3, PostedAt: at(3)},
+				{ID: 4, PostedAt: at(17)},
 			},
 			groups: []Group{{ID: 30, Source: SourceTime, Key: "a"}, {ID: 31, Source: SourceTime, Key: "b"}},
-			want:   Plan{Joins: []Join{{GroupID: 30, PackageIDs: ids(3, 5)}, {GroupID: 31, PackageIDs: ids(4)}}},
+			want:   Plan{Joins: []Join{{GroupID: 30, PackageIDs: ids(3)}, {GroupID: 31, PackageIDs: ids(4)}}},
 		},
 		{
 			name:   "members of other groups are no bridge",
@@ -442,4 +462,102 @@ func TestTimePass(t *testing.T) {
 			checkPlan(t, runPass(timePass, Input{Packages: tt.pkgs, Groups: tt.groups, TimeWindow: tt.window}), tt.want)
 		})
 	}
+}
+
+// TestTimePassDoesNotDependOnArrivalOrder feeds the same packages to the
+// time window once all together and once in random batches, applying each
+// plan before the next batch arrives (as the grouping job does), and
+// expects the same partition.
+func TestTimePassDoesNotDependOnArrivalOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for iter := range 300 {
+		n := 2 + r.IntN(25)
+		all := make([]Package, n)
+		for i := range all {
+			all[i] = Package{ID: int64(i + 1), PostedAt: at(float64(r.IntN(120)))}
+		}
+		want := timePartition(t, applyTimePlans(t, all, [][]int{perm(n, nil)}))
+
+		order := perm(n, r)
+		var batches [][]int
+		for len(order) > 0 {
+			k := 1 + r.IntN(len(order))
+			batches = append(batches, order[:k])
+			order = order[k:]
+		}
+		got := timePartition(t, applyTimePlans(t, all, batches))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("iteration %d: in batches %v the groups are %v, all at once %v", iter, batches, got, want)
+		}
+	}
+}
+
+// perm is 0..n-1, shuffled when r is set.
+func perm(n int, r *rand.Rand) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	if r != nil {
+		r.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	}
+	return p
+}
+
+// applyTimePlans lets the packages of each batch arrive in turn, runs the
+// time pass and applies its plan, and returns the packages with their
+// groups.
+func applyTimePlans(t *testing.T, all []Package, batches [][]int) []Package {
+	t.Helper()
+	var pkgs []Package
+	var groups []Group
+	nextID := int64(1000)
+	for _, b := range batches {
+		for _, i := range b {
+			pkgs = append(pkgs, all[i])
+		}
+		plan := runPass(timePass, Input{Packages: pkgs, Groups: groups, TimeWindow: 5 * time.Minute})
+		setGroup := func(ids []int64, gid int64) {
+			for k := range pkgs {
+				if slices.Contains(ids, pkgs[k].ID) {
+					pkgs[k].GroupID = gid
+				}
+			}
+		}
+		for _, g := range plan.NewGroups {
+			groups = append(groups, Group{ID: nextID, Source: SourceTime, Key: g.Key})
+			setGroup(g.PackageIDs, nextID)
+			nextID++
+		}
+		for _, j := range plan.Joins {
+			setGroup(j.PackageIDs, j.GroupID)
+		}
+		for _, m := range plan.Merges {
+			for k := range pkgs {
+				if pkgs[k].GroupID == m.From {
+					pkgs[k].GroupID = m.Into
+				}
+			}
+			groups = slices.DeleteFunc(groups, func(g Group) bool { return g.ID == m.From })
+		}
+	}
+	return pkgs
+}
+
+// timePartition is the sorted member lists of the groups.
+func timePartition(t *testing.T, pkgs []Package) [][]int64 {
+	t.Helper()
+	by := map[int64][]int64{}
+	for _, p := range pkgs {
+		if p.GroupID != 0 {
+			by[p.GroupID] = append(by[p.GroupID], p.ID)
+		}
+	}
+	var out [][]int64
+	for _, ids := range by {
+		slices.Sort(ids)
+		out = append(out, ids)
+	}
+	slices.SortFunc(out, func(a, b []int64) int { return cmp.Compare(a[0], b[0]) })
+	return out
 }

@@ -40,6 +40,7 @@ func (w *GroupChannelWorker) Work(ctx context.Context, job *river.Job[hoard.Grou
 	}
 	if res != (store.GroupingResult{}) {
 		w.deps.Logger.Info("grouped channel", "channel_id", job.Args.ChannelID, "groups_created", res.GroupsCreated,
+			"groups_merged", res.GroupsMerged,
 			"packages_moved", res.PackagesMoved, "conflicts", res.Conflicts)
 	}
 	return river.RecordOutput(ctx, res)
@@ -115,6 +116,9 @@ func groupingPlan(p grouping.Plan) hoard.GroupingPlan {
 	}
 	for _, j := range p.Joins {
 		out.Joins = append(out.Joins, hoard.GroupJoin{GroupID: j.GroupID, PackageIDs: j.PackageIDs})
+	}
+	for _, m := range p.Merges {
+		out.Merges = append(out.Merges, hoard.GroupMerge{From: m.From, Into: m.Into})
 	}
 	for _, c := range p.Conflicts {
 		out.Conflicts = append(out.Conflicts, hoard.GroupConflict{Key: c.Key(), GroupA: c.GroupA, GroupB: c.GroupB,

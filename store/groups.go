@@ -585,6 +585,7 @@ func (db *DB) LoadGroupMembers(ctx context.Context, groupID int64) ([]hoard.Grou
 // GroupingResult is what ApplyGroupingPlan changed.
 type GroupingResult struct {
 	GroupsCreated int   `json:"groups_created"`
+	GroupsMerged  int   `json:"groups_merged,omitempty"`
 	PackagesMoved int64 `json:"packages_moved"` // into new or existing groups
 	Conflicts     int   `json:"conflicts"`      // GROUPING_CONFLICT notifications raised
 }
@@ -702,6 +703,24 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 		return res, err
 	}
 	res.GroupsCreated = len(created) - int(dropped)
+
+	// Merges: only AUTO_TIME groups of this channel fold together (the
+	// engine merges nothing else; a group a user made stays as it is).
+	for _, m := range plan.Merges {
+		var ok bool
+		err := db.q.QueryRow(ctx, `SELECT count(*) = 2 FROM package_groups
+			WHERE id IN ($1, $2) AND source_channel_id = $3 AND grouping_source = 'AUTO_TIME'`, m.From, m.Into, channelID).Scan(&ok)
+		if err != nil {
+			return res, wrap("merge time groups", err)
+		}
+		if !ok || m.From == m.Into {
+			continue
+		}
+		if _, err := db.MergeGroups(ctx, m.From, m.Into); err != nil {
+			return res, err
+		}
+		res.GroupsMerged++
+	}
 
 	res.Conflicts, err = db.raiseGroupingConflicts(ctx, channelID, plan.Conflicts)
 	return res, err

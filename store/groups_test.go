@@ -771,3 +771,35 @@ func jsonHas(t *testing.T, doc []byte, field string, want any) bool {
 	}
 	return reflect.DeepEqual(m[field], want)
 }
+
+func TestApplyGroupingPlanMergesTimeGroups(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	pkg := func() int64 { return mustPackage(t, db, inChannel(ch.ID)).ID }
+	a, b, c, bridge := pkg(), pkg(), pkg(), pkg()
+	older := mustGroup(t, db, ch.ID, hoard.GroupAutoTime, "t1", a)
+	newer := mustGroup(t, db, ch.ID, hoard.GroupAutoTime, "t2", b)
+	manual := mustGroup(t, db, ch.ID, hoard.GroupManual, "", c)
+	res, err := db.ApplyGroupingPlan(ctx, ch.ID, hoard.GroupingPlan{
+		Joins: []hoard.GroupJoin{{GroupID: older.ID, PackageIDs: []int64{bridge}}},
+		Merges: []hoard.GroupMerge{{From: newer.ID, Into: older.ID},
+			{From: manual.ID, Into: older.ID}}, // not a time group: left alone
+	})
+	must(t, err)
+	if res != (store.GroupingResult{GroupsMerged: 1, PackagesMoved: 1}) {
+		t.Fatalf("result = %+v", res)
+	}
+	for _, id := range []int64{a, b, bridge} {
+		if g, _ := groupOf(t, db, id); g != older.ID {
+			t.Errorf("package %d in group %d, want %d", id, g, older.ID)
+		}
+	}
+	if g, _ := groupOf(t, db, c); g != manual.ID {
+		t.Errorf("the manual group's package moved to %d", g)
+	}
+	if _, err := db.FindGroupByID(ctx, newer.ID); hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Errorf("merged group still there: %v", err)
+	}
+}

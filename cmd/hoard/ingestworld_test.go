@@ -49,6 +49,8 @@ type ingestWorld struct {
 	Skipped []string
 	// Notifications is "type" per notification the rules call for.
 	Notifications []string
+	// Groups is "source|name|members" per group, sorted.
+	Groups []string
 	// Duplicates is how many sets the run must count as duplicates.
 	Duplicates int
 }
@@ -90,6 +92,10 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Packages["Mammoth Factory - 2024-01.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, PhotoPrev: true, Creator: mammoth, FirstTag: "STL"}
 	write("Mammoth Factory - 2024-02.zip", mustZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")}))
 	w.Packages["Mammoth Factory - 2024-02.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
+	write("Mammoth Factory - 2024-03 Mammoth.zip", mustZip(map[string][]byte{"Calf/calf.stl": demoSTL("calf")}))
+	write("Mammoth Factory - 2024-03 Hunters.zip", mustZip(map[string][]byte{"Hunters/spear.stl": demoSTL("spear"), "Hunters/bow.stl": demoSTL("bow")}))
+	w.Packages["Mammoth Factory - 2024-03 Mammoth.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 1, Creator: mammoth, FirstTag: "STL"}
+	w.Packages["Mammoth Factory - 2024-03 Hunters.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: mammoth, FirstTag: "STL"}
 	r := rand.New(rand.NewPCG(7, 11))
 	noise := func(n int) []byte {
 		b := make([]byte, n)
@@ -130,6 +136,8 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		{"file": "files/Corrupt.zip"},
 		{"file": "files/Hostile.zip", "reply_to": 2},
 		{"file": "files/Cursed.zip"},
+		{"file": "files/Mammoth Factory - 2024-03 Mammoth.zip", "caption": "March release: the herd", "album": 9, "date": "2024-03-02T09:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-03 Hunters.zip", "album": 9, "date": "2024-03-02T09:00:00Z"},
 	}
 	w.Duplicates += 2
 
@@ -166,9 +174,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		{"file": "files/Goblin Camp.zip", "caption": "Goblin camp"},
 		{"file": "files/Broken Set.part1.rar"},
 		{"file": "files/Broken Set.part3.rar"},
-		{"file": "files/Painting Guide.pdf", "name": "Guide Copy.pdf"}, // duplicate (d) of the forum's guide
 	}
-	w.Duplicates++
 	for i := range vols {
 		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1)})
 	}
@@ -213,13 +219,28 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	write("Castle Walls.zip", mustZip(map[string][]byte{"Castle/walls.stl": demoSTL("walls"), "Castle/gate.stl": demoSTL("gate")}))
 	w.Packages["Painting Guide.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "STL Emporium", FirstTag: "STL"}
 	w.Alternatives = map[string]string{"Guide Copy.pdf": "Painting Guide.pdf"}
-	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
+	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "Paint Shop", FirstTag: "Paint"}
+	w.Duplicates++
 	w.Packages["Dragon Wings.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, Creator: "Dragons", FirstTag: "STL"}
 	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: "Terrain", FirstTag: "STL"}
 
 	// Lost Vault: readable while hoard sets it up, inaccessible when scanned.
 	write("Vault.pdf", demoPDF("vault"))
 	w.Notifications = append(w.Notifications, "CHANNEL_ACCESS_LOST")
+
+	forgePackages := 0
+	for _, p := range w.Packages {
+		if p.Creator == forge {
+			forgePackages++
+		}
+	}
+	w.Groups = []string{
+		"ALBUM|March release: the herd|2",                                   // one platform album
+		"AUTO_REPLY|February release: sabertooth|2",                         // Hostile.zip replies to the February post
+		"AUTO_TIME|Big Pack|2",                                              // Big Pack and Corrupt, posted a minute apart
+		"AUTO_TIME|Dragon Wings|2",                                          // the forum's two topics, a minute apart
+		fmt.Sprintf("AUTO_TIME|Dragon_Bust_v2_supported|%d", forgePackages), // Dragon Forge, posted minutes apart
+	}
 
 	seed := map[string]any{
 		"account":     map[string]any{"phone": "+15550000001", "premium": false},
@@ -229,11 +250,15 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 			{"title": "Mammoth Factory [Completed] 🦣", "username": "mammothfactory", "joined": true, "category": "STL", "posts": mammothPosts},
 			{"title": "Dragon Forge (Paid)", "username": "dragonforge", "joined": true, "protected": true, "category": "Fantasy", "posts": forgePosts},
 			{"title": "STL Emporium", "username": "emporium", "joined": true, "forum": true, "category": "STL",
-				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "caption": "Read me first"}},
+				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "caption": "Read me first", "date": "2023-06-01T12:00:00Z"}},
 				"topics": []map[string]any{
 					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
 					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
 				}},
+			// Alone in its channel and far in time from the forum's guide,
+			// so whichever copy wins, the groups are the same.
+			{"title": "Paint Shop", "username": "paintshop", "joined": true, "category": "Paint",
+				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "name": "Guide Copy.pdf"}}}, // duplicate (d) of the forum's guide
 			{"title": "Lost Vault", "username": "lostvault", "joined": true, "category": "STL",
 				"posts": []map[string]any{{"file": "files/Vault.pdf"}}},
 		},
