@@ -160,9 +160,40 @@ func Stop(ctx context.Context, client *Client) error {
 	return nil
 }
 
+// logger is River's logger: l (or the default) with River's INFO records
+// demoted to DEBUG — River reports routine work such as periodic job counts
+// at INFO, which would drown the application's own log.
 func logger(l *slog.Logger) *slog.Logger {
 	if l == nil {
-		return slog.Default()
+		l = slog.Default()
+	}
+	return slog.New(quieter{l.Handler()})
+}
+
+// quieter passes records on one level down at INFO; warnings and errors
+// keep their level.
+type quieter struct{ slog.Handler }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
 	}
 	return l
 }
+
+// Enabled implements slog.Handler.
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.Handler.Enabled(ctx, demote(l))
+}
+
+// Handle implements slog.Handler.
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return q.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(attrs)} }
+
+// WithGroup implements slog.Handler.
+func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
