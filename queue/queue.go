@@ -193,7 +193,9 @@ func (q quieter) Handle(ctx context.Context, r slog.Record) error {
 }
 
 // WithAttrs implements slog.Handler.
-func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(attrs)} }
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(attrs)}
+}
 
 // WithGroup implements slog.Handler.
 func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
