@@ -121,8 +121,10 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	for i, p := range a.Parts {
 		m, ok := byID[int(p.MessageID)]
 		if !ok || m.Document == nil {
-			return river.JobCancel(failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
-				"source message %d of %s was deleted", p.MessageID, a.FileName)))
+			// Permanent: recorded as SKIPPED (a row the user sees), then
+			// cancelled by skipFailure.
+			return failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
+				"source message %d of %s was deleted", p.MessageID, a.FileName))
 		}
 		parts[i] = m
 	}

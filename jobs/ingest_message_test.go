@@ -2,9 +2,13 @@ package jobs
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river"
@@ -78,5 +82,51 @@ func TestIngestMessageReadsTopicAndChannelLive(t *testing.T) {
 				t.Errorf("a transfer was created: %v", err)
 			}
 		})
+	}
+}
+
+// TestIngestMessageOfADeletedSourceIsSkipped: a set whose message was
+// deleted after the scan queued it ends as a SKIPPED row the user can see,
+// not as a silently cancelled job.
+func TestIngestMessageOfADeletedSourceIsSkipped(t *testing.T) {
+	env := messengertest.Start(t, "")
+	acc := env.Account(t, env.Config("account"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ref, err := messenger.ParseChannelRef("@mammothfactory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := acc.ResolveChannel(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.NewTx(t)
+	a, err := db.CreateAccount(ctx, "+15550000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := &hoard.Channel{PlatformID: peer.ID, Title: peer.Title, Kind: hoard.ChannelSource, IsActive: true}
+	if err := db.UpsertChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	m, err := db.UpsertChannelMap(ctx, a.ID, ch.ID, peer.AccessHash, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &IngestMessageWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}, SpoolDir: t.TempDir()}}
+	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.IngestMessageArgs](w))
+	args := hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: 9999, MapID: m.ID, FileName: "Gone.zip", Size: 10,
+		Parts: []hoard.SourcePart{{MessageID: 9999, Name: "Gone.zip", Size: 10}}}
+	res, err := tw.Work(ctx, t, db.Tx(), args, &river.InsertOpts{MaxAttempts: 5})
+	if err != nil || res.Job.State != rivertype.JobStateCancelled {
+		t.Fatalf("work = %v, state %v; want a cancelled job", err, res.Job.State)
+	}
+	s, err := db.FindSkippedBySource(ctx, ch.ID, 9999)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != hoard.SkipGaveUp || s.Reason != hoard.SkipOther || s.AttemptCount != 1 || !strings.Contains(s.LastError, "deleted") {
+		t.Fatalf("skipped record = %+v", s)
 	}
 }
