@@ -13,10 +13,17 @@ const joinColumns = `id, ref, coalesce(account_id, 0) AS account_id, coalesce(ca
 
 // CreateChannelJoin records a PENDING request to join the channel ref (a
 // normalised reference) with an account. While a request for the same ref
-// is pending, that request is returned instead and created is false. Call
-// it in the transaction that inserts the request's job, then
-// SetChannelJoinJob.
+// is pending, that request is returned instead and created is false; a
+// pending request whose job is gone or final (cancelled from the queue UI,
+// say) is marked FAILED first, so it never blocks a new one. Call it in the
+// transaction that inserts the request's job, then SetChannelJoinJob.
 func (db *DB) CreateChannelJoin(ctx context.Context, j *hoard.ChannelJoin) (created bool, err error) {
+	if _, err := db.q.Exec(ctx, `UPDATE channel_joins c SET status = 'FAILED', finished_at = now(), updated_at = now(),
+		error_message = 'The join was interrupted before it finished.'
+		WHERE c.ref = $1 AND c.status = 'PENDING' AND c.river_job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job r
+			WHERE r.id = c.river_job_id AND r.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))`, j.Ref); err != nil {
+		return false, wrap("create channel join: fail stale requests", err)
+	}
 	got, err := getAll[hoard.ChannelJoin](ctx, db.q, "create channel join", `
 		INSERT INTO channel_joins (ref, account_id, category, requested_by) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (ref) WHERE status = 'PENDING' DO NOTHING

@@ -28,6 +28,17 @@ func TestChannelJoins(t *testing.T) {
 		t.Fatalf("second = %+v (created %v)", again, created)
 	}
 	must(t, db.SetChannelJoinJob(ctx, j.ID, 77))
+	// A pending request whose job is gone does not block a new one.
+	stale := &hoard.ChannelJoin{Ref: "@stalechannel", AccountID: acc.ID}
+	_, err = db.CreateChannelJoin(ctx, stale)
+	must(t, err)
+	must(t, db.SetChannelJoinJob(ctx, stale.ID, 987654321))
+	fresh := &hoard.ChannelJoin{Ref: "@stalechannel", AccountID: acc.ID}
+	created, err = db.CreateChannelJoin(ctx, fresh)
+	must(t, err)
+	if old, _ := db.FindChannelJoin(ctx, stale.ID); !created || fresh.ID == stale.ID || old.Status != hoard.JoinFailed {
+		t.Fatalf("after a lost job: new %+v (created %v), old %+v", fresh, created, old)
+	}
 	must(t, db.SetChannelJoinError(ctx, j.ID, "timeout"))
 	if _, err := db.FinishChannelJoin(ctx, j.ID, hoard.JoinPending, 0, "", ""); hoard.ErrorCode(err) != hoard.EINVALID {
 		t.Fatalf("finish as PENDING: %v", err)
@@ -54,7 +65,7 @@ func TestChannelJoins(t *testing.T) {
 	}
 	list, err := db.ListChannelJoins(ctx, 0)
 	must(t, err)
-	if len(list) != 2 || list[0].ID != next.ID {
+	if len(list) != 4 || list[0].ID != next.ID {
 		t.Fatalf("list = %+v", list)
 	}
 	// Deleting the account keeps the history.
