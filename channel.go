@@ -31,9 +31,12 @@ type Account struct {
 	IsActive       bool
 	AuthState      AuthState
 	AuthError      string
-	LastSeenAt     *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// LoginPending reports a login code or password submitted and not yet
+	// checked by the worker (the secret itself never leaves the store).
+	LoginPending bool
+	LastSeenAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // MapRole is what an account does with a mapped channel.
@@ -79,4 +82,48 @@ type TopicProgress struct {
 	ScanState
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// JoinStatus is the state of a ChannelJoin: PENDING until the worker has
+// tried, then one of the outcomes.
+type JoinStatus string
+
+// Join request states.
+const (
+	JoinPending     JoinStatus = "PENDING"
+	JoinJoined      JoinStatus = "JOINED"       // member (joined now or already); the channel is a source
+	JoinRequestSent JoinStatus = "REQUEST_SENT" // the channel approves members: an admin must accept
+	JoinNotFound    JoinStatus = "NOT_FOUND"    // no channel under that username or invite
+	JoinFailed      JoinStatus = "FAILED"       // any other failure; see the error message
+)
+
+// JoinStatuses lists every join request state.
+var JoinStatuses = []JoinStatus{JoinPending, JoinJoined, JoinRequestSent, JoinNotFound, JoinFailed}
+
+// Valid reports whether s is one of JoinStatuses.
+func (s JoinStatus) Valid() bool { return oneOf(s, JoinStatuses) }
+
+// Final reports whether the worker is done with a request in state s.
+func (s JoinStatus) Final() bool { return s != JoinPending }
+
+// ChannelJoin is an administrator's request to add a source channel by link,
+// @username or invite link, and its outcome: the row the admin page shows
+// while the worker joins.
+type ChannelJoin struct {
+	ID int64
+	// Ref is the normalised reference: "@name" or "https://t.me/+HASH".
+	Ref       string
+	AccountID int64 // the account that joins (0 once the account is deleted)
+	Category  string
+	Status    JoinStatus
+	// ChannelID is the channel row once joined (0 before, or when the
+	// channel was not joined).
+	ChannelID    int64
+	Title        string
+	ErrorMessage string
+	RiverJobID   int64
+	RequestedBy  int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
 }

@@ -373,3 +373,59 @@ func (RebuildFromDestinationArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
 		UniqueOpts: river.UniqueOpts{ByState: uniqueUnfinished}}
 }
+
+// JoinChannelArgs works a ChannelJoin: the chosen account resolves and joins
+// the channel, the channel becomes an active source with a READER map (and
+// the request's category), and the outcome is recorded on the request, all
+// in one transaction with the job's completion. The web inserts it with the
+// request's row.
+type JoinChannelArgs struct {
+	JoinID int64 `json:"join_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (JoinChannelArgs) Kind() string { return "join_channel" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (JoinChannelArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 3,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// AccountLoginArgs starts (or repeats) the sign-in of a messenger account on
+// the worker, which holds the account's client: a session that is still
+// signed in only refreshes the profile; otherwise the platform sends a login
+// code and the account waits for it (AWAITING_CODE). It runs once: a code is
+// never re-sent in a loop (that earns day-long flood waits); a failure is
+// recorded on the account for the administrator to retry.
+type AccountLoginArgs struct {
+	AccountID int64 `json:"account_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (AccountLoginArgs) Kind() string { return "account_login" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AccountLoginArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
+// AccountSignInArgs checks the login code or 2FA password an administrator
+// submitted for an account. The secret is not in the args (River keeps args
+// of finished jobs and shows them in its UI): it waits on the account row,
+// encrypted with AUTH_SECRET, and is cleared in the transaction that records
+// the outcome, whatever it is. It runs once; a wrong code or password leaves
+// the account waiting for another.
+type AccountSignInArgs struct {
+	AccountID int64 `json:"account_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (AccountSignInArgs) Kind() string { return "account_sign_in" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AccountSignInArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}

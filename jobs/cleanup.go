@@ -24,7 +24,7 @@ func (w *CleanupWorker) Work(ctx context.Context, job *river.Job[hoard.CleanupAr
 	}
 	if c != (store.CleanupCounts{}) {
 		w.deps.Logger.Info("cleanup removed expired rows", "sessions", c.Sessions, "link_codes", c.LinkCodes,
-			"throttles", c.Throttles, "notifications", c.Notifications)
+			"throttles", c.Throttles, "notifications", c.Notifications, "login_secrets", c.LoginSecrets)
 	}
 	return river.RecordOutput(ctx, c)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/store"
 	"github.com/riverqueue/river"
 )
@@ -30,6 +31,11 @@ type Deps struct {
 	// Accounts gives the messenger clients of the signed-in accounts; the
 	// ingestion jobs fail with a clear error without it.
 	Accounts Accounts
+	// Logins gives clients of accounts that are not signed in yet, for the
+	// login jobs; Secrets opens (and seals) the login secrets in flight
+	// with AUTH_SECRET. Login jobs fail with a clear error without them.
+	Logins  Logins
+	Secrets *messenger.Sealer
 	// SpoolDir holds downloads in flight (DATA_DIR/spool).
 	SpoolDir string
 	// UploadDir is UPLOAD_DIR, where the web stores manual uploads.
@@ -111,6 +117,9 @@ func Register(workers *river.Workers, deps Deps) error {
 		func() error { return river.AddWorkerSafely(workers, &RetrySkippedWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &ManualUploadWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &RebuildFromDestinationWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &JoinChannelWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &AccountLoginWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &AccountSignInWorker{deps: deps}) },
 	} {
 		if err := add(); err != nil {
 			return fmt.Errorf("jobs: register: %w", err)

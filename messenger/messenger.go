@@ -228,6 +228,13 @@ type Account interface {
 	SignIn(ctx context.Context, code string) error
 	// CheckPassword completes a 2FA login.
 	CheckPassword(ctx context.Context, password string) error
+	// PendingCode returns the login code request in flight since SendCode
+	// (false when none is): a worker stores it (encrypted) so that any
+	// client of the same session can finish the login with ResumeCode.
+	PendingCode() (LoginCode, bool)
+	// ResumeCode makes SignIn use a code request made by another client of
+	// the same session (another worker process, or before a restart).
+	ResumeCode(LoginCode)
 	// Self returns the signed-in user, including the Premium flag.
 	Self(ctx context.Context) (User, error)
 	// ResolveChannel finds a channel by reference. For an invite link of a
@@ -256,6 +263,14 @@ type Account interface {
 	// Resend posts an existing document to dest without uploading it. The
 	// source must not be Protected (ErrProtected).
 	Resend(ctx context.Context, dest Channel, src Channel, msg Message, caption string) (int, error)
+}
+
+// LoginCode is a login code request in flight: the phone number and the
+// platform's hash of the code sent to it. The hash is not the code, but
+// keep it out of logs and pages all the same.
+type LoginCode struct {
+	Phone string `json:"phone"`
+	Hash  string `json:"hash"`
 }
 
 // IncomingMessage is a text message or command received by the bot.

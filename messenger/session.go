@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 )
 
@@ -20,36 +21,77 @@ type SessionStore interface {
 	SaveSession(ctx context.Context, key string, data []byte) error
 }
 
-// EncryptedStore wraps a SessionStore and encrypts sessions at rest with
-// AES-256-GCM. The key is derived from AUTH_SECRET with HKDF-SHA-256; the
-// session key is bound as additional data, so a blob copied to another key
-// fails to open. It is safe for concurrent use if the inner store is.
-type EncryptedStore struct {
-	inner SessionStore
-	aead  cipher.AEAD
+// Sealer encrypts small secrets at rest with AES-256-GCM under a key
+// derived from AUTH_SECRET with HKDF-SHA-256. Every blob is bound to a label
+// (additional data): a blob copied to another label fails to open. It is
+// safe for concurrent use. EncryptedStore seals sessions with it; the login
+// flow seals codes and passwords in flight with it.
+type Sealer struct {
+	aead cipher.AEAD
 }
 
 const sessionKeyInfo = "hoard messenger session v1"
 
-// NewEncryptedStore returns an EncryptedStore over inner. authSecret must not
-// be empty.
-func NewEncryptedStore(inner SessionStore, authSecret string) (*EncryptedStore, error) {
+// NewSealer derives the key from authSecret, which must not be empty.
+func NewSealer(authSecret string) (*Sealer, error) {
 	if authSecret == "" {
-		return nil, errors.New("session store: empty AUTH_SECRET")
+		return nil, errors.New("sealer: empty AUTH_SECRET")
 	}
 	key, err := hkdf.Key(sha256.New, []byte(authSecret), nil, sessionKeyInfo, 32)
 	if err != nil {
-		return nil, fmt.Errorf("session store: derive key: %w", err)
+		return nil, fmt.Errorf("sealer: derive key: %w", err)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("session store: cipher: %w", err)
+		return nil, fmt.Errorf("sealer: cipher: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("session store: gcm: %w", err)
+		return nil, fmt.Errorf("sealer: gcm: %w", err)
 	}
-	return &EncryptedStore{inner: inner, aead: aead}, nil
+	return &Sealer{aead: aead}, nil
+}
+
+// Seal encrypts data for label with a fresh random nonce (nonce ‖
+// ciphertext).
+func (s *Sealer) Seal(label string, data []byte) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(data)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("seal %q: nonce: %w", label, err)
+	}
+	return s.aead.Seal(nonce, nonce, data, []byte(label)), nil
+}
+
+// Open decrypts a blob made by Seal for the same label. A blob that fails
+// authentication (other secret, other label, tampering) is an error.
+func (s *Sealer) Open(label string, blob []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(blob) < n {
+		return nil, fmt.Errorf("open %q: blob too short", label)
+	}
+	data, err := s.aead.Open(nil, blob[:n], blob[n:], []byte(label))
+	if err != nil {
+		return nil, fmt.Errorf("open %q: decrypt (AUTH_SECRET changed?): %w", label, err)
+	}
+	return data, nil
+}
+
+// EncryptedStore wraps a SessionStore and encrypts sessions at rest with a
+// Sealer; the session key is the label, so a blob copied to another key
+// fails to open. It is safe for concurrent use if the inner store is.
+type EncryptedStore struct {
+	inner  SessionStore
+	sealer *Sealer
+}
+
+// NewEncryptedStore returns an EncryptedStore over inner. authSecret must not
+// be empty.
+func NewEncryptedStore(inner SessionStore, authSecret string) (*EncryptedStore, error) {
+	sealer, err := NewSealer(authSecret)
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	return &EncryptedStore{inner: inner, sealer: sealer}, nil
 }
 
 // LoadSession decrypts the stored session; nil, nil when none is stored. A
@@ -62,24 +104,19 @@ func (s *EncryptedStore) LoadSession(ctx context.Context, key string) ([]byte, e
 	if blob == nil {
 		return nil, nil
 	}
-	n := s.aead.NonceSize()
-	if len(blob) < n {
-		return nil, fmt.Errorf("load session %q: blob too short", key)
-	}
-	data, err := s.aead.Open(nil, blob[:n], blob[n:], []byte(key))
+	data, err := s.sealer.Open(key, blob)
 	if err != nil {
-		return nil, fmt.Errorf("load session %q: decrypt (AUTH_SECRET changed?): %w", key, err)
+		return nil, fmt.Errorf("load session: %w", err)
 	}
 	return data, nil
 }
 
 // SaveSession encrypts data with a fresh random nonce and stores it.
 func (s *EncryptedStore) SaveSession(ctx context.Context, key string, data []byte) error {
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(data)+s.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return fmt.Errorf("save session %q: nonce: %w", key, err)
+	blob, err := s.sealer.Seal(key, data)
+	if err != nil {
+		return fmt.Errorf("save session: %w", err)
 	}
-	blob := s.aead.Seal(nonce, nonce, data, []byte(key))
 	if err := s.inner.SaveSession(ctx, key, blob); err != nil {
 		return fmt.Errorf("save session %q: %w", key, err)
 	}
@@ -113,4 +150,18 @@ func (m *MemorySessionStore) SaveSession(_ context.Context, key string, data []b
 	defer m.mu.Unlock()
 	m.data[key] = append([]byte(nil), data...)
 	return nil
+}
+
+// Login secrets an account's row holds sealed while a login is in flight;
+// LoginLabel names each for Sealer, per account.
+const (
+	SecretCodeRequest = "code-request" // a LoginCode as JSON
+	SecretCode        = "code"
+	SecretPassword    = "password"
+)
+
+// LoginLabel is the Sealer label of one login secret of an account, so that
+// a blob copied to another account or column fails to open.
+func LoginLabel(accountID int64, secret string) string {
+	return "login-" + secret + ":account:" + strconv.FormatInt(accountID, 10)
 }

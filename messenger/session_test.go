@@ -65,3 +65,30 @@ func TestEncryptedStore(t *testing.T) {
 		}
 	})
 }
+
+func TestSealer(t *testing.T) {
+	s, err := NewSealer("secret-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := s.Seal("login-code:account:1", []byte("12345"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(blob, []byte("12345")) {
+		t.Fatal("sealed in clear text")
+	}
+	if got, err := s.Open("login-code:account:1", blob); err != nil || string(got) != "12345" {
+		t.Fatalf("open = %q, %v", got, err)
+	}
+	if _, err := s.Open("login-code:account:2", blob); err == nil {
+		t.Fatal("blob opened under another label")
+	}
+	other, _ := NewSealer("secret-2")
+	if _, err := other.Open("login-code:account:1", blob); err == nil {
+		t.Fatal("blob opened with another secret")
+	}
+	if _, err := NewSealer(""); err == nil {
+		t.Fatal("empty secret accepted")
+	}
+}

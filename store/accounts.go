@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hoard/hoard"
 )
 
 const accountColumns = `id, phone, display_name, coalesce(platform_user_id, 0) AS platform_user_id, is_premium, is_active,
-	auth_state, auth_error, last_seen_at, created_at, updated_at`
+	auth_state, auth_error, (login_code_enc IS NOT NULL OR login_password_enc IS NOT NULL) AS login_pending,
+	last_seen_at, created_at, updated_at`
 
 // CreateAccount adds a messenger account by phone number (state PENDING).
 // A phone that is already known is ECONFLICT.
@@ -64,6 +66,88 @@ func (db *DB) SetAccountActive(ctx context.Context, id int64, active bool) error
 func (db *DB) DeleteAccount(ctx context.Context, id int64) error {
 	tag, err := db.q.Exec(ctx, `DELETE FROM messenger_accounts WHERE id = $1`, id)
 	return notFoundIfNone("delete account", tag, err)
+}
+
+// StartAccountLogin moves an account back to PENDING for a new login (the
+// worker's account_login job takes it from there) and forgets every login
+// secret in flight. Call it in the transaction that inserts the job.
+func (db *DB) StartAccountLogin(ctx context.Context, id int64) (*hoard.Account, error) {
+	return getOne[hoard.Account](ctx, db.q, "start account login", `UPDATE messenger_accounts SET auth_state = 'PENDING',
+		auth_error = '', login_code_hash_enc = NULL, login_code_enc = NULL, login_password_enc = NULL, updated_at = now()
+		WHERE id = $1 RETURNING `+accountColumns, id)
+}
+
+// SetAccountCodeSent records that the platform sent a login code: the
+// account waits for it (AWAITING_CODE) and keeps the sealed code request
+// (messenger.LoginCode) that the sign-in needs with the code.
+func (db *DB) SetAccountCodeSent(ctx context.Context, id int64, sealedCodeRequest []byte) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET auth_state = 'AWAITING_CODE', auth_error = '',
+		login_code_hash_enc = $2, login_code_enc = NULL, login_password_enc = NULL, updated_at = now() WHERE id = $1`,
+		id, sealedCodeRequest)
+	return notFoundIfNone("set account code sent", tag, err)
+}
+
+// SubmitAccountCode stores a sealed login code for the worker. The account
+// must be AWAITING_CODE with no code or password already waiting
+// (ECONFLICT otherwise). Call it in the transaction that inserts the
+// account_sign_in job.
+func (db *DB) SubmitAccountCode(ctx context.Context, id int64, sealedCode []byte) error {
+	return db.submitLoginSecret(ctx, id, hoard.AuthAwaitingCode, `login_code_enc`, sealedCode)
+}
+
+// SubmitAccountPassword stores a sealed 2FA password for the worker; the
+// account must be AWAITING_PASSWORD (see SubmitAccountCode).
+func (db *DB) SubmitAccountPassword(ctx context.Context, id int64, sealedPassword []byte) error {
+	return db.submitLoginSecret(ctx, id, hoard.AuthAwaitingPassword, `login_password_enc`, sealedPassword)
+}
+
+func (db *DB) submitLoginSecret(ctx context.Context, id int64, state hoard.AuthState, column string, sealed []byte) error {
+	op := "submit account " + strings.TrimSuffix(strings.TrimPrefix(column, "login_"), "_enc")
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET `+column+` = $3, updated_at = now()
+		WHERE id = $1 AND auth_state = $2 AND login_code_enc IS NULL AND login_password_enc IS NULL`, id, string(state), sealed)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	acc, err := db.FindAccountByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if acc.LoginPending {
+		return hoard.Errorf(hoard.ECONFLICT, "%s: a code or password is already being checked", op)
+	}
+	return hoard.Errorf(hoard.ECONFLICT, "%s: the account is %s, not %s", op, acc.AuthState, state)
+}
+
+// LoginSecrets are the sealed login secrets of an account in flight; nil
+// when absent.
+type LoginSecrets struct {
+	CodeRequest []byte // a sealed messenger.LoginCode
+	Code        []byte
+	Password    []byte
+}
+
+// FindAccountLoginSecrets returns an account's sealed login secrets.
+func (db *DB) FindAccountLoginSecrets(ctx context.Context, id int64) (LoginSecrets, error) {
+	var s LoginSecrets
+	err := db.q.QueryRow(ctx, `SELECT login_code_hash_enc, login_code_enc, login_password_enc FROM messenger_accounts
+		WHERE id = $1`, id).Scan(&s.CodeRequest, &s.Code, &s.Password)
+	return s, wrap("find account login secrets", err)
+}
+
+// FinishAccountLogin records the outcome of a login step: the new state and
+// error message. The submitted code and password are cleared whatever the
+// outcome; the code request is kept only while the account still waits for
+// a code (a wrong code may be typed again).
+func (db *DB) FinishAccountLogin(ctx context.Context, id int64, state hoard.AuthState, authError string) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET auth_state = $2, auth_error = $3,
+		login_code_enc = NULL, login_password_enc = NULL,
+		login_code_hash_enc = CASE WHEN $2 = 'AWAITING_CODE' THEN login_code_hash_enc END,
+		last_seen_at = CASE WHEN $2 = 'AUTHENTICATED' THEN now() ELSE last_seen_at END, updated_at = now()
+		WHERE id = $1`, id, string(state), authError)
+	return notFoundIfNone("finish account login", tag, err)
 }
 
 // LoadMessengerSession returns the stored (encrypted) client session under

@@ -118,3 +118,53 @@ func (db *DB) DeleteChannel(ctx context.Context, id int64) error {
 	tag, err := db.q.Exec(ctx, `DELETE FROM messenger_channels WHERE id = $1`, id)
 	return notFoundIfNone("delete channel", tag, err)
 }
+
+// DestinationChoice is a channel an account has a map to (so it knows the
+// channel's access hash): a candidate destination posted to by that account.
+type DestinationChoice struct {
+	ChannelID    int64
+	Title        string
+	Username     string
+	Kind         hoard.ChannelKind
+	IsActive     bool
+	AccountID    int64
+	AccountPhone string
+	AccountName  string
+	Role         hoard.MapRole
+}
+
+// ListDestinationChoices returns every (channel, signed-in account) pair an
+// administrator may choose as the destination and its writer, the current
+// destination's writers first, then by title.
+func (db *DB) ListDestinationChoices(ctx context.Context) ([]DestinationChoice, error) {
+	return getAll[DestinationChoice](ctx, db.q, "list destination choices", `
+		SELECT c.id AS channel_id, c.title, coalesce(c.username, '') AS username, c.kind, c.is_active,
+			a.id AS account_id, a.phone AS account_phone, a.display_name AS account_name, m.role
+		FROM account_channel_maps m
+		JOIN messenger_channels c ON c.id = m.channel_id
+		JOIN messenger_accounts a ON a.id = m.account_id
+		WHERE a.auth_state = 'AUTHENTICATED' AND a.is_active
+		ORDER BY (c.kind = 'DESTINATION' AND c.is_active AND m.role = 'WRITER') DESC, lower(c.title), c.id, a.id`)
+}
+
+// SetDestination makes channelID the active destination channel, posted to
+// by accountID through its map of the channel, which becomes a WRITER map.
+// Any other destination is deactivated (its packages keep pointing at it).
+// The account must have a map of the channel (EINVALID otherwise: join the
+// channel first). Run it in a transaction.
+func (db *DB) SetDestination(ctx context.Context, channelID, accountID int64) (*hoard.Channel, error) {
+	tag, err := db.q.Exec(ctx, `UPDATE account_channel_maps SET role = 'WRITER' WHERE channel_id = $1 AND account_id = $2`,
+		channelID, accountID)
+	if err != nil {
+		return nil, wrap("set destination: writer map", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "set destination: account %d has no access to channel %d", accountID, channelID)
+	}
+	if _, err := db.q.Exec(ctx, `UPDATE messenger_channels SET is_active = false, updated_at = now()
+		WHERE kind = 'DESTINATION' AND is_active AND id <> $1`, channelID); err != nil {
+		return nil, wrap("set destination: retire the old one", err)
+	}
+	return getOne[hoard.Channel](ctx, db.q, "set destination", `UPDATE messenger_channels SET kind = 'DESTINATION',
+		is_active = true, updated_at = now() WHERE id = $1 RETURNING `+channelColumns, channelID)
+}

@@ -11,11 +11,15 @@ type CleanupCounts struct {
 	LinkCodes     int64
 	Throttles     int64
 	Notifications int64
+	// LoginSecrets counts accounts whose login secrets were forgotten: a
+	// login left half-done for a day (codes expire long before).
+	LoginSecrets int64
 }
 
 // DeleteExpired removes expired web sessions and messenger link codes,
 // sign-in throttles idle for a day, and notifications dismissed longer than
-// keepDismissed ago.
+// keepDismissed ago, and login secrets (code request, code, password) of
+// logins untouched for a day; such an account becomes EXPIRED.
 func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (CleanupCounts, error) {
 	var c CleanupCounts
 	steps := []struct {
@@ -29,6 +33,13 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 			AND (locked_until IS NULL OR locked_until < now())`, nil},
 		{&c.Notifications, `DELETE FROM system_notifications WHERE dismissed AND dismissed_at < now() - $1::interval`,
 			[]any{keepDismissed}},
+		{&c.LoginSecrets, `UPDATE messenger_accounts SET login_code_hash_enc = NULL, login_code_enc = NULL,
+			login_password_enc = NULL, updated_at = now(),
+			auth_state = CASE WHEN auth_state IN ('AWAITING_CODE', 'AWAITING_PASSWORD') THEN 'EXPIRED' ELSE auth_state END,
+			auth_error = CASE WHEN auth_state IN ('AWAITING_CODE', 'AWAITING_PASSWORD')
+				THEN 'The login was not finished within a day; log in again.' ELSE auth_error END
+			WHERE (login_code_hash_enc IS NOT NULL OR login_code_enc IS NOT NULL OR login_password_enc IS NOT NULL)
+			AND updated_at < now() - interval '1 day'`, nil},
 	}
 	for _, s := range steps {
 		tag, err := db.q.Exec(ctx, s.sql, s.arg...)

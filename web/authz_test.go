@@ -77,6 +77,14 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/notifications/repair":                            {401, 403, 422},
 	"POST /admin/messenger/rebuild":                             {401, 403, 409}, // no destination channel
 	"GET /api/rebuild/status":                                   {401, 403, 200},
+	"POST /admin/messenger/joins":                               {401, 403, 422}, // no reference
+	"GET /api/messenger/joins":                                  {401, 403, 200},
+	"POST /admin/messenger/destination":                         {401, 403, 422},
+	"POST /admin/messenger/accounts":                            {401, 403, 422}, // no phone
+	"GET /api/messenger/accounts":                               {401, 403, 200},
+	"POST /admin/messenger/accounts/{accountId}/login":          {401, 403, 404},
+	"POST /admin/messenger/accounts/{accountId}/code":           {401, 403, 422}, // no code
+	"POST /admin/messenger/accounts/{accountId}/password":       {401, 403, 422},
 	"GET /notifications":                                        {303, 403, 200},
 	"GET /api/notifications":                                    {401, 403, 200},
 	"POST /api/notifications/read-all":                          {401, 403, 200},
@@ -94,6 +102,7 @@ func concretePath(pattern string) string {
 	p = strings.ReplaceAll(p, "{channelId}", "999999")
 	p = strings.ReplaceAll(p, "{topicId}", "5")
 	p = strings.ReplaceAll(p, "{packageId}", "999999")
+	p = strings.ReplaceAll(p, "{accountId}", "999999")
 	p = strings.ReplaceAll(p, "/static/*", "/static/app.css")
 	if p == "/admin/river" {
 		p = "/admin/river/"

@@ -297,6 +297,30 @@ func TestBrowserAdminJourney(t *testing.T) {
 		t.Fatalf("rescan_channel jobs after Rescan: %+v", jobs)
 	}
 
+	// Add a source channel by @username: the request shows as PENDING, and
+	// the page follows it until the worker records the outcome.
+	e.signedInAccount("+15550000001")
+	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`form[data-join-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=ref]`), "@OpenShelf"),
+		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=category]`), "Prints"),
+		chromedp.Click(chromedp.CSS(`form[data-join-form] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="PENDING"]`)))
+	if got := text(t, ctx, `tr[data-join-status="PENDING"]`); !strings.Contains(got, "@openshelf") || !strings.Contains(got, "Prints") {
+		t.Fatalf("join row %q", got)
+	}
+	joins, err := e.db.ListChannelJoins(context.Background(), 1)
+	if err != nil || len(joins) != 1 || len(e.jobs("join_channel")) != 1 {
+		t.Fatalf("joins %+v (%v), jobs %+v", joins, err, e.jobs("join_channel"))
+	}
+	if _, err := e.db.FinishChannelJoin(context.Background(), joins[0].ID, hoard.JoinJoined, 0, "Open Shelf", ""); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="JOINED"]`)))
+	if got := text(t, ctx, `tr[data-join-status="JOINED"]`); !strings.Contains(got, "Open Shelf") {
+		t.Fatalf("joined row %q", got)
+	}
+
 	// Rebuild from destination: start it with the button, then watch the
 	// panel follow the run's progress until it ends.
 	if err := e.db.UpsertChannel(context.Background(), &hoard.Channel{PlatformID: 777001, Title: "Archive", Kind: hoard.ChannelDestination}); err != nil {

@@ -167,6 +167,18 @@ func noticeFor(done string) string {
 		return "Retry queued: the message gets a fresh set of attempts in the next cycle."
 	case "rebuild":
 		return "Rebuild from the destination channel started."
+	case "join":
+		return "Join queued: the worker joins the channel in a moment; its outcome shows below."
+	case "destination":
+		return "Destination channel saved."
+	case "account-added":
+		return "Account added: the worker asks the platform for a login code; type it below when it arrives."
+	case "login":
+		return "Login started: the worker checks the session and asks for a new code if needed."
+	case "login-code":
+		return "Code submitted: the worker is checking it."
+	case "login-password":
+		return "Password submitted: the worker is checking it."
 	}
 	return ""
 }

@@ -17,12 +17,24 @@ type messengerPage struct {
 	Interval    time.Duration
 	Sends       []hoard.BotSendRequest
 	Rebuild     *hoard.RebuildRun // the latest rebuild from the destination, nil when none ran
+	Joins       []hoard.ChannelJoin
+	// JoinsPending and AccountsBusy make the page poll until the worker is
+	// done.
+	JoinsPending bool
+	AccountsBusy bool
+	// SignedIn are the accounts that can join channels; Choices the
+	// candidate destinations.
+	SignedIn []hoard.Account
+	Choices  []store.DestinationChoice
 }
 
 // handleMessengerAdmin renders messaging administration: the worker status
 // panel (live through /api/ingestion/status), the rebuild panel (live
-// through /api/rebuild/status), channels with their settings, accounts and
-// the destination channel.
+// through /api/rebuild/status), the destination channel and its choice,
+// channels with their settings, the form to add a channel with the latest
+// join requests, and accounts with their login forms (the page polls
+// /api/messenger/joins and /api/messenger/accounts while the worker has
+// something to do).
 func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	channels, err := s.deps.DB.ListChannels(ctx, "")
@@ -41,7 +53,25 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild}
+	joins, err := s.deps.DB.ListChannelJoins(ctx, 20)
+	if err != nil {
+		return err
+	}
+	choices, err := s.deps.DB.ListDestinationChoices(ctx)
+	if err != nil {
+		return err
+	}
+	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild,
+		Joins: joins, Choices: choices}
+	for i := range joins {
+		p.JoinsPending = p.JoinsPending || !joins[i].Status.Final()
+	}
+	for i := range accounts {
+		p.AccountsBusy = p.AccountsBusy || accountBusy(&accounts[i])
+		if accounts[i].AuthState == hoard.AuthAuthenticated && accounts[i].IsActive {
+			p.SignedIn = append(p.SignedIn, accounts[i])
+		}
+	}
 	if d, err := s.deps.DB.FindDestinationChannel(ctx); err == nil {
 		p.Destination = d
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {

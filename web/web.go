@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 	"riverqueue.com/riverui"
@@ -100,6 +101,10 @@ type Deps struct {
 	MaxUploadBytes int64
 	// BotUsername is the bot's username, for t.me deep links ("" = none).
 	BotUsername string
+	// Secrets seals the login codes and passwords administrators submit for
+	// messenger accounts (with AUTH_SECRET) before they reach the database;
+	// without it those forms are refused.
+	Secrets *messenger.Sealer
 	// WorkerInterval is the time between scheduled ingestion cycles (for
 	// the worker panel's countdown).
 	WorkerInterval time.Duration

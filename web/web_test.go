@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -28,6 +29,9 @@ type testEnv struct {
 	ts  *httptest.Server
 }
 
+// testAuthSecret is AUTH_SECRET of the test servers.
+const testAuthSecret = "test secret of at least thirty-two bytes"
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newEnv starts the web application on a fresh database.
@@ -39,8 +43,12 @@ func newEnv(t *testing.T, mutate ...func(*Deps)) *testEnv {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
+	secrets, err := messenger.NewSealer(testAuthSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deps := Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(), Version: "test",
-		UploadDir: t.TempDir(), MaxUploadBytes: 1 << 20}
+		UploadDir: t.TempDir(), MaxUploadBytes: 1 << 20, Secrets: secrets}
 	for _, m := range mutate {
 		m(&deps)
 	}

@@ -12,12 +12,15 @@ import (
 )
 
 // accountClients connects the messenger clients of the worker's accounts
-// on first use and keeps them for the process (implements jobs.Accounts).
-// Sessions come from PostgreSQL, encrypted with AUTH_SECRET.
+// on first use and keeps them for the process (implements jobs.Accounts and
+// jobs.Logins). Sessions come from PostgreSQL, encrypted with AUTH_SECRET.
 type accountClients struct {
 	base telegram.Config
 	mu   sync.Mutex
 	open map[int64]*telegram.Account
+	// logins are clients of accounts not signed in yet; one that signs in
+	// moves to open on its next use.
+	logins map[int64]*telegram.Account
 	// borrowed clients belong to someone else, who closes them.
 	borrowed map[int64]bool
 }
@@ -41,7 +44,8 @@ func (a *app) newAccountClients() (*accountClients, error) {
 			base.AppID, base.AppHash = 1, "emulator"
 		}
 	}
-	return &accountClients{base: base, open: map[int64]*telegram.Account{}, borrowed: map[int64]bool{}}, nil
+	return &accountClients{base: base, open: map[int64]*telegram.Account{}, logins: map[int64]*telegram.Account{},
+		borrowed: map[int64]bool{}}, nil
 }
 
 // lend registers a client connected and closed by someone else (the
@@ -60,6 +64,49 @@ func (c *accountClients) Account(ctx context.Context, accountID int64) (messenge
 	if acc, ok := c.open[accountID]; ok {
 		return acc, nil
 	}
+	acc, fresh := c.logins[accountID], false
+	if acc == nil {
+		var err error
+		if acc, err = c.connect(ctx, accountID); err != nil {
+			return nil, err
+		}
+		fresh = true
+	}
+	ok, err := acc.Authorized(ctx)
+	if err != nil || !ok {
+		if fresh {
+			_ = acc.Close()
+		}
+		if err == nil {
+			err = messenger.ErrUnauthorized
+		}
+		return nil, fmt.Errorf("account %d: %w", accountID, err)
+	}
+	delete(c.logins, accountID)
+	c.open[accountID] = acc
+	return acc, nil
+}
+
+// Login implements jobs.Logins: the account's client, signed in or not.
+func (c *accountClients) Login(ctx context.Context, accountID int64) (messenger.Account, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if acc, ok := c.open[accountID]; ok {
+		return acc, nil
+	}
+	if acc, ok := c.logins[accountID]; ok {
+		return acc, nil
+	}
+	acc, err := c.connect(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	c.logins[accountID] = acc
+	return acc, nil
+}
+
+// connect opens a client on the account's stored session.
+func (c *accountClients) connect(ctx context.Context, accountID int64) (*telegram.Account, error) {
 	if c.base.AppID == 0 || c.base.AppHash == "" {
 		return nil, hoard.Errorf(hoard.EINVALID, "TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the worker cannot sign in to the messaging platform")
 	}
@@ -67,17 +114,8 @@ func (c *accountClients) Account(ctx context.Context, accountID int64) (messenge
 	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
 	acc, err := telegram.NewAccount(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("account %d: connect: %w", accountID, err)
 	}
-	ok, err := acc.Authorized(ctx)
-	if err != nil || !ok {
-		_ = acc.Close()
-		if err == nil {
-			err = messenger.ErrUnauthorized
-		}
-		return nil, fmt.Errorf("account %d: %w", accountID, err)
-	}
-	c.open[accountID] = acc
 	return acc, nil
 }
 
@@ -90,5 +128,9 @@ func (c *accountClients) close() {
 			_ = acc.Close()
 		}
 		delete(c.open, id)
+	}
+	for id, acc := range c.logins {
+		_ = acc.Close()
+		delete(c.logins, id)
 	}
 }

@@ -60,7 +60,7 @@ var envVars = []envVar{
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
 	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
-	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions. Required by `web` and `serve`; `demo` generates one into `$DATA_DIR`."},
+	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions and the login codes and passwords in flight to the worker (changing it loses both). Required by `web`, `worker` and `serve`; `demo` generates one into `$DATA_DIR`."},
 	{"APP_URL", "`http://localhost:<port>`", "Public base URL for links and redirects. `NEXT_PUBLIC_APP_URL` is accepted too; may be baked in with `-ldflags -X main.defaultAppURL=…`."},
 	{"TELEGRAM_APP_ID", "(none)", "Messenger API id of the worker's client application."},
 	{"TELEGRAM_APP_HASH", "(none)", "Messenger API hash; never logged."},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/jobs"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/web"
 	"github.com/riverqueue/river"
@@ -95,7 +96,11 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 			a.log.Info("created the administrator from HOARD_ADMIN_EMAIL", "email", a.cfg.AdminEmail)
 		}
 	}
-	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL,
+	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
+	if err != nil {
+		return fmt.Errorf("web: login secrets: %w", err)
+	}
+	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets,
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc})
 	if err != nil {
@@ -155,7 +160,11 @@ func (a *app) startWorker(ctx context.Context, bot bool) (*queue.Client, error) 
 	if settle == 0 {
 		settle = -1 // WORKER_SETTLE_MINUTES=0: no settle time
 	}
-	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients,
+	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
+	if err != nil {
+		return nil, fmt.Errorf("worker: login secrets: %w", err)
+	}
+	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
 		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
 		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
 		RetryBase: a.retryBase}

@@ -80,6 +80,20 @@ func (a *Account) SendCode(ctx context.Context, phone string) error {
 	return nil
 }
 
+// PendingCode implements messenger.Account.
+func (a *Account) PendingCode() (messenger.LoginCode, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return messenger.LoginCode{Phone: a.phone, Hash: a.codeHash}, a.codeHash != ""
+}
+
+// ResumeCode implements messenger.Account.
+func (a *Account) ResumeCode(c messenger.LoginCode) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.phone, a.codeHash = c.Phone, c.Hash
+}
+
 // SignIn implements messenger.Account.
 func (a *Account) SignIn(ctx context.Context, code string) error {
 	a.mu.Lock()

@@ -188,3 +188,19 @@ if (uploadTable && uploadTable.dataset.phase !== "complete") {
     } catch { /* try again */ }
   }, 2000);
 }
+
+// The messaging page polls while the worker has work of its own there: a
+// channel join request still PENDING (/api/messenger/joins), or an account
+// login step (/api/messenger/accounts). Once it is done, the page reloads to
+// show the outcome and the next form (code, password).
+for (const [sel, url, key] of [["[data-joins-panel][data-pending]", "/api/messenger/joins", "pending"],
+  ["[data-accounts-panel][data-pending]", "/api/messenger/accounts", "busy"]]) {
+  if (!document.querySelector(sel)) continue;
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch(url, { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      if (!(await res.json())[key]) { clearInterval(timer); window.location.reload(); }
+    } catch { /* try again */ }
+  }, 2000);
+}

@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// JoinChannelWorker works hoard.JoinChannelArgs: the request's account joins
+// the channel (a channel that approves members ends as REQUEST_SENT), the
+// channel becomes an active source with the account's READER map and the
+// request's category, and the outcome lands on the request in the
+// transaction that completes the job. Rate limits snooze; other transient
+// failures are retried and the last one is recorded as FAILED.
+type JoinChannelWorker struct {
+	river.WorkerDefaults[hoard.JoinChannelArgs]
+	deps Deps
+}
+
+// Work implements river.Worker.
+func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinChannelArgs]) error {
+	db := w.deps.DB
+	j, err := db.FindChannelJoin(ctx, job.Args.JoinID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return river.JobCancel(fmt.Errorf("join channel: request %d is gone", job.Args.JoinID))
+	}
+	if err != nil {
+		return fmt.Errorf("join channel: %w", err)
+	}
+	if j.Status.Final() {
+		return nil
+	}
+	finish := func(status hoard.JoinStatus, channelID int64, title, message string) error {
+		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+			_, err := tx.FinishChannelJoin(ctx, j.ID, status, channelID, title, message)
+			return err
+		})
+	}
+	ref, err := messenger.ParseChannelRef(j.Ref)
+	if err != nil {
+		return finish(hoard.JoinFailed, 0, "", hoard.ErrorMessage(err))
+	}
+	if j.AccountID == 0 {
+		return finish(hoard.JoinFailed, 0, "", "The account chosen for the join no longer exists.")
+	}
+	acc, err := w.deps.account(ctx, j.AccountID)
+	if err != nil {
+		if errors.Is(err, messenger.ErrUnauthorized) || hoard.ErrorCode(err) == hoard.EINVALID {
+			return finish(hoard.JoinFailed, 0, "", fmt.Sprintf("The account cannot reach the platform: %v", err))
+		}
+		return w.retryOrFail(ctx, job, j, err, finish)
+	}
+	ch, status, err := acc.JoinChannel(ctx, ref)
+	switch {
+	case err == nil:
+	case errors.Is(err, messenger.ErrNotFound):
+		what := "No channel is called " + ref.String() + "."
+		if ref.IsInvite() {
+			what = "The invite link is invalid or has expired."
+		}
+		return finish(hoard.JoinNotFound, 0, "", what)
+	case errors.Is(err, messenger.ErrAccessLost):
+		return finish(hoard.JoinFailed, 0, "", "The channel is private, or the account is banned from it.")
+	default:
+		if serr, ok := snoozeIfLimited(err); ok {
+			return serr
+		}
+		return w.retryOrFail(ctx, job, j, err, finish)
+	}
+	if status == messenger.RequestSent {
+		return finish(hoard.JoinRequestSent, 0, ch.Title, "The channel approves new members: the request waits for its administrators.")
+	}
+	if ch.ID == 0 {
+		return finish(hoard.JoinFailed, 0, ch.Title, "The platform did not tell which channel was joined.")
+	}
+	note := ""
+	if status == messenger.AlreadyMember {
+		note = "The account was already a member."
+	}
+	return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		row, err := addSource(ctx, tx, j, ref, ch)
+		if err != nil {
+			var msg *sourceRefused
+			if errors.As(err, &msg) {
+				_, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinFailed, row.ID, ch.Title, msg.message)
+			}
+			return err
+		}
+		_, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinJoined, row.ID, ch.Title, note)
+		return err
+	})
+}
+
+// retryOrFail records a transient failure on the request; on the last
+// attempt the request is FAILED (and the job completes), otherwise the job
+// is retried.
+func (w *JoinChannelWorker) retryOrFail(ctx context.Context, job *river.Job[hoard.JoinChannelArgs], j *hoard.ChannelJoin, cause error,
+	finish func(hoard.JoinStatus, int64, string, string) error) error {
+	msg := truncate(cause.Error(), 500)
+	if job.Attempt >= job.MaxAttempts {
+		return finish(hoard.JoinFailed, 0, "", msg)
+	}
+	if err := w.deps.DB.SetChannelJoinError(ctx, j.ID, msg); err != nil {
+		w.deps.Logger.Warn("join channel: record attempt error", "join", j.ID, "err", err)
+	}
+	return fmt.Errorf("join channel %d: %w", j.ID, cause)
+}
+
+// sourceRefused is a join the platform accepted that hoard cannot use as a
+// source.
+type sourceRefused struct{ message string }
+
+func (e *sourceRefused) Error() string { return e.message }
+
+// addSource makes a joined channel an active source read by the request's
+// account: the channel row (created, or updated with what the platform
+// tells), the account's READER map with its access hash, and the request's
+// category, re-tagging the channel's packages when it changes one.
+func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref messenger.ChannelRef, ch messenger.Channel) (*hoard.Channel, error) {
+	row := &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: hoard.ChannelSource,
+		Category: j.Category, IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
+	if ref.IsInvite() {
+		row.InviteLink = ref.String()
+	}
+	if existing, err := tx.FindChannelByPlatformID(ctx, ch.ID); err == nil && existing.Kind == hoard.ChannelDestination {
+		return existing, &sourceRefused{"This is a destination channel; it cannot be a source too."}
+	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return nil, err
+	}
+	if err := tx.UpsertChannel(ctx, row); err != nil {
+		return nil, err
+	}
+	active := true
+	settings := store.ChannelSettings{IsActive: &active}
+	if j.Category != "" {
+		settings.Category = &j.Category
+	}
+	before, after, err := tx.UpdateChannelSettings(ctx, row.ID, settings)
+	if err != nil {
+		return nil, err
+	}
+	if before.Category != after.Category {
+		if _, err := tx.RetagChannelPackages(ctx, row.ID, before.Category, after.Category); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := tx.UpsertChannelMap(ctx, j.AccountID, row.ID, ch.AccessHash, hoard.MapReader); err != nil {
+		return nil, err
+	}
+	return after, nil
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,327 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+)
+
+// signedInAccount creates an AUTHENTICATED account.
+func (e *testEnv) signedInAccount(phone string) *hoard.Account {
+	e.t.Helper()
+	ctx := context.Background()
+	acc, err := e.db.CreateAccount(ctx, phone)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthAuthenticated, ""); err != nil {
+		e.t.Fatal(err)
+	}
+	acc.AuthState = hoard.AuthAuthenticated
+	return acc
+}
+
+func (e *testEnv) count(table string) int {
+	e.t.Helper()
+	var n int
+	if err := e.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func TestJoinChannelAction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	kind := hoard.JoinChannelArgs{}.Kind()
+
+	// No signed-in account yet: refused, nothing inserted.
+	if resp, body := e.do(nil, "POST", "/admin/messenger/joins", url.Values{"ref": {"@mammothfactory"}}, c); resp.StatusCode != 422 ||
+		!strings.Contains(body, "No messenger account is signed in") {
+		t.Fatalf("without an account = %d %.300s", resp.StatusCode, body)
+	}
+	pending, _ := e.db.CreateAccount(ctx, "+15550000009")
+	acc := e.signedInAccount("+15550000001")
+
+	for _, tc := range []struct{ name, ref, category, account, want string }{
+		{"empty", "", "", "", "empty reference"},
+		{"foreign link", "https://example.com/mammoth", "", "", "not a messenger link"},
+		{"private message link", "https://t.me/c/123/45", "", "", "private message links"},
+		{"short name", "@abc", "", "", "4–32 letters"},
+		{"bad invite", "t.me/+bad hash!", "", "", "malformed invite"},
+		{"long category", "@mammothfactory", strings.Repeat("x", 65), "", "category is too long"},
+		{"account not signed in", "@mammothfactory", "", itoa(pending.ID), "not signed in"},
+		{"unknown account", "@mammothfactory", "", "999999", "No such account"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			form := url.Values{"ref": {tc.ref}, "category": {tc.category}, "account_id": {tc.account}}
+			resp, body := e.postAs("application/json", "/admin/messenger/joins", form, c)
+			var out struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(body), &out); resp.StatusCode != 422 || err != nil || out.Error.Code != hoard.EINVALID ||
+				!strings.Contains(out.Error.Message, tc.want) {
+				t.Fatalf("= %d %.300s, want 422 JSON error with %q", resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+	if n := e.count("channel_joins"); n != 0 || len(e.jobs(kind)) != 0 {
+		t.Fatalf("refusals inserted %d requests and %d jobs", n, len(e.jobs(kind)))
+	}
+
+	// A link is normalised; the row and its job come together.
+	resp, _ := e.do(nil, "POST", "/admin/messenger/joins", url.Values{"ref": {" https://t.me/MammothFactory/12 "}, "category": {" STL "}}, c)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/messenger?done=join#joins" {
+		t.Fatalf("join = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	joins, err := e.db.ListChannelJoins(ctx, 0)
+	if err != nil || len(joins) != 1 {
+		t.Fatalf("joins = %+v, %v", joins, err)
+	}
+	j := joins[0]
+	if j.Ref != "@mammothfactory" || j.Category != "STL" || j.AccountID != acc.ID || j.Status != hoard.JoinPending ||
+		j.RequestedBy != admin.ID || j.RiverJobID == 0 {
+		t.Fatalf("join row = %+v", j)
+	}
+	jobs := e.jobs(kind)
+	if len(jobs) != 1 || jobs[0].Queue != hoard.QueueIngest || jobs[0].Args["join_id"] != float64(j.ID) {
+		t.Fatalf("jobs = %+v", jobs)
+	}
+	var jobID int64
+	if err := e.db.Pool().QueryRow(ctx, `SELECT id FROM river_job WHERE kind = $1`, kind).Scan(&jobID); err != nil || jobID != j.RiverJobID {
+		t.Fatalf("job id = %d (%v), row names %d", jobID, err, j.RiverJobID)
+	}
+
+	// Asking again while it is pending returns the same request.
+	resp, body := e.postAs("application/json", "/admin/messenger/joins", url.Values{"ref": {"@mammothfactory"}}, c)
+	var again struct {
+		Join    joinJSON `json:"join"`
+		Created bool     `json:"created"`
+	}
+	if err := json.Unmarshal([]byte(body), &again); resp.StatusCode != 200 || err != nil || again.Created || again.Join.ID != j.ID {
+		t.Fatalf("second join = %d %s", resp.StatusCode, body)
+	}
+	// An invite link with a chosen account.
+	resp, body = e.postAs("application/json", "/admin/messenger/joins",
+		url.Values{"ref": {"t.me/joinchat/AbCd123"}, "account_id": {itoa(acc.ID)}}, c)
+	if err := json.Unmarshal([]byte(body), &again); resp.StatusCode != 202 || err != nil || !again.Created ||
+		again.Join.Ref != "https://t.me/+AbCd123" || again.Join.Status != "PENDING" {
+		t.Fatalf("invite join = %d %s", resp.StatusCode, body)
+	}
+	if n := len(e.jobs(kind)); n != 2 {
+		t.Fatalf("%d jobs, want 2", n)
+	}
+
+	// The list the page polls, and the page itself.
+	resp, body = e.do(nil, "GET", "/api/messenger/joins", nil, c)
+	var list struct {
+		Items   []joinJSON `json:"items"`
+		Pending bool       `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); resp.StatusCode != 200 || err != nil || len(list.Items) != 2 || !list.Pending ||
+		list.Items[0].Ref != "https://t.me/+AbCd123" {
+		t.Fatalf("joins API = %d %s", resp.StatusCode, body)
+	}
+	if _, err := e.db.FinishChannelJoin(ctx, j.ID, hoard.JoinNotFound, 0, "", "No channel is called @mammothfactory."); err != nil {
+		t.Fatal(err)
+	}
+	resp, body = e.do(nil, "GET", "/admin/messenger", nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, "NOT_FOUND") || !strings.Contains(body, "No channel is called @mammothfactory.") ||
+		!strings.Contains(body, "data-pending") {
+		t.Fatalf("page = %d, want the outcome and polling", resp.StatusCode)
+	}
+}
+
+func TestAccountLoginActions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	login, signIn := hoard.AccountLoginArgs{}.Kind(), hoard.AccountSignInArgs{}.Kind()
+
+	for _, phone := range []string{"", "15551234567", "+0123456789", "+1555", "+1 555 123 4567 8901 2", "+1555abc4567"} {
+		if resp, body := e.postAs("application/json", "/admin/messenger/accounts", url.Values{"phone": {phone}}, c); resp.StatusCode != 422 ||
+			!strings.Contains(body, `"code":"invalid"`) {
+			t.Fatalf("phone %q = %d %s", phone, resp.StatusCode, body)
+		}
+	}
+	if e.count("messenger_accounts") != 0 || len(e.jobs(login)) != 0 {
+		t.Fatal("refused phones inserted rows or jobs")
+	}
+	resp, _ := e.do(nil, "POST", "/admin/messenger/accounts", url.Values{"phone": {"+1 (555) 000-0001"}}, c)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/messenger?done=account-added#accounts" {
+		t.Fatalf("add = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	acc, err := e.db.FindAccountByPhone(ctx, "+15550000001")
+	if err != nil || acc.AuthState != hoard.AuthPending {
+		t.Fatalf("account = %+v, %v", acc, err)
+	}
+	if jobs := e.jobs(login); len(jobs) != 1 || jobs[0].Args["account_id"] != float64(acc.ID) {
+		t.Fatalf("login jobs = %+v", jobs)
+	}
+	if resp, _ := e.do(nil, "POST", "/admin/messenger/accounts", url.Values{"phone": {"+15550000001"}}, c); resp.StatusCode != 409 {
+		t.Fatalf("same phone again = %d", resp.StatusCode)
+	}
+	if e.count("messenger_accounts") != 1 || len(e.jobs(login)) != 1 {
+		t.Fatal("a refused duplicate inserted a row or a job")
+	}
+
+	path := "/admin/messenger/accounts/" + itoa(acc.ID)
+	secrets := func() (code, password []byte) {
+		t.Helper()
+		if err := e.db.Pool().QueryRow(ctx, `SELECT login_code_enc, login_password_enc FROM messenger_accounts WHERE id = $1`,
+			acc.ID).Scan(&code, &password); err != nil {
+			t.Fatal(err)
+		}
+		return code, password
+	}
+	// Not waiting for a code yet: refused, nothing stored.
+	if resp, _ := e.do(nil, "POST", path+"/code", url.Values{"code": {"24680"}}, c); resp.StatusCode != 409 {
+		t.Fatalf("code while PENDING = %d", resp.StatusCode)
+	}
+	if code, _ := secrets(); code != nil || len(e.jobs(signIn)) != 0 {
+		t.Fatal("a refused code was stored or queued")
+	}
+	// The worker sent the code.
+	if err := e.db.SetAccountCodeSent(ctx, acc.ID, []byte("sealed request")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = $1`, login); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "12", "12a45", strings.Repeat("1", 13)} {
+		if resp, _ := e.do(nil, "POST", path+"/code", url.Values{"code": {bad}}, c); resp.StatusCode != 422 {
+			t.Fatalf("code %q = %d", bad, resp.StatusCode)
+		}
+	}
+	resp, body := e.postAs("application/json", path+"/code", url.Values{"code": {"24 680"}}, c)
+	if resp.StatusCode != 202 || strings.Contains(body, "24680") || !strings.Contains(body, `"login_pending":true`) {
+		t.Fatalf("code = %d %s", resp.StatusCode, body)
+	}
+	code, _ := secrets()
+	if code == nil || strings.Contains(string(code), "24680") {
+		t.Fatalf("stored code = %q: want it sealed", code)
+	}
+	sealer, _ := messenger.NewSealer(testAuthSecret)
+	if plain, err := sealer.Open(messenger.LoginLabel(acc.ID, messenger.SecretCode), code); err != nil || string(plain) != "24680" {
+		t.Fatalf("sealed code opens to %q, %v", plain, err)
+	}
+	jobs := e.jobs(signIn)
+	if len(jobs) != 1 || len(jobs[0].Args) != 1 || jobs[0].Args["account_id"] != float64(acc.ID) {
+		t.Fatalf("sign-in jobs = %+v (the args hold the account only)", jobs)
+	}
+	// While it is being checked, another code is refused.
+	if resp, _ := e.do(nil, "POST", path+"/code", url.Values{"code": {"11111"}}, c); resp.StatusCode != 409 {
+		t.Fatalf("second code = %d", resp.StatusCode)
+	}
+	// The page says it is checking and never shows the code.
+	resp, body = e.do(nil, "GET", "/admin/messenger", nil, c)
+	if resp.StatusCode != 200 || strings.Contains(body, "24680") || !strings.Contains(body, "checking…") {
+		t.Fatalf("page = %d", resp.StatusCode)
+	}
+	resp, body = e.do(nil, "GET", "/api/messenger/accounts", nil, c)
+	if resp.StatusCode != 200 || strings.Contains(body, "24680") || !strings.Contains(body, `"busy":true`) {
+		t.Fatalf("accounts API = %d %s", resp.StatusCode, body)
+	}
+
+	// The worker asked for the password (and completed its job in the same
+	// transaction).
+	if err := e.db.FinishAccountLogin(ctx, acc.ID, hoard.AuthAwaitingPassword, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = $1`, signIn); err != nil {
+		t.Fatal(err)
+	}
+	if c, p := secrets(); c != nil || p != nil {
+		t.Fatal("secrets survived the step")
+	}
+	if resp, _ := e.do(nil, "POST", path+"/password", url.Values{"password": {""}}, c); resp.StatusCode != 422 {
+		t.Fatalf("empty password = %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "POST", path+"/code", url.Values{"code": {"24680"}}, c); resp.StatusCode != 409 {
+		t.Fatalf("code while AWAITING_PASSWORD = %d", resp.StatusCode)
+	}
+	resp, _ = e.do(nil, "POST", path+"/password", url.Values{"password": {"correct horse"}}, c)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/messenger?done=login-password#accounts" {
+		t.Fatalf("password = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if _, p := secrets(); p == nil || strings.Contains(string(p), "correct horse") {
+		t.Fatalf("stored password = %q: want it sealed", p)
+	}
+	if n := len(e.jobs(signIn)); n != 2 {
+		t.Fatalf("%d sign-in jobs, want 2", n)
+	}
+
+	// Log in again: back to PENDING, secrets forgotten, a login job.
+	if resp, _ := e.do(nil, "POST", "/admin/messenger/accounts/999999/login", url.Values{}, c); resp.StatusCode != 404 {
+		t.Fatalf("re-login of no account = %d", resp.StatusCode)
+	}
+	resp, _ = e.do(nil, "POST", path+"/login", url.Values{}, c)
+	if resp.StatusCode != 303 {
+		t.Fatalf("re-login = %d", resp.StatusCode)
+	}
+	acc, _ = e.db.FindAccountByID(ctx, acc.ID)
+	s, err := e.db.FindAccountLoginSecrets(ctx, acc.ID)
+	if err != nil || acc.AuthState != hoard.AuthPending || s.Code != nil || s.Password != nil || s.CodeRequest != nil {
+		t.Fatalf("after re-login: %+v %+v %v", acc, s, err)
+	}
+	if n := len(e.jobs(login)); n != 2 {
+		t.Fatalf("%d login jobs, want 2", n)
+	}
+}
+
+func TestSetDestinationAction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	acc := e.signedInAccount("+15550000001")
+	other := e.signedInAccount("+15550000002")
+	old := &hoard.Channel{PlatformID: 100, Title: "Old Archive", Kind: hoard.ChannelDestination}
+	next := &hoard.Channel{PlatformID: 200, Title: "New Archive"}
+	for _, ch := range []*hoard.Channel{old, next} {
+		if err := e.db.UpsertChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.UpsertChannelMap(ctx, acc.ID, old.ID, 1, hoard.MapWriter); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.UpsertChannelMap(ctx, acc.ID, next.ID, 2, hoard.MapReader); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := e.do(nil, "GET", "/admin/messenger", nil, c)
+	if resp.StatusCode != 200 || !strings.Contains(body, `value="`+itoa(next.ID)+`:`+itoa(acc.ID)+`"`) {
+		t.Fatalf("page = %d, want the choice of New Archive", resp.StatusCode)
+	}
+	// Refusals change nothing: no choice, an account without access.
+	for _, form := range []url.Values{{}, {"choice": {"x:y"}}, {"channel_id": {itoa(next.ID)}, "account_id": {itoa(other.ID)}}} {
+		if resp, body := e.do(nil, "POST", "/admin/messenger/destination", form, c); resp.StatusCode != 422 {
+			t.Fatalf("%v = %d %.200s", form, resp.StatusCode, body)
+		}
+	}
+	if d, err := e.db.FindDestinationChannel(ctx); err != nil || d.ID != old.ID {
+		t.Fatalf("destination after refusals = %+v, %v", d, err)
+	}
+	resp, _ = e.do(nil, "POST", "/admin/messenger/destination", url.Values{"choice": {itoa(next.ID) + ":" + itoa(acc.ID)}}, c)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/admin/messenger?done=destination" {
+		t.Fatalf("set = %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	d, err := e.db.FindDestinationChannel(ctx)
+	if err != nil || d.ID != next.ID || d.Kind != hoard.ChannelDestination || !d.IsActive {
+		t.Fatalf("destination = %+v, %v", d, err)
+	}
+	if o, _ := e.db.FindChannelByID(ctx, old.ID); o.IsActive {
+		t.Fatal("the old destination stayed active")
+	}
+	if m, err := e.db.FindWriterMap(ctx, next.ID, 0); err != nil || m.AccountID != acc.ID || m.AccessHash != 2 {
+		t.Fatalf("writer map = %+v, %v", m, err)
+	}
+}

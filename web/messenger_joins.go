@@ -1,0 +1,143 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+)
+
+// joinJSON is a request to add a source channel, with its outcome.
+type joinJSON struct {
+	ID           int64   `json:"id"`
+	Ref          string  `json:"ref"`
+	AccountID    int64   `json:"account_id,omitempty"`
+	Category     string  `json:"category,omitempty"`
+	Status       string  `json:"status"`
+	ChannelID    int64   `json:"channel_id,omitempty"`
+	Title        string  `json:"title,omitempty"`
+	ErrorMessage string  `json:"error_message,omitempty"`
+	CreatedAt    string  `json:"created_at"`
+	FinishedAt   *string `json:"finished_at"`
+}
+
+func toJoinJSON(j *hoard.ChannelJoin) joinJSON {
+	out := joinJSON{ID: j.ID, Ref: j.Ref, AccountID: j.AccountID, Category: j.Category, Status: string(j.Status),
+		ChannelID: j.ChannelID, Title: j.Title, ErrorMessage: j.ErrorMessage, CreatedAt: j.CreatedAt.UTC().Format(time.RFC3339)}
+	if j.FinishedAt != nil {
+		v := j.FinishedAt.UTC().Format(time.RFC3339)
+		out.FinishedAt = &v
+	}
+	return out
+}
+
+// handleJoinChannel adds a source channel by platform link, @username or
+// invite link: the reference is validated and normalised here, and the
+// request row and its join_channel job are inserted in one transaction;
+// the worker joins with the chosen account (`account_id`, default the
+// oldest signed-in one) and records the outcome on the row. `category`
+// becomes the channel's category. Asking again while a request for the same
+// channel is pending returns that request.
+func (s *Server) handleJoinChannel(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	ref, err := messenger.ParseChannelRef(r.PostFormValue("ref"))
+	if err != nil {
+		return err
+	}
+	category := strings.TrimSpace(r.PostFormValue("category"))
+	if len(category) > 64 {
+		return hoard.Errorf(hoard.EINVALID, "The category is too long (64 characters at most).")
+	}
+	var accountID int64
+	if v := strings.TrimSpace(r.PostFormValue("account_id")); v != "" {
+		if accountID, err = strconv.ParseInt(v, 10, 64); err != nil || accountID <= 0 {
+			return hoard.Errorf(hoard.EINVALID, "Choose the account that joins.")
+		}
+	}
+	j := &hoard.ChannelJoin{Ref: ref.String(), Category: category}
+	if u := userFrom(ctx); u != nil {
+		j.RequestedBy = u.ID
+	}
+	created := false
+	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		acc, err := s.joiningAccount(r, tx, accountID)
+		if err != nil {
+			return err
+		}
+		j.AccountID = acc.ID
+		if created, err = tx.CreateChannelJoin(ctx, j); err != nil || !created {
+			return err
+		}
+		res, err := s.deps.Queue.InsertTx(ctx, tx.Tx(), hoard.JoinChannelArgs{JoinID: j.ID}, nil)
+		if err != nil {
+			return fmt.Errorf("queue join channel: %w", err)
+		}
+		j.RiverJobID = res.Job.ID
+		return tx.SetChannelJoinJob(ctx, j.ID, res.Job.ID)
+	})
+	if err != nil {
+		return err
+	}
+	if created {
+		s.deps.Logger.Info("channel join requested", "join", j.ID, "account", j.AccountID)
+	}
+	if wantsJSON(r) {
+		status := http.StatusAccepted
+		if !created {
+			status = http.StatusOK
+		}
+		writeJSON(w, status, map[string]any{"join": toJoinJSON(j), "created": created})
+		return nil
+	}
+	return redirect(w, r, "/admin/messenger?done=join#joins")
+}
+
+// joiningAccount returns the account that joins: the chosen one, which must
+// be signed in, or the oldest signed-in active account.
+func (s *Server) joiningAccount(r *http.Request, tx *store.DB, id int64) (*hoard.Account, error) {
+	if id != 0 {
+		acc, err := tx.FindAccountByID(r.Context(), id)
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+			return nil, hoard.Errorf(hoard.EINVALID, "No such account.")
+		} else if err != nil {
+			return nil, err
+		}
+		if acc.AuthState != hoard.AuthAuthenticated {
+			return nil, hoard.Errorf(hoard.EINVALID, "The account %s is not signed in.", acc.Phone)
+		}
+		return acc, nil
+	}
+	accounts, err := tx.ListAccounts(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for i := range accounts {
+		if accounts[i].AuthState == hoard.AuthAuthenticated && accounts[i].IsActive {
+			return &accounts[i], nil
+		}
+	}
+	return nil, hoard.Errorf(hoard.EINVALID, "No messenger account is signed in: add an account and log in first.")
+}
+
+// handleAPIJoins answers GET /api/messenger/joins with the latest requests
+// to add a channel: {"items":[…],"pending":bool}; the admin page polls while
+// one is pending.
+func (s *Server) handleAPIJoins(w http.ResponseWriter, r *http.Request) error {
+	joins, err := s.deps.DB.ListChannelJoins(r.Context(), 20)
+	if err != nil {
+		return err
+	}
+	items := make([]joinJSON, len(joins))
+	pending := false
+	for i := range joins {
+		items[i] = toJoinJSON(&joins[i])
+		pending = pending || !joins[i].Status.Final()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "pending": pending})
+	return nil
+}
