@@ -88,6 +88,7 @@ type NewPackageEvent struct {
 // same content hash already present is ECONFLICT. Run it inside the
 // transaction that completes the job.
 func (db *DB) IndexPackage(ctx context.Context, p *hoard.Package, files []hoard.PackageFile) (created bool, err error) {
+	p.PartCount = max(p.PartCount, 1)
 	var existingID int64
 	var hasDest bool
 	err = db.q.QueryRow(ctx, `SELECT id, dest_channel_id IS NOT NULL FROM packages

@@ -128,7 +128,9 @@ func (db *DB) MarkTransferPartPosting(ctx context.Context, transferID int64, par
 // RecordTransferPart stores a posted part's destination message id and
 // returns how many parts of the transfer are still unposted. It locks the
 // transfer row first, so that of several parts finishing at once exactly
-// one sees 0 (and enqueues the verification) — the fan-in.
+// one sees 0 (and enqueues the verification) — the fan-in. Call it inside
+// the transaction that completes the part's job: outside one, the lock ends
+// with the statement and the guarantee with it.
 func (db *DB) RecordTransferPart(ctx context.Context, transferID int64, partNo int, destMessageID int64) (remaining int, err error) {
 	var status string
 	if err := db.q.QueryRow(ctx, `SELECT status FROM transfers WHERE id = $1 FOR UPDATE`, transferID).Scan(&status); err != nil {

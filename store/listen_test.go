@@ -1,0 +1,177 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// TestListen runs Listen on its own database: a notification on a listened
+// channel reaches fn, others do not, a lost connection is reported and
+// re-established, and cancelling ctx ends Listen without an error report.
+func TestListen(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	type note struct{ channel, payload string }
+	notes := make(chan note, 100)
+	errs := make(chan error, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		db.Listen(ctx, []string{"alpha", "Beta-Channel"}, func(channel, payload string) { notes <- note{channel, payload} },
+			func(err error) { errs <- err })
+	}()
+
+	// deliver notifies until the notification arrives: Listen may not have
+	// run LISTEN yet (or again). Each call uses a new payload, so stragglers
+	// of an earlier call are told apart; "gamma" is never listened to.
+	deliver := func(channel, payload string) {
+		t.Helper()
+		deadline := time.After(15 * time.Second)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			must(t, db.Notify(ctx, "gamma", payload))
+			must(t, db.Notify(ctx, channel, payload))
+			for {
+				select {
+				case n := <-notes:
+					if n.channel == "gamma" {
+						t.Fatalf("notification on an unlistened channel: %+v", n)
+					}
+					if n == (note{channel, payload}) {
+						return
+					}
+					continue
+				case err := <-errs:
+					t.Fatalf("Listen reported %v", err)
+				case <-deadline:
+					t.Fatalf("%s %q was not delivered", channel, payload)
+				case <-tick.C:
+				}
+				break
+			}
+		}
+	}
+	deliver("alpha", "1")
+	deliver("Beta-Channel", `{"package_id":2}`)
+
+	// The server drops the listening connection.
+	var killed int
+	must(t, db.Pool().QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'`).Scan(&killed))
+	if killed != 1 {
+		t.Fatalf("terminated %d listening connections, want 1", killed)
+	}
+	select {
+	case err := <-errs:
+		if err == nil {
+			t.Fatal("onError(nil)")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lost connection was not reported")
+	}
+	deliver("alpha", "3")
+
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not return after ctx ended")
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("cancelling reported %v", err)
+	default:
+	}
+}
+
+func TestRequeueJobsOf(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	const me, other = "worker-me", "worker-other"
+	oldError := `{"at":"2020-01-01T00:00:00Z","attempt":1,"error":"flood wait","trace":""}`
+	tests := []struct {
+		name        string
+		job         riverJob
+		wantRequeue bool
+		wantAttempt int
+	}{
+		{"running, last attempted here", riverJob{State: "running", Attempt: 2, AttemptedBy: []string{other, me},
+			Errors: []string{oldError}}, true, 1},
+		{"first attempt here", riverJob{State: "running", Attempt: 1, AttemptedBy: []string{me}}, true, 0},
+		{"attempt 0 stays 0", riverJob{State: "running", Attempt: 0, AttemptedBy: []string{me}}, true, 0},
+		{"running, last attempted by another", riverJob{State: "running", Attempt: 2, AttemptedBy: []string{me, other}}, false, 2},
+		{"running elsewhere", riverJob{State: "running", Attempt: 1, AttemptedBy: []string{other}}, false, 1},
+		{"running, never attempted", riverJob{State: "running"}, false, 0},
+		{"available", riverJob{State: "available", Attempt: 1, AttemptedBy: []string{me}}, false, 1},
+		{"retryable", riverJob{State: "retryable", Attempt: 1, AttemptedBy: []string{me}, Errors: []string{oldError}}, false, 1},
+		{"completed", riverJob{State: "completed", Attempt: 1, AttemptedBy: []string{me}}, false, 1},
+	}
+	ids := make([]int64, len(tests))
+	for i, tt := range tests {
+		tt.job.Kind = fmt.Sprintf("requeue_test_%d", i)
+		ids[i] = mustRiverJob(t, db, tt.job)
+	}
+
+	n, err := db.RequeueJobsOf(ctx, me)
+	must(t, err)
+	if n != 3 {
+		t.Fatalf("RequeueJobsOf = %d, want 3", n)
+	}
+	for i, tt := range tests {
+		var (
+			state         string
+			attempt       int
+			errorCount    int
+			lastError     *string
+			lastAttempt   *int
+			scheduledSoon bool
+		)
+		must(t, db.Tx().QueryRow(ctx, `SELECT state::text, attempt, coalesce(array_length(errors, 1), 0),
+				errors[array_length(errors, 1)]->>'error', (errors[array_length(errors, 1)]->>'attempt')::int,
+				scheduled_at > now() - interval '1 minute'
+			FROM river_job WHERE id = $1`, ids[i]).
+			Scan(&state, &attempt, &errorCount, &lastError, &lastAttempt, &scheduledSoon))
+		if attempt != tt.wantAttempt {
+			t.Errorf("%s: attempt = %d, want %d", tt.name, attempt, tt.wantAttempt)
+		}
+		if !tt.wantRequeue {
+			if state != tt.job.State || errorCount != len(tt.job.Errors) || scheduledSoon {
+				t.Errorf("%s: touched: state %s, %d errors, rescheduled %v", tt.name, state, errorCount, scheduledSoon)
+			}
+			continue
+		}
+		if state != "available" || !scheduledSoon || errorCount != len(tt.job.Errors)+1 || lastError == nil || *lastError == "" ||
+			lastAttempt == nil || *lastAttempt != tt.job.Attempt {
+			t.Errorf("%s: state %s, rescheduled %v, %d errors, last %v at attempt %v; want available now with an error for attempt %d",
+				tt.name, state, scheduledSoon, errorCount, deref(lastError), deref(lastAttempt), tt.job.Attempt)
+		}
+	}
+
+	// Nothing is left running for me: a second call requeues nothing.
+	n, err = db.RequeueJobsOf(ctx, me)
+	must(t, err)
+	if n != 0 {
+		t.Fatalf("second RequeueJobsOf = %d, want 0", n)
+	}
+	n, err = db.RequeueJobsOf(ctx, "worker-unknown")
+	must(t, err)
+	if n != 0 {
+		t.Fatalf("RequeueJobsOf(unknown) = %d, want 0", n)
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
