@@ -174,7 +174,7 @@ func TestBrowserUserJourney(t *testing.T) {
 }
 
 // TestBrowserAdminJourney: bulk-edit tags, create and copy an invite,
-// dismiss a notification, watch the worker panel, trigger a cycle, toggle a
+// dismiss a notification, repair one from the bell, watch the worker panel, trigger a cycle, toggle a
 // channel, open the queue UI.
 func TestBrowserAdminJourney(t *testing.T) {
 	e := newEnv(t)
@@ -272,6 +272,22 @@ func TestBrowserAdminJourney(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`li.note`)))
 	if got := text(t, ctx, "ul.notes"); !strings.Contains(got, "No notifications") {
 		t.Fatalf("after dismiss: %q", got)
+	}
+	// The bell's list on any page: a MISSING_PART alert repaired from it.
+	if _, err := e.db.CreateNotification(context.Background(), &hoard.Notification{Type: hoard.NotifyMissingPart,
+		Severity: hoard.SeverityError, Title: "Missing part of <Red Dragon>", PackageID: a.ID, DedupKey: "browser-repair"}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(base+"/crowdfunds"), chromedp.Click(chromedp.CSS(`[data-bell]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.bell-list li.note`)))
+	if got := text(t, ctx, ".bell-list li.note strong"); got != "Missing part of <Red Dragon>" {
+		t.Fatalf("bell list title %q", got)
+	}
+	run(t, ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll(".bell-list button")].find(b => b.textContent === "Repair").click(), true`))
+	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".bell-list").textContent.includes("Repair queued")`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+	if jobs := e.jobs("repair_package"); len(jobs) != 1 || jobs[0].Args["package_id"] != float64(a.ID) {
+		t.Fatalf("repair_package jobs after Repair in the bell: %+v", jobs)
 	}
 
 	// Worker panel (live JSON), Trigger now (confirmed in place), and the

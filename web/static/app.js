@@ -55,19 +55,105 @@ document.addEventListener("click", async (ev) => {
   }
 });
 
-// The notifications bell (administrators) refreshes its unread badge every
-// 30 seconds.
+// The notifications bell (administrators): its unread badge refreshes every
+// 30 seconds; a click opens a list of the newest notifications with their
+// actions (mark read, dismiss, repair, mark all read, clear all). Without
+// JavaScript the bell is a link to the notifications page.
+const bellLink = document.querySelector("[data-bell]");
 const bell = document.querySelector("[data-bell-count]");
-if (bell) {
+if (bellLink && bell) {
+  const box = document.createElement("div");
+  box.className = "bell-list";
+  box.hidden = true;
+  box.setAttribute("role", "dialog");
+  box.setAttribute("aria-label", "Notifications");
+  bellLink.after(box);
+  const post = (url, body) => fetch(url, {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/json" },
+    body: body ? JSON.stringify(body) : "{}",
+  });
+  const button = (label, onClick, cls) => {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = cls || "link";
+    b.textContent = label;
+    b.addEventListener("click", onClick);
+    return b;
+  };
+  const render = (body) => {
+    bell.textContent = String(body.unread);
+    bell.hidden = body.unread === 0;
+    box.replaceChildren();
+    const head = document.createElement("div");
+    head.className = "row";
+    head.append(
+      button("Mark all read", async () => { await post("/api/notifications/read-all"); refresh(); }),
+      button("Clear all", async () => {
+        if (window.confirm("Clear every notification?")) { await post("/api/notifications/clear"); refresh(); }
+      }),
+    );
+    const all = document.createElement("a");
+    all.href = "/notifications";
+    all.textContent = "All notifications";
+    head.append(all);
+    box.append(head);
+    const list = document.createElement("ul");
+    list.className = "notes";
+    for (const n of body.items.slice(0, 10)) {
+      const li = document.createElement("li");
+      li.className = `note sev-${n.severity}${n.is_read ? "" : " unread"}`;
+      li.dataset.notification = String(n.id);
+      const title = document.createElement("strong");
+      title.textContent = n.title; // textContent: titles carry file names
+      const msg = document.createElement("div");
+      msg.textContent = n.message;
+      const actions = document.createElement("div");
+      actions.className = "row";
+      if (n.package_id) {
+        const a = document.createElement("a");
+        a.href = `/packages/${n.package_id}`;
+        a.textContent = "Open package";
+        actions.append(a);
+      }
+      if (n.repairable) {
+        actions.append(button("Repair", async (ev) => {
+          if (!window.confirm("Download and publish this package again?")) return;
+          const res = await post("/api/notifications/repair", { notification_id: n.id });
+          const out = await res.json().catch(() => ({}));
+          ev.target.replaceWith(Object.assign(document.createElement("span"), {
+            className: "muted", textContent: res.ok ? "Repair queued" : (out.error && out.error.message) || "Repair failed",
+          }));
+        }));
+      }
+      if (!n.is_read) {
+        actions.append(button("Mark read", async () => { await post(`/api/notifications/${n.id}/read`); refresh(); }));
+      }
+      actions.append(button("Dismiss", async () => { await post(`/api/notifications/${n.id}/dismiss`); refresh(); }));
+      li.append(title, msg, actions);
+      list.append(li);
+    }
+    if (body.items.length === 0) {
+      const li = document.createElement("li");
+      li.className = "muted";
+      li.textContent = "No notifications.";
+      list.append(li);
+    }
+    box.append(list);
+  };
   const refresh = async () => {
     try {
       const res = await fetch("/api/notifications", { headers: { Accept: "application/json" } });
       if (!res.ok) return;
-      const body = await res.json();
-      bell.textContent = String(body.unread);
-      bell.hidden = body.unread === 0;
-    } catch { /* offline: keep the last count */ }
+      render(await res.json());
+    } catch { /* offline: keep the last state */ }
   };
+  bellLink.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    box.hidden = !box.hidden;
+    if (!box.hidden) refresh();
+  });
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") box.hidden = true; });
   setInterval(refresh, 30000);
 }
 
