@@ -104,8 +104,13 @@ func FindZipEntry(r io.ReaderAt, size int64, name string, maxDirectory int64) (Z
 	if maxDirectory <= 0 {
 		maxDirectory = DefaultMaxZipDirectory
 	}
+	// Most archives have no comment: look in the last KiB first, so that a
+	// remote read of the tail costs one download chunk, not two.
 	rec := &errRecorder{r: r}
-	end, ok := readZipEnd(rec, size)
+	end, ok := readZipEndWithin(rec, size, 1<<10)
+	if !ok && rec.err == nil {
+		end, ok = readZipEnd(rec, size)
+	}
 	if rec.err != nil {
 		return ZipEntrySpan{}, fmt.Errorf("read end of central directory: %w", rec.err)
 	}
