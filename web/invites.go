@@ -167,6 +167,8 @@ func noticeFor(done string) string {
 		return "Retry queued: the message gets a fresh set of attempts in the next cycle."
 	case "rebuild":
 		return "Rebuild from the destination channel started."
+	case "extract":
+		return "Extracting the image from the archive: the preview changes when it is done."
 	}
 	return ""
 }
