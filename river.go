@@ -429,3 +429,26 @@ func (AccountSignInArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 1,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
 }
+
+// ExtractPreviewArgs extracts one image entry of a package's archive and
+// makes a bounded JPEG thumbnail of it the package's preview, recording the
+// outcome on the PreviewExtraction the package page polls. A ZIP entry is
+// read with ranged downloads of the package's messages (only the archive's
+// index and the entry's bytes); RAR and 7z archives, or a ZIP whose index
+// cannot be used, are downloaded whole within a byte budget. The web
+// inserts it with the extraction's row; one job per package and entry path
+// is queued or running at a time.
+type ExtractPreviewArgs struct {
+	PackageID    int64  `json:"package_id" river:"unique"`
+	EntryPath    string `json:"entry_path" river:"unique"`
+	ExtractionID int64  `json:"extraction_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ExtractPreviewArgs) Kind() string { return "extract_preview" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (ExtractPreviewArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 3,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}

@@ -181,7 +181,13 @@ type zipEnd struct {
 
 // readZipEnd finds the EOCD record (and its zip64 form) in r.
 func readZipEnd(r io.ReaderAt, size int64) (zipEnd, bool) {
-	tail := min(size, 65535+22)
+	return readZipEndWithin(r, size, 65535+22)
+}
+
+// readZipEndWithin looks for the EOCD record in the last window bytes only
+// (a record followed by a comment of up to window-22 bytes).
+func readZipEndWithin(r io.ReaderAt, size, window int64) (zipEnd, bool) {
+	tail := min(size, window)
 	if tail < 22 {
 		return zipEnd{}, false
 	}

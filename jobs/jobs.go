@@ -1,6 +1,13 @@
 // Package jobs holds one River worker per job kind (XxxWorker for the
 // XxxArgs of the root package) and Register, which adds them to a Workers
 // bundle with their dependencies.
+//
+// Byte budgets of the preview chosen from an archive (extract_preview):
+// a ZIP entry is read with ranged downloads of at most RangedPreviewBudget
+// (48 MiB: the archive's index and the entry, in whole download chunks);
+// other archives are downloaded whole only up to Deps.PreviewDownloadBudget
+// (DefaultPreviewDownloadBudget, 512 MiB), and larger ones fail the
+// extraction with a message that says so.
 package jobs
 
 import (
@@ -54,6 +61,10 @@ type Deps struct {
 	// RetryBase is the delay before the first retry of a failed transfer
 	// attempt; later ones double it (default 30 s).
 	RetryBase time.Duration
+	// PreviewDownloadBudget is the largest archive an extract_preview job
+	// downloads whole to take a chosen preview out of it (RAR, 7z, a ZIP
+	// without a usable index); DefaultPreviewDownloadBudget when <= 0.
+	PreviewDownloadBudget int64
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -89,6 +100,9 @@ func (d *Deps) defaults() {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.PreviewDownloadBudget <= 0 {
+		d.PreviewDownloadBudget = DefaultPreviewDownloadBudget
+	}
 	if d.SpoolDir == "" {
 		d.SpoolDir = filepath.Join(os.TempDir(), "hoard-spool")
 	}
@@ -120,6 +134,7 @@ func Register(workers *river.Workers, deps Deps) error {
 		func() error { return river.AddWorkerSafely(workers, &JoinChannelWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &AccountLoginWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &AccountSignInWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &ExtractPreviewWorker{deps: deps}) },
 	} {
 		if err := add(); err != nil {
 			return fmt.Errorf("jobs: register: %w", err)

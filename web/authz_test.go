@@ -35,6 +35,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /packages/send":                                       {401, 422, 422},
 	"POST /packages/{id}/preview":                               {401, 403, 404},
 	"POST /packages/{id}/repair":                                {401, 403, 404},
+	"POST /packages/{id}/preview/extract":                       {401, 403, 404},
+	"GET /api/packages/{id}/preview/extract/{extractionId}":     {401, 404, 404},
 	"POST /skipped/{id}/retry":                                  {401, 403, 404},
 	"POST /groups":                                              {401, 403, 422},
 	"GET /groups/{id}":                                          {303, 404, 404},
@@ -103,6 +105,7 @@ func concretePath(pattern string) string {
 	p = strings.ReplaceAll(p, "{topicId}", "5")
 	p = strings.ReplaceAll(p, "{packageId}", "999999")
 	p = strings.ReplaceAll(p, "{accountId}", "999999")
+	p = strings.ReplaceAll(p, "{extractionId}", "999999")
 	p = strings.ReplaceAll(p, "/static/*", "/static/app.css")
 	if p == "/admin/river" {
 		p = "/admin/river/"

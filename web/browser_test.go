@@ -285,7 +285,7 @@ func TestBrowserAdminJourney(t *testing.T) {
 	}
 	run(t, ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll(".bell-list button")].find(b => b.textContent === "Repair").click(), true`))
 	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".bell-list").textContent.includes("Repair queued")`,
-			chromedp.WithPollingTimeout(10*time.Second)))
+		chromedp.WithPollingTimeout(10*time.Second)))
 	if jobs := e.jobs("repair_package"); len(jobs) != 1 || jobs[0].Args["package_id"] != float64(a.ID) {
 		t.Fatalf("repair_package jobs after Repair in the bell: %+v", jobs)
 	}
@@ -369,5 +369,82 @@ func TestBrowserAdminJourney(t *testing.T) {
 	title := run(t, ctx, chromedp.Title())
 	if !strings.Contains(strings.ToLower(title), "river") {
 		t.Fatalf("queue UI title %q", title)
+	}
+}
+
+// TestBrowserChoosePreview: a curator picks an image of the archive as the
+// preview; the page polls the extraction, swaps the preview in when it is
+// done and shows the error when it fails. The worker's part is played by
+// the test, on the database.
+func TestBrowserChoosePreview(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	bg := context.Background()
+	admin, password := e.user(hoard.RoleAdmin)
+	dest := &hoard.Channel{PlatformID: 4242, Title: "Archive", Kind: hoard.ChannelDestination}
+	if err := e.db.UpsertChannel(bg, dest); err != nil {
+		t.Fatal(err)
+	}
+	p := &hoard.Package{FileName: "Castle.zip", FileSize: 1000, ArchiveType: hoard.ArchiveZIP}
+	if err := e.db.CreatePackage(bg, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.SetPackageDestination(bg, p.ID, dest.ID, []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.ReplacePackageFiles(bg, p.ID, []hoard.PackageFile{{Path: "castle.stl", Size: 900},
+		{Path: "renders/front.png", Size: 5000}, {Path: "renders/side.jpg", Size: 4000}}); err != nil {
+		t.Fatal(err)
+	}
+	base := e.ts.URL
+	do(t, ctx, chromedp.Navigate(base+"/login"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)),
+		chromedp.Navigate(fmt.Sprintf("%s/packages/%d", base, p.ID)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-preview-chooser]`)),
+		chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(1) button`)))
+	var x *hoard.PreviewExtraction
+	eventually(t, "the extraction is queued", func() bool {
+		var err error
+		x, err = e.db.FindLatestPreviewExtraction(bg, p.ID)
+		return err == nil
+	})
+	eventually(t, "the page shows the queued extraction", func() bool {
+		return strings.Contains(text(t, ctx, "[data-extraction-status]"), "renders/front.png")
+	})
+	// The worker finishes it.
+	img := pngBytes(t)
+	if err := e.db.SetPackagePreview(bg, p.ID, img, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.FinishPreviewExtraction(bg, x.ID, hoard.ExtractionDone, "ranged", 2048, ""); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-package-preview] img[src="/packages/%d/preview?v=%d"]`, p.ID, x.ID))))
+	if got := text(t, ctx, "[data-extraction-status]"); got != "Preview set from renders/front.png." {
+		t.Fatalf("status after DONE: %q", got)
+	}
+
+	// A failure shows its message.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(2) button`)))
+	var y *hoard.PreviewExtraction
+	eventually(t, "the second extraction is queued", func() bool {
+		var err error
+		y, err = e.db.FindLatestPreviewExtraction(bg, p.ID)
+		return err == nil && y.ID != x.ID
+	})
+	if _, err := e.db.FinishPreviewExtraction(bg, y.ID, hoard.ExtractionFailed, "ranged", 1024, "The image could not be extracted: entry is encrypted."); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`[data-extraction-status].bad`)))
+	if got := text(t, ctx, "[data-extraction-status]"); got != "Could not use renders/side.jpg: The image could not be extracted: entry is encrypted." {
+		t.Fatalf("status after FAILED: %q", got)
+	}
+	if os.Getenv("HOARD_SCREENSHOT") != "" {
+		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			_ = os.WriteFile(os.Getenv("HOARD_SCREENSHOT"), shot, 0o644)
+		}
 	}
 }

@@ -179,6 +179,8 @@ func noticeFor(done string) string {
 		return "Code submitted: the worker is checking it."
 	case "login-password":
 		return "Password submitted: the worker is checking it."
+	case "extract":
+		return "Extracting the image from the archive: the preview changes when it is done."
 	}
 	return ""
 }

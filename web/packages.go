@@ -44,6 +44,15 @@ type packagePage struct {
 	NextFile string
 	Curate   bool
 	Admin    bool // may repair the package
+	// Images are the archive's image entries offered by "Choose preview"
+	// (curators only).
+	Images []hoard.PackageFile
+	// Extraction is the preview extraction to show: the latest one while
+	// it is unfinished, or the one the page was sent back with.
+	Extraction *extractionJSON
+	// ExtractionText describes it; ExtractionFailed marks a failure.
+	ExtractionText   string
+	ExtractionFailed bool
 }
 
 // handlePackage renders a package: preview, metadata, file list (searchable,
@@ -68,6 +77,11 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 		pp.NextFile = withParams(r.URL, map[string]string{"fafter": strconv.Itoa(files[len(files)-1].Ordinal + 1)})
 	}
 	pp.Files = files
+	if pp.Curate {
+		if err := s.loadPreviewChoice(r, p, &pp); err != nil {
+			return err
+		}
+	}
 	if p.SourceChannelID != 0 {
 		if c, err := s.deps.DB.FindChannelByID(r.Context(), p.SourceChannelID); err == nil {
 			pp.Channel = c.Title
@@ -83,6 +97,42 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 		notice = n
 	}
 	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Notice: notice, Data: pp})
+}
+
+// loadPreviewChoice fills the "Choose preview" part of a package page: the
+// image entries and the extraction to show.
+func (s *Server) loadPreviewChoice(r *http.Request, p *hoard.Package, pp *packagePage) error {
+	if p.ArchiveType == hoard.ArchiveDocument || len(p.DestMessageIDs) == 0 {
+		return nil
+	}
+	images, err := s.deps.DB.ListPackageImageFiles(r.Context(), p.ID, maxPreviewEntryBytes, previewChoices)
+	if err != nil {
+		return err
+	}
+	pp.Images = images
+	x, err := s.deps.DB.FindLatestPreviewExtraction(r.Context(), p.ID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if !x.Status.Final() || r.URL.Query().Get("extraction") == strconv.FormatInt(x.ID, 10) {
+		pp.Extraction = toExtractionJSON(x)
+		switch x.Status {
+		case hoard.ExtractionPending:
+			pp.ExtractionText = "Queued: extracting " + x.EntryPath + "…"
+		case hoard.ExtractionRunning:
+			pp.ExtractionText = "Extracting " + x.EntryPath + "…"
+			if x.ErrorMessage != "" {
+				pp.ExtractionText += " (" + x.ErrorMessage + ")"
+			}
+		case hoard.ExtractionDone:
+			pp.ExtractionText = "Preview set from " + x.EntryPath + "."
+		case hoard.ExtractionFailed:
+			pp.ExtractionText, pp.ExtractionFailed = "Could not use "+x.EntryPath+": "+x.ErrorMessage, true
+		}
+	}
+	return nil
 }
 
 // handleAPIPackage answers GET /api/packages/{id}.

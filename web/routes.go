@@ -62,6 +62,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/packages/send", Access: SignedIn, Handler: s.handleSendToMe, Doc: "Send selected packages (`id`…) to my messenger account"},
 		{Method: http.MethodPost, Pattern: "/packages/{id}/repair", Access: Admin, Handler: s.handleRepairPackage, Doc: "Repair a package: queue `repair_package` (re-download and re-publish into the same row) → 303, or 202 JSON"},
 		{Method: http.MethodPost, Pattern: "/packages/{id}/preview", Access: Curator, Handler: s.handleSetPackagePreview, Doc: "Upload a custom package preview (`image`, ≤ 2 MiB)"},
+		{Method: http.MethodPost, Pattern: "/packages/{id}/preview/extract", Access: Curator, Handler: s.handleExtractPreview, Doc: "Choose the preview from the archive (`entry`: an image entry's path): extraction row + `extract_preview` job in one transaction → 202 `{extraction,queued}` (the unfinished one for the same entry: `queued` false), or 303 to the package page; 422 for entries that are not listed images ≤ 10 MiB, 409 when not published"},
 		{Method: http.MethodPost, Pattern: "/skipped/{id}/retry", Access: Admin, Handler: s.handleRetrySkipped, Doc: "Retry a skipped source message (Skipped tab): queue `retry_skipped` → 303 to the tab, or 202 JSON"},
 		{Method: http.MethodPost, Pattern: "/groups", Access: Curator, Handler: s.handleCreateGroup, Doc: "Create a manual group from packages (`id`…, `name`); trains a rule"},
 		{Method: http.MethodGet, Pattern: "/groups/{id}", Access: SignedIn, Handler: s.handleGroup, Doc: "Group page"},
@@ -93,6 +94,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q`, `after`, `limit` → `{items,next}`"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview/extract/{extractionId}", Access: SignedIn, Handler: s.handleExtractionStatus, Doc: "A preview extraction, polled by the package page: `{extraction:{status PENDING/RUNNING/DONE/FAILED,method,bytes_downloaded,error_message,preview_url,…}}`"},
 
 		{Method: http.MethodGet, Pattern: "/notifications", Access: Admin, Handler: s.handleNotifications, Doc: "Notifications page"},
 		{Method: http.MethodGet, Pattern: "/api/notifications", Access: Admin, Handler: s.handleAPINotifications, Doc: "Bell: `{items,unread,next}` (`before` pages)"},

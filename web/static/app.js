@@ -290,3 +290,67 @@ for (const [sel, url, key] of [["[data-joins-panel][data-pending]", "/api/messen
     } catch { /* try again */ }
   }, 2000);
 }
+
+// "Choose preview" on a package page: an image entry's form posts in the
+// background and the status line polls the extraction every 1.5 s until it
+// is DONE (the preview image is replaced) or FAILED (the error is shown).
+// Without JavaScript the form posts and the package page it returns to
+// shows the extraction's status.
+const chooser = document.querySelector("[data-preview-chooser]");
+if (chooser) {
+  const status = chooser.querySelector("[data-extraction-status]");
+  const preview = document.querySelector("[data-package-preview]");
+  let timer;
+  const say = (text, bad) => {
+    status.textContent = text;
+    status.classList.toggle("bad", bad);
+    status.classList.toggle("muted", !bad);
+  };
+  const show = (x) => {
+    switch (x.status) {
+      case "PENDING": say(`Queued: extracting ${x.entry_path}…`, false); return false;
+      case "RUNNING": say(`Extracting ${x.entry_path}…${x.error_message ? ` (${x.error_message})` : ""}`, false); return false;
+      case "DONE": {
+        say(`Preview set from ${x.entry_path}.`, false);
+        if (preview && x.preview_url) {
+          const img = document.createElement("img");
+          img.src = x.preview_url;
+          img.alt = preview.dataset.alt || "Preview";
+          preview.replaceChildren(img);
+        }
+        return true;
+      }
+      default: say(`Could not use ${x.entry_path}: ${x.error_message || "the extraction failed."}`, true); return true;
+    }
+  };
+  const poll = async (url) => {
+    clearTimeout(timer);
+    let done = false;
+    try {
+      const res = await fetch(url, { headers: { Accept: "application/json" } });
+      if (res.ok) done = show((await res.json()).extraction);
+      else if (res.status === 404) done = true;
+    } catch { /* try again */ }
+    if (!done) timer = setTimeout(() => poll(url), 1500);
+  };
+  chooser.addEventListener("submit", async (ev) => {
+    const form = ev.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    ev.preventDefault();
+    const btn = form.querySelector("button[type=submit]");
+    if (btn) btn.disabled = true;
+    try {
+      const res = await fetch(form.action, { method: "POST", body: new URLSearchParams(new FormData(form)), headers: { Accept: "application/json" } });
+      let data = {};
+      try { data = await res.json(); } catch { /* not JSON */ }
+      if (!res.ok) { say((data.error && data.error.message) || `Failed (${res.status}).`, true); return; }
+      if (!show(data.extraction)) poll(data.extraction.status_url);
+    } catch {
+      say("The request did not reach the server.", true);
+    } finally {
+      if (btn) btn.disabled = false;
+    }
+  });
+  const st = status.dataset.status;
+  if (status.dataset.statusUrl && (st === "PENDING" || st === "RUNNING")) poll(status.dataset.statusUrl);
+}
