@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,14 +19,16 @@ import (
 	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
+	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
 // The ingestion benchmarks run the real worker as its own process
-// (`hoard demo --once --no-rate-limit`) against an emulator that lives in
-// the benchmark's process (TELEGRAM_EMULATOR), so the worker's peak RSS and
-// the bytes it reads back from its spool are the worker's alone: the
+// (`hoard demo --once --no-rate-limit`) against an emulator outside it
+// (TELEGRAM_EMULATOR): in the benchmark's process, or for the timing
+// comparison in a `hoard emulator` process. The worker's peak RSS and the
+// bytes it reads back from its spool are the worker's alone: the
 // emulator's connections, crypto and stored uploads are not in them.
 
 // benchSize returns the size of a benchmark's generated file: def, or the
@@ -79,12 +83,11 @@ type workerRun struct {
 	spoolFiles map[string]bool
 }
 
-// runWorker runs one cycle in its own process against the emulator of env,
-// sampling the spool under dataDir while it runs.
-func runWorker(b testing.TB, env *messengertest.Env, dbURL, dataDir, seed string, extra map[string]string) workerRun {
+// runWorker runs one cycle in its own process against the emulator whose
+// info file is at info, sampling the spool under dataDir while it runs.
+func runWorker(b testing.TB, info, dbURL, dataDir, seed string, extra map[string]string) workerRun {
 	b.Helper()
-	vars := map[string]string{"DATABASE_URL": dbURL, "DATA_DIR": dataDir, "LOG_LEVEL": "warn",
-		"TELEGRAM_EMULATOR": filepath.Join(env.Dir, "emulator.json")}
+	vars := map[string]string{"DATABASE_URL": dbURL, "DATA_DIR": dataDir, "LOG_LEVEL": "warn", "TELEGRAM_EMULATOR": info}
 	for k, v := range extra {
 		vars[k] = v
 	}
@@ -147,6 +150,48 @@ func runWorker(b testing.TB, env *messengertest.Env, dbURL, dataDir, seed string
 	return run
 }
 
+// envInfo is the info file of an emulator started by messengertest.
+func envInfo(env *messengertest.Env) string { return filepath.Join(env.Dir, "emulator.json") }
+
+// emulatorProcess runs `hoard emulator` on seed as a process of its own and
+// returns its info file and a function that stops it and returns its call
+// counters per method.
+func emulatorProcess(tb testing.TB, seed, dir string) (string, func() map[string]int) {
+	tb.Helper()
+	info := filepath.Join(dir, "emulator-info.json")
+	cmd, stdout, stderr := hoardCmd(context.Background(), map[string]string{"LOG_LEVEL": "warn"},
+		"emulator", "--seed", seed, "--state", filepath.Join(dir, "emulator-state"), "--info", info)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	var once sync.Once
+	counts := map[string]int{}
+	stop := func() map[string]int {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Wait()
+			out := stdout.String()
+			if i := strings.Index(out, "calls per method:"); i >= 0 {
+				for _, line := range strings.Split(out[i:], "\n")[1:] {
+					if f := strings.Fields(line); len(f) == 2 {
+						counts[f[0]], _ = strconv.Atoi(f[1])
+					}
+				}
+			}
+		})
+		return counts
+	}
+	tb.Cleanup(func() { stop() })
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(info); err == nil {
+			return info, stop
+		}
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			tb.Fatalf("hoard emulator wrote no info file\n%s", stderr)
+		}
+	}
+}
+
 // checkSpoolFiles fails when the spool held anything but the downloaded
 // files (part-000 …, one per source message): a split writes no part
 // files.
@@ -196,7 +241,7 @@ func BenchmarkIngestSplit(b *testing.B) {
 		if size <= defaultSplitThreshold { // a quick run: lower the threshold so the file is split still
 			extra = map[string]string{"SPLIT_THRESHOLD_BYTES": fmt.Sprint(max(size*2/3, minSplitThreshold))}
 		}
-		run := runWorker(b, env, storetest.URL(b), dataDir(b), filepath.Join(dir, "seed.json"), extra)
+		run := runWorker(b, envInfo(env), storetest.URL(b), dataDir(b), filepath.Join(dir, "seed.json"), extra)
 		if run.sum.Ingested != 1 || run.sum.Packages != 1 {
 			b.Fatalf("summary %+v: want one package", run.sum)
 		}
@@ -220,15 +265,24 @@ func BenchmarkIngestSplit(b *testing.B) {
 // uploaded, and compares the time from the cycle's start to the package's
 // indexing with a plain download of the same file through the same adapter
 // and emulator (to a file, 4 threads like the worker; the mean of one
-// before and one after the cycle). It reports that ratio, the worker's
-// peak RSS, and the bytes read back from the spool per ingested byte
+// before and one after the cycle, made by the benchmark's process while
+// the emulator runs in a third). It reports that ratio, the worker's peak
+// RSS, and the bytes read back from the spool per ingested byte
 // (verification only: 1 expected).
 func BenchmarkIngestResend(b *testing.B) {
 	size := benchSize(b, "HOARD_BENCH_RESEND_BYTES", 1<<30)
 	var ratio, rss, readback float64
 	for range b.N {
+		// The emulator runs in a process of its own here, so that the
+		// worker's download and the plain one both cross a process
+		// boundary.
 		dir := b.TempDir()
-		env := messengertest.Start(b, bigFileSeed(b, dir, "Big Pack.zip", size, false))
+		info, stopEmulator := emulatorProcess(b, bigFileSeed(b, dir, "Big Pack.zip", size, false), dir)
+		ti, err := telegram.LoadEmulatorInfo(info)
+		if err != nil {
+			b.Fatal(err)
+		}
+		env := &messengertest.Env{Info: ti, Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		acc := env.Account(b, env.Config("bench"))
 		ctx := context.Background()
 		ch, err := acc.ResolveChannel(ctx, messenger.ChannelRef{Username: "bigfiles"})
@@ -258,10 +312,11 @@ func BenchmarkIngestResend(b *testing.B) {
 		}
 		before := download()
 		url := storetest.URL(b)
-		run := runWorker(b, env, url, dataDir(b), filepath.Join(dir, "seed.json"), nil)
+		run := runWorker(b, info, url, dataDir(b), filepath.Join(dir, "seed.json"), nil)
 		after := download()
-		if run.sum.Ingested != 1 || env.Emu.Calls("upload.saveBigFilePart") > 0 {
-			b.Fatalf("summary %+v, %d upload parts: want one package, re-sent", run.sum, env.Emu.Calls("upload.saveBigFilePart"))
+		acc.Close()
+		if calls := stopEmulator(); run.sum.Ingested != 1 || calls["upload.saveBigFilePart"] > 0 {
+			b.Fatalf("summary %+v, calls %v: want one package, re-sent", run.sum, calls)
 		}
 		checkSpoolFiles(b, run.spoolFiles, 1)
 		ingest := ingestSeconds(b, url)
@@ -302,12 +357,12 @@ func BenchmarkIdleForumCycle(b *testing.B) {
 		})
 		env := messengertest.Start(b, seed)
 		url, data := storetest.URL(b), dataDir(b)
-		first := runWorker(b, env, url, data, seed, nil)
+		first := runWorker(b, envInfo(env), url, data, seed, nil)
 		if first.sum.Ingested != n {
 			b.Fatalf("first cycle %+v: want %d packages", first.sum, n)
 		}
 		env.Emu.ResetCalls()
-		second := runWorker(b, env, url, data, seed, nil)
+		second := runWorker(b, envInfo(env), url, data, seed, nil)
 		if second.sum.Ingested != 0 {
 			b.Fatalf("second cycle %+v: want nothing new", second.sum)
 		}
@@ -334,7 +389,7 @@ func TestDemoOnceAgainstSeparateEmulator(t *testing.T) {
 	seed := bigFileSeed(t, dir, "Pack.zip", size, false)
 	env := messengertest.Start(t, seed)
 	url, data := storetest.URL(t), dataDir(t)
-	first := runWorker(t, env, url, data, seed, nil)
+	first := runWorker(t, envInfo(env), url, data, seed, nil)
 	if first.sum.Ingested != 1 || env.Emu.Calls("upload.saveFilePart")+env.Emu.Calls("upload.saveBigFilePart") != 0 {
 		t.Fatalf("first run %+v: want one package, re-sent", first.sum)
 	}
@@ -347,7 +402,7 @@ func TestDemoOnceAgainstSeparateEmulator(t *testing.T) {
 		t.Errorf("first run: %d requests, peak RSS %d, spool peak %d", first.sum.PlatformRequests, first.peakRSS, first.peakSpool)
 	}
 	checkSpoolFiles(t, first.spoolFiles, 1)
-	second := runWorker(t, env, url, data, seed, nil)
+	second := runWorker(t, envInfo(env), url, data, seed, nil)
 	if second.sum.Ingested != 0 || second.sum.Packages != 1 || second.sum.SpoolReadBytes != 0 ||
 		second.sum.PlatformRequests >= first.sum.PlatformRequests {
 		t.Errorf("second run %+v after %+v: want nothing new, nothing read, fewer requests", second.sum, first.sum)

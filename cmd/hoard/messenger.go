@@ -231,7 +231,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 
 	// find reads a seeded channel: by id and the access hash the
 	// in-process emulator tells, or by username from another process's.
-	find := func(title, username string) (messenger.Channel, error) {
+	find := func(title, username string, dest bool) (messenger.Channel, error) {
 		if d.em == nil {
 			if username == "" {
 				return messenger.Channel{}, fmt.Errorf("channel %q has no username to find it by", title)
@@ -239,7 +239,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 			return d.account.ResolveChannel(ctx, messenger.ChannelRef{Username: username})
 		}
 		id := d.em.ChannelID(title)
-		if title == seed.Destination.Title {
+		if dest {
 			id = d.em.DestinationID()
 		}
 		return d.account.ChannelInfo(ctx, messenger.Channel{ID: id, AccessHash: d.em.AccountAccessHash(id)})
@@ -255,7 +255,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		}
 		return row, nil
 	}
-	dest, err := find(seed.Destination.Title, seed.Destination.Username)
+	dest, err := find(seed.Destination.Title, seed.Destination.Username, true)
 	if err != nil {
 		return fmt.Errorf("demo: destination channel: %w", err)
 	}
@@ -270,7 +270,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 				continue
 			}
 		}
-		ch, err := find(sc.Title, sc.Username)
+		ch, err := find(sc.Title, sc.Username, false)
 		if err == nil {
 			_, err = link(ch, hoard.ChannelSource, hoard.MapReader, sc.Category)
 		}
