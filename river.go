@@ -202,9 +202,15 @@ func (ScanChannelArgs) InsertOpts() river.InsertOpts {
 // ScanTopicArgs scans one forum topic of a channel map after the topic's
 // watermark.
 type ScanTopicArgs struct {
-	RunID   int64 `json:"run_id"`
-	MapID   int64 `json:"map_id"`
-	TopicID int64 `json:"topic_id"`
+	RunID   int64 `json:"run_id" river:"unique"`
+	MapID   int64 `json:"map_id" river:"unique"`
+	TopicID int64 `json:"topic_id" river:"unique"`
+	// TopMessageID is the topic's newest message when the topic list was
+	// read (0: unknown). The scan sees every message up to it, so the
+	// watermark may advance that far even when that message is one the
+	// history leaves out (a service message, or for General a message of
+	// another topic).
+	TopMessageID int64 `json:"top_message_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.

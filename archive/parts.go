@@ -8,7 +8,26 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 )
+
+// filesRead counts the bytes read from files opened by OpenParts.
+var filesRead atomic.Int64
+
+// FilesBytesRead returns how many bytes this process has read from part
+// files opened by OpenParts: every read of a spooled download (type
+// detection, listing, preview extraction, upload, verification) goes
+// through them, so it measures how often the spool is read back.
+func FilesBytesRead() int64 { return filesRead.Load() }
+
+// countingFile counts the bytes read from an opened part file.
+type countingFile struct{ f *os.File }
+
+func (c countingFile) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.f.ReadAt(b, off)
+	filesRead.Add(int64(n))
+	return n, err
+}
 
 // Parts is a read-only view of several part files as one logical file, the
 // concatenation of the parts in order. It implements io.ReaderAt and is safe
@@ -48,7 +67,7 @@ func OpenParts(paths ...string) (*Parts, error) {
 			p.Close()
 			return nil, fmt.Errorf("open parts: %w", err)
 		}
-		p.files = append(p.files, f)
+		p.files = append(p.files, countingFile{f})
 		p.closer = append(p.closer, f)
 		p.starts = append(p.starts, p.starts[len(p.starts)-1]+st.Size())
 	}

@@ -110,3 +110,24 @@ func TestPartsSection(t *testing.T) {
 		t.Error("no paths accepted")
 	}
 }
+
+func TestFilesBytesReadCountsPartReads(t *testing.T) {
+	parts := [][]byte{pseudoRandom(1000, 1), pseudoRandom(3000, 3)}
+	p, err := OpenParts(writeParts(t, t.TempDir(), "x", parts)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	before := FilesBytesRead()
+	if _, err := io.ReadAll(p.Section(Range{Offset: 500, Length: 1000})); err != nil {
+		t.Fatal(err)
+	}
+	ra, _ := p.Part(1)
+	if _, err := ra.ReadAt(make([]byte, 100), 0); err != nil {
+		t.Fatal(err)
+	}
+	// Other tests of the package may read parts concurrently: at least.
+	if got := FilesBytesRead() - before; got < 1100 {
+		t.Fatalf("counted %d bytes, want at least 1100", got)
+	}
+}

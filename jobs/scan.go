@@ -89,7 +89,7 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
 		return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
 			return completeTx(ctx, db, job, fn)
-		}, src, nil, job.Args.RunID)
+		}, src, nil, 0, job.Args.RunID)
 	}
 
 	act.set(ctx, hoard.RunActivity{Activity: "Listing topics of " + src.channel.Title, Step: "scanning",
@@ -120,15 +120,14 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			if !p.FetchEnabled {
 				continue
 			}
-			// The topic list carries each topic's newest message: an idle
-			// topic costs no history call at all.
-			if t.TopMessageID != 0 && int64(t.TopMessageID) <= p.LastProcessedMessageID && !p.LastScanFoundArchives {
+			if topicIdle(t, p) {
 				continue
 			}
 			if ok, _ := shouldScan(p.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
 				continue
 			}
-			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: job.Args.RunID, MapID: src.m.ID, TopicID: int64(t.ID)}})
+			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: job.Args.RunID, MapID: src.m.ID,
+				TopicID: int64(t.ID), TopMessageID: int64(t.TopMessageID)}})
 		}
 		return nil
 	})
@@ -142,6 +141,26 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
 		return err
 	})
+}
+
+// topicIdle reports a topic with nothing after its watermark: the topic
+// list carries each topic's newest message, so an idle topic costs no
+// history call at all. Whether the last scan found archives does not
+// matter: what it found was queued and the watermark moved past it (a set
+// held back keeps the watermark below it, so its topic is not idle).
+func topicIdle(t messenger.Topic, p hoard.TopicProgress) bool {
+	return t.TopMessageID != 0 && int64(t.TopMessageID) <= p.LastProcessedMessageID
+}
+
+// nextWatermark is where a scan leaves the watermark: after the newest
+// message it saw (maxID) or the newest the topic list named (top, 0 when
+// unknown), but before the first set held back (hold, 0 when none).
+func nextWatermark(maxID, top, hold int64) int64 {
+	mark := max(maxID, top)
+	if hold != 0 {
+		mark = min(mark, hold-1)
+	}
+	return mark
 }
 
 // resolveScanMap resolves the map a scan job names; a map deleted since the
@@ -196,7 +215,7 @@ func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTop
 		ChannelID: src.channel.ID, TopicID: topic.TopicID, AccountChannelMapID: src.m.ID})
 	return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
 		return completeTx(ctx, db, job, fn)
-	}, src, topic, job.Args.RunID)
+	}, src, topic, job.Args.TopMessageID, job.Args.RunID)
 }
 
 // completeFunc runs a transaction that also completes the calling job.
@@ -206,8 +225,10 @@ type completeFunc func(fn func(tx *store.DB, client *river.Client[pgx.Tx]) error
 // watermark, groups the candidate files into sets, drops duplicates by the
 // rules that need no bytes, and in one transaction enqueues an
 // ingest_message job per remaining set, advances the watermark and records
-// the scan state. A set not settled yet holds the watermark before it.
-func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, topic *hoard.TopicProgress, runID int64) error {
+// the scan state. A set not settled yet holds the watermark before it. top
+// is the topic's newest message id from the topic list (0 when unknown):
+// the watermark advances at least that far.
+func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, topic *hoard.TopicProgress, top int64, runID int64) error {
 	db := d.DB
 	watermark, state := src.m.LastProcessedMessageID, src.m.ScanState
 	q := messenger.HistoryQuery{AfterID: int(watermark)}
@@ -298,10 +319,7 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 			InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)})
 	}
 
-	newMark := maxID
-	if hold != 0 {
-		newMark = min(newMark, hold-1)
-	}
+	newMark := nextWatermark(maxID, top, hold)
 	pending, err := db.CountPendingSkipped(ctx, src.channel.ID)
 	if err != nil {
 		return err

@@ -5,7 +5,62 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
 )
+
+func TestTopicIdle(t *testing.T) {
+	progress := func(mark int64, found bool) hoard.TopicProgress {
+		return hoard.TopicProgress{LastProcessedMessageID: mark, ScanState: hoard.ScanState{LastScanFoundArchives: found}}
+	}
+	tests := []struct {
+		name string
+		top  int
+		p    hoard.TopicProgress
+		want bool
+	}{
+		{"never scanned", 40, progress(0, false), false},
+		{"new message", 41, progress(40, false), false},
+		{"nothing new", 40, progress(40, false), true},
+		// The last scan queued what it found and moved past it: a forum
+		// whose topics all had archives once must not cost a history call
+		// per topic on the next cycle.
+		{"nothing new after a scan that found archives", 40, progress(40, true), true},
+		{"watermark past the top (a deleted message)", 39, progress(40, false), true},
+		{"top message unknown", 0, progress(40, false), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := topicIdle(messenger.Topic{ID: 5, TopMessageID: tt.top}, tt.p); got != tt.want {
+				t.Fatalf("topicIdle = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNextWatermark(t *testing.T) {
+	tests := []struct {
+		name                  string
+		maxID, top, hold, out int64
+	}{
+		{"newest message seen", 50, 50, 0, 50},
+		// General's history leaves out the other topics' messages, and a
+		// renamed topic's newest message is a service message: without
+		// the topic list's top message the watermark would stay behind and
+		// every cycle would read the same history again.
+		{"top message left out of the history", 12, 2000, 0, 2000},
+		{"nothing in the history", 0, 1, 0, 1},
+		{"top unknown", 50, 0, 0, 50},
+		{"history newer than the list", 60, 50, 0, 60},
+		{"held set stops the watermark", 50, 2000, 45, 44},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nextWatermark(tt.maxID, tt.top, tt.hold); got != tt.out {
+				t.Fatalf("nextWatermark(%d, %d, %d) = %d, want %d", tt.maxID, tt.top, tt.hold, got, tt.out)
+			}
+		})
+	}
+}
 
 func TestShouldScan(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -3,6 +3,7 @@ package messenger
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,6 +11,7 @@ import (
 // Limiter per account is shared by everything that account does. It is safe
 // for concurrent use.
 type Limiter struct {
+	waits  atomic.Int64
 	mu     sync.Mutex
 	rate   float64
 	burst  float64
@@ -25,9 +27,14 @@ func NewLimiter(rate float64, burst int) *Limiter {
 	return &Limiter{rate: rate, burst: float64(burst), tokens: float64(burst), last: time.Now()}
 }
 
-// Wait blocks until a token is available or ctx ends.
+// Wait blocks until a token is available or ctx ends. Every call counts
+// in Waits, limited or not.
 func (l *Limiter) Wait(ctx context.Context) error {
-	if l == nil || l.rate <= 0 {
+	if l == nil {
+		return ctx.Err()
+	}
+	l.waits.Add(1)
+	if l.rate <= 0 {
 		return ctx.Err()
 	}
 	l.mu.Lock()
@@ -57,4 +64,14 @@ func (l *Limiter) Wait(ctx context.Context) error {
 		l.mu.Unlock()
 		return ctx.Err()
 	}
+}
+
+// Waits returns how many times Wait was called: with one Limiter per
+// account and one Wait per request, the number of platform requests that
+// account made (retries after a flood wait included).
+func (l *Limiter) Waits() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.waits.Load()
 }

@@ -28,4 +28,14 @@ func TestLimiter(t *testing.T) {
 	if err := (*Limiter)(nil).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if l.Waits() != 7 || slow.Waits() != 2 || (*Limiter)(nil).Waits() != 0 {
+		t.Fatalf("waits counted: %d, %d", l.Waits(), slow.Waits())
+	}
+	free := NewLimiter(0, 1) // unlimited requests count too
+	for range 3 {
+		_ = free.Wait(ctx)
+	}
+	if free.Waits() != 3 {
+		t.Fatalf("unlimited waits counted: %d", free.Waits())
+	}
 }

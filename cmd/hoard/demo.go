@@ -25,6 +25,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	addr := fset.String("addr", "", "web listen address (default LISTEN_ADDR or :8080)")
 	seed := fset.String("seed", "", "emulator seed file (needs the messenger emulator)")
 	once := fset.Bool("once", false, "run one ingestion cycle and exit (needs the messenger emulator)")
+	noLimit := fset.Bool("no-rate-limit", false, "no per-account request limit (benchmarks against the emulator)")
 	if err := fset.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -72,7 +73,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "hoard demo: create the administrator: %v\n", err)
 		return exitFailure
 	}
-	dm, err := a.startDemoMessenger(ctx, *seed)
+	dm, err := a.startDemoMessenger(ctx, *seed, *noLimit)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo: messenger emulator: %v\n", err)
 		return exitFailure
@@ -86,7 +87,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	clients.lend(dm.accountID, dm.account)
 	a.clients = clients
 	if *once {
-		return a.demoOnce(ctx, stdout, stderr)
+		return a.demoOnce(ctx, dm, stdout, stderr)
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
 		fmt.Fprintf(stdout, "\nhoard demo is running: %s\nSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\nStop it with Ctrl-C.\n\n",

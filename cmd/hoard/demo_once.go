@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/queue"
 )
 
@@ -29,12 +30,18 @@ type onceSummary struct {
 	Groups        int64  `json:"groups"`
 	Skipped       int64  `json:"skipped"`
 	Notifications int64  `json:"notifications"`
+	// PlatformRequests is how many requests the account made from queueing
+	// the cycle until it and its grouping were done.
+	PlatformRequests int64 `json:"platform_requests"`
+	// SpoolReadBytes is how many bytes the process read back from spooled
+	// downloads (archive.FilesBytesRead).
+	SpoolReadBytes int64 `json:"spool_read_bytes"`
 }
 
 // demoOnce runs one ingestion cycle with the worker (no schedule, quick
 // retries), waits until it and the grouping it queued are done, prints a
 // JSON summary and reports success when the run COMPLETED.
-func (a *app) demoOnce(ctx context.Context, stdout, stderr io.Writer) int {
+func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, onceTimeout)
 	defer cancel()
 	a.noSchedule = true
@@ -52,6 +59,7 @@ func (a *app) demoOnce(ctx context.Context, stdout, stderr io.Writer) int {
 		defer stop()
 		_ = queue.Stop(stopCtx, client)
 	}()
+	requests := dm.limiter.Waits()
 	res, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerDemo}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo --once: queue the cycle: %v\n", err)
@@ -81,7 +89,8 @@ func (a *app) demoOnce(ctx context.Context, stdout, stderr io.Writer) int {
 	}
 	sum := onceSummary{RunID: run.ID, RunStatus: string(run.Status), RunError: run.ErrorMessage,
 		Scanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound, Duplicates: run.Duplicates,
-		Ingested: run.Ingested, SkippedInRun: run.Skipped}
+		Ingested: run.Ingested, SkippedInRun: run.Skipped,
+		PlatformRequests: dm.limiter.Waits() - requests, SpoolReadBytes: archive.FilesBytesRead()}
 	for _, c := range []struct {
 		dst   *int64
 		table string

@@ -77,7 +77,7 @@ func runHoard(t *testing.T, vars map[string]string, args ...string) result {
 }
 
 // dataDir makes a fresh DATA_DIR the embedded server's user can reach.
-func dataDir(t *testing.T) string {
+func dataDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hoard-data-")
 	if err != nil {

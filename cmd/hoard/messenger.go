@@ -83,11 +83,14 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return exitOK
 }
 
-// demoMessenger is the in-process emulator of `hoard demo` and the clients
-// signed in to it.
+// demoMessenger is the emulator of `hoard demo` (in-process, or another
+// process's when TELEGRAM_EMULATOR is set) and the clients signed in to it.
 type demoMessenger struct {
-	em      *emulator.Emulator
+	em      *emulator.Emulator // nil: the emulator of TELEGRAM_EMULATOR
+	info    emulator.Info
 	account *telegram.Account
+	// limiter is the account's: its Waits count the account's requests.
+	limiter *messenger.Limiter
 	// accountID is the account row the emulator's account signed in as.
 	accountID int64
 	bot       *telegram.Bot
@@ -105,15 +108,44 @@ func (d *demoMessenger) close() {
 	}
 }
 
+// demoRequestRate is the request rate of the demo's emulated account.
+const demoRequestRate = 200
+
 // startDemoMessenger starts the emulator with its state under
 // DATA_DIR/emulator (the built-in world unless seedPath is set), signs the
 // seeded account in (with the emulator's code), configures the destination
 // channel and every seeded channel as an active source with its category,
-// and signs the bot in.
-// demoRequestRate is the request rate of the demo's emulated account.
-const demoRequestRate = 200
-
-func (a *app) startDemoMessenger(ctx context.Context, seedPath string) (*demoMessenger, error) {
+// and signs the bot in. With TELEGRAM_EMULATOR set it starts none and uses
+// that emulator, which must serve the world of seedPath (channels are found
+// by username there). noLimit lifts the account's request limit.
+func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit bool) (*demoMessenger, error) {
+	// The emulator runs on this machine: the demo account is not held to
+	// the platform's pace (10 requests/s, about 5 MiB/s up), or the demo's
+	// 2.3 GB file would take ten minutes to publish.
+	d := &demoMessenger{limiter: messenger.NewLimiter(demoRequestRate, 50)}
+	if noLimit {
+		d.limiter = messenger.NewLimiter(0, 1)
+	}
+	if a.cfg.TelegramEmulator != "" {
+		if seedPath == "" {
+			return nil, errors.New("TELEGRAM_EMULATOR needs --seed: the world the emulator serves")
+		}
+		seed, err := emulator.LoadSeed(seedPath)
+		if err != nil {
+			return nil, err
+		}
+		info, err := telegram.LoadEmulatorInfo(a.cfg.TelegramEmulator)
+		if err != nil {
+			return nil, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
+		}
+		d.info = emulator.Info{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys, Phone: info.Phone,
+			Code: info.Code, BotToken: info.BotToken}
+		if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
+			d.close()
+			return nil, err
+		}
+		return d, nil
+	}
 	dir := filepath.Join(a.cfg.DataDir, "emulator")
 	if seedPath == "" {
 		var err error
@@ -125,7 +157,6 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string) (*demoMes
 	if err != nil {
 		return nil, err
 	}
-	d := &demoMessenger{}
 	d.em, err = emulator.New(emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Logger: a.log})
 	if err != nil {
 		return nil, err
@@ -138,6 +169,7 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string) (*demoMes
 		d.close()
 		return nil, err
 	}
+	d.info = d.em.Info()
 	if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
 		d.close()
 		return nil, err
@@ -146,7 +178,7 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string) (*demoMes
 }
 
 func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *emulator.Seed) error {
-	info := d.em.Info()
+	info := d.info
 	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
 	if err != nil {
 		return err
@@ -160,10 +192,6 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	if base.AppHash == "" {
 		base.AppHash = "demo"
 	}
-	// The emulator runs on this machine: the demo account is not held to
-	// the platform's pace (10 requests/s, about 5 MiB/s up), or the demo's
-	// 2.3 GB file would take ten minutes to publish.
-	base.Limiter = messenger.NewLimiter(demoRequestRate, 50)
 
 	acc, err := a.db.FindAccountByPhone(ctx, info.Phone)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
@@ -175,6 +203,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	d.accountID = acc.ID
 	cfg := base
 	cfg.SessionKey = "account:" + strconv.FormatInt(acc.ID, 10)
+	cfg.Limiter = d.limiter
 	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {
 		return fmt.Errorf("demo: account client: %w", err)
 	}
@@ -206,11 +235,22 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		return err
 	}
 
-	link := func(platformID int64, kind hoard.ChannelKind, role hoard.MapRole, category string) (*hoard.Channel, error) {
-		ch, err := d.account.ChannelInfo(ctx, messenger.Channel{ID: platformID, AccessHash: d.em.AccountAccessHash(platformID)})
-		if err != nil {
-			return nil, err
+	// find reads a seeded channel: by id and the access hash the
+	// in-process emulator tells, or by username from another process's.
+	find := func(title, username string, dest bool) (messenger.Channel, error) {
+		if d.em == nil {
+			if username == "" {
+				return messenger.Channel{}, fmt.Errorf("channel %q has no username to find it by", title)
+			}
+			return d.account.ResolveChannel(ctx, messenger.ChannelRef{Username: username})
 		}
+		id := d.em.ChannelID(title)
+		if dest {
+			id = d.em.DestinationID()
+		}
+		return d.account.ChannelInfo(ctx, messenger.Channel{ID: id, AccessHash: d.em.AccountAccessHash(id)})
+	}
+	link := func(ch messenger.Channel, kind hoard.ChannelKind, role hoard.MapRole, category string) (*hoard.Channel, error) {
 		row := &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: kind, Category: category,
 			IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
 		if err := a.db.UpsertChannel(ctx, row); err != nil {
@@ -221,11 +261,14 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		}
 		return row, nil
 	}
-	if _, err := link(d.em.DestinationID(), hoard.ChannelDestination, hoard.MapWriter, ""); err != nil {
+	dest, err := find(seed.Destination.Title, seed.Destination.Username, true)
+	if err != nil {
+		return fmt.Errorf("demo: destination channel: %w", err)
+	}
+	if _, err := link(dest, hoard.ChannelDestination, hoard.MapWriter, ""); err != nil {
 		return fmt.Errorf("demo: destination channel: %w", err)
 	}
 	for _, sc := range seed.Channels {
-		id := d.em.ChannelID(sc.Title)
 		if !sc.Joined {
 			ref := messenger.ChannelRef{Username: sc.Username, InviteHash: sc.Invite}
 			if _, status, err := d.account.JoinChannel(ctx, ref); err != nil || status == messenger.RequestSent {
@@ -233,7 +276,11 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 				continue
 			}
 		}
-		if _, err := link(id, hoard.ChannelSource, hoard.MapReader, sc.Category); err != nil {
+		ch, err := find(sc.Title, sc.Username, false)
+		if err == nil {
+			_, err = link(ch, hoard.ChannelSource, hoard.MapReader, sc.Category)
+		}
+		if err != nil {
 			a.log.Warn("demo: seeded channel not set up", "channel", sc.Title, "err", err)
 		}
 	}
