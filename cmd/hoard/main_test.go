@@ -32,8 +32,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build hoard: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	storetest.Main(m)
+	storetest.Main(m, func() { os.RemoveAll(dir) })
 }
 
 type result struct {

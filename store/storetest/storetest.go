@@ -55,11 +55,15 @@ var (
 	createMu  sync.Mutex // CREATE DATABASE … TEMPLATE must not race on one template
 )
 
-// Main runs the tests of a package and then removes what storetest created.
-// Use it as `func TestMain(m *testing.M) { storetest.Main(m) }`.
-func Main(m *testing.M) {
+// Main runs the tests of a package and then removes what storetest created
+// and runs cleanups (Main exits the process: a deferred call in TestMain
+// would never run). Use it as `func TestMain(m *testing.M) { storetest.Main(m) }`.
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
 	teardown()
+	for _, c := range cleanups {
+		c()
+	}
 	os.Exit(code)
 }
 
