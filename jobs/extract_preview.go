@@ -261,22 +261,11 @@ func (d *Deps) remotePackage(ctx context.Context, p *hoard.Package, res *fetchRe
 	if p.DestChannelID == 0 || len(p.DestMessageIDs) == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "%s is not published to the destination channel, so its bytes cannot be read.", p.FileName)
 	}
-	dest, err := d.DB.FindChannelByID(ctx, p.DestChannelID)
-	if err != nil {
-		return nil, fmt.Errorf("destination channel: %w", err)
-	}
-	m, err := d.DB.FindWriterMap(ctx, dest.ID, 0)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, hoard.Errorf(hoard.EINVALID, "No signed-in account can read the destination channel %q.", dest.Title)
-	}
+	src, err := d.destinationReader(ctx, p.DestChannelID)
 	if err != nil {
 		return nil, err
 	}
-	acc, err := d.account(ctx, m.AccountID)
-	if err != nil {
-		return nil, err
-	}
-	peer := peerOf(dest, m)
+	acc, peer := src.account, src.peer
 	ids := make([]int, len(p.DestMessageIDs))
 	for i, id := range p.DestMessageIDs {
 		ids[i] = int(id)

@@ -111,6 +111,32 @@ func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accoun
 	return nil, hoard.Errorf(hoard.ENOTFOUND, "account %d no longer writes to destination %q", accountID, dest.Title)
 }
 
+// destinationReader is a signed-in account's view of destination channel
+// destID, for reading what hoard published there (rebuild, previews).
+// EINVALID, with a message for the user, when the channel is gone or no
+// signed-in account can read it.
+func (d *Deps) destinationReader(ctx context.Context, destID int64) (*source, error) {
+	dest, err := d.DB.FindChannelByID(ctx, destID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND || destID == 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel no longer exists.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("destination channel: %w", err)
+	}
+	m, err := d.DB.FindWriterMap(ctx, dest.ID, 0)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil, hoard.Errorf(hoard.EINVALID, "No signed-in account can read the destination channel %q.", dest.Title)
+	}
+	if err != nil {
+		return nil, err
+	}
+	acc, err := d.account(ctx, m.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return &source{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+}
+
 // completeTx runs fn and marks job completed in one transaction: the rows fn
 // writes, the jobs it inserts and the completion commit together or not at
 // all.

@@ -176,25 +176,7 @@ func (d *Deps) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*sourc
 	if run.DestChannelID == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
 	}
-	dest, err := d.DB.FindChannelByID(ctx, run.DestChannelID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("destination channel: %w", err)
-	}
-	m, err := d.DB.FindWriterMap(ctx, dest.ID, 0)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, hoard.Errorf(hoard.EINVALID, "No signed-in account can read the destination channel %q.", dest.Title)
-	}
-	if err != nil {
-		return nil, err
-	}
-	acc, err := d.account(ctx, m.AccountID)
-	if err != nil {
-		return nil, err
-	}
-	return &source{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+	return d.destinationReader(ctx, run.DestChannelID)
 }
 
 // rebuildPage is one progress step: messages messages up to lastID, and the
