@@ -86,7 +86,18 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 		if err != nil {
 			return fmt.Errorf("ingest cycle: audit: %w", err)
 		}
-		finished, err := tx.FinishRun(ctx, run.ID, hoard.RunCompleted, "")
+		// A scan whose attempts ran out is no notification type of the
+		// spec, but must not pass unseen: the run says so.
+		failed, err := tx.FailedRunJobErrors(ctx, run.ID, hoard.ScanChannelArgs{}.Kind(), hoard.ScanTopicArgs{}.Kind())
+		if err != nil {
+			return err
+		}
+		note := ""
+		if len(failed) > 0 {
+			note = fmt.Sprintf("%d scan(s) failed after every attempt; the next cycle tries again. Last error: %s",
+				len(failed), failed[len(failed)-1])
+		}
+		finished, err := tx.FinishRun(ctx, run.ID, hoard.RunCompleted, note)
 		if err != nil {
 			return err
 		}

@@ -191,6 +191,20 @@ func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...
 	return n, wrap("count unfinished run jobs", err)
 }
 
+// FailedRunJobErrors returns the last error of each River job of the given
+// kinds that belongs to run runID and ended discarded (its attempts spent),
+// oldest first.
+func (db *DB) FailedRunJobErrors(ctx context.Context, runID int64, kinds ...string) ([]string, error) {
+	rows, err := db.q.Query(ctx, `SELECT coalesce(errors[array_length(errors, 1)] ->> 'error', 'no error recorded')
+		FROM river_job WHERE state = 'discarded' AND kind = ANY($2) AND args @> jsonb_build_object('run_id', $1::bigint)
+		ORDER BY id`, runID, kinds)
+	if err != nil {
+		return nil, wrap("failed run jobs", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, wrap("failed run jobs", err)
+}
+
 // IsDestMessageTaken reports whether a destination message already belongs
 // to a package or to a posted transfer part.
 func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID int64) (bool, error) {

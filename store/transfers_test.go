@@ -686,3 +686,32 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedRunJobErrors(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	scan, topic := hoard.ScanChannelArgs{}.Kind(), hoard.ScanTopicArgs{}.Kind()
+	run := func(id int64) map[string]any { return map[string]any{"run_id": id, "map_id": 3} }
+	attemptErr := func(msg string) string { return fmt.Sprintf(`{"at":"2026-01-01T00:00:00Z","attempt":1,"error":%q}`, msg) }
+	for _, j := range []riverJob{
+		{Kind: scan, State: "discarded", Args: run(1), Attempt: 5, Errors: []string{attemptErr("first try"), attemptErr("scan Minis: timeout")}},
+		{Kind: topic, State: "discarded", Args: run(1), Attempt: 5, Errors: []string{attemptErr("scan Dragons: EOF")}},
+		{Kind: topic, State: "discarded", Args: run(1), Attempt: 5}, // no error recorded
+		{Kind: scan, State: "retryable", Args: run(1), Attempt: 2, Errors: []string{attemptErr("still trying")}},
+		{Kind: scan, State: "completed", Args: run(1), Attempt: 1},
+		{Kind: scan, State: "discarded", Args: run(2), Attempt: 5, Errors: []string{attemptErr("another run")}},
+		{Kind: hoard.IngestMessageArgs{}.Kind(), State: "discarded", Args: run(1), Attempt: 5, Errors: []string{attemptErr("not a scan")}},
+	} {
+		mustRiverJob(t, db, j)
+	}
+	got, err := db.FailedRunJobErrors(ctx, 1, scan, topic)
+	must(t, err)
+	want := []string{"scan Minis: timeout", "scan Dragons: EOF", "no error recorded"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("FailedRunJobErrors = %q, want %q", got, want)
+	}
+	if got, err := db.FailedRunJobErrors(ctx, 3, scan, topic); err != nil || len(got) != 0 {
+		t.Fatalf("a run without failures: %q, %v", got, err)
+	}
+}
