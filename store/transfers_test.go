@@ -693,7 +693,9 @@ func TestFailedRunJobErrors(t *testing.T) {
 	ctx := context.Background()
 	scan, topic := hoard.ScanChannelArgs{}.Kind(), hoard.ScanTopicArgs{}.Kind()
 	run := func(id int64) map[string]any { return map[string]any{"run_id": id, "map_id": 3} }
-	attemptErr := func(msg string) string { return fmt.Sprintf(`{"at":"2026-01-01T00:00:00Z","attempt":1,"error":%q}`, msg) }
+	attemptErr := func(msg string) string {
+		return fmt.Sprintf(`{"at":"2026-01-01T00:00:00Z","attempt":1,"error":%q}`, msg)
+	}
 	for _, j := range []riverJob{
 		{Kind: scan, State: "discarded", Args: run(1), Attempt: 5, Errors: []string{attemptErr("first try"), attemptErr("scan Minis: timeout")}},
 		{Kind: topic, State: "discarded", Args: run(1), Attempt: 5, Errors: []string{attemptErr("scan Dragons: EOF")}},
