@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,128 +11,44 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
-	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/hoard/hoard"
+	bt "github.com/hoard/hoard/web/browsertest"
 )
-
-// chromiumPath finds Debian's chromium. Without it the browser tests fail
-// under CI (where .ci/run installs it) and are skipped elsewhere.
-func chromiumPath(t *testing.T) string {
-	for _, p := range []string{os.Getenv("HOARD_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: the browser tests need it (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium); browser tests skipped outside CI")
-	return ""
-}
-
-// browserCtx starts a headless chromium for one test; on failure the page
-// is saved as a screenshot and its path logged.
-func browserCtx(t *testing.T) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)), chromedp.NoSandbox,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	// Confirmation dialogs are accepted; prompts dismissed.
-	if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
-		Source: "window.confirm = () => true; window.prompt = () => null;"}); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			if shot, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
-				path := filepath.Join(os.TempDir(), fmt.Sprintf("hoard-%s-%d.png", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().Unix()))
-				if os.WriteFile(path, shot, 0o644) == nil {
-					t.Logf("screenshot of the failing page: %s", path)
-				}
-			}
-		}
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	return ctx
-}
-
-// eventually waits up to 10 s for cond, which the browser's last action
-// makes true once its request completes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: not within 10 s", what)
-}
-
-// run runs one browser action that yields a value.
-func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		loc, _ := chromedp.Run(ctx, chromedp.Location())
-		t.Fatalf("browser step failed at %s: %v", loc, err)
-	}
-}
-
-func text(t *testing.T, ctx context.Context, sel string) string {
-	t.Helper()
-	return run(t, ctx, chromedp.Text(chromedp.CSS(sel)))
-}
 
 // TestBrowserUserJourney: register from an invite link, search, open a
 // package, send it, upload files and watch the status, change settings, sign
 // out and back in.
 func TestBrowserUserJourney(t *testing.T) {
 	e := newEnv(t)
-	ctx := browserCtx(t)
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the journey's pages")
 	pk := e.seedCatalog()
 	code := e.invite(1, time.Hour)
 	base := e.ts.URL
 
-	do(t, ctx, chromedp.Navigate(base+"/register?code="+code),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/register?code="+code),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
 		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
-	if got := text(t, ctx, "ul.grid"); !strings.Contains(got, "Red Dragon Pack.zip") {
+	if got := bt.Text(t, ctx, "ul.grid"); !strings.Contains(got, "Red Dragon Pack.zip") {
 		t.Fatalf("catalog after registration: %q", got)
 	}
 
 	// Search, then open the package.
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "knight"),
+	bt.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "knight"),
 		chromedp.Submit(chromedp.CSS(`input[name=q]`)),
 		// The result page no longer lists the dragon packages.
 		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`a[href="/packages/%d"]`, pk["Red Dragon Pack.zip"].ID))),
 		chromedp.WaitVisible(chromedp.CSS(`ul.grid li`)))
-	if got := text(t, ctx, "ul.grid"); !strings.Contains(got, "Knight Helmet.rar") || strings.Contains(got, "Dragon") {
+	if got := bt.Text(t, ctx, "ul.grid"); !strings.Contains(got, "Knight Helmet.rar") || strings.Contains(got, "Dragon") {
 		t.Fatalf("search results: %q", got)
 	}
-	do(t, ctx, chromedp.Click(chromedp.CSS(`ul.grid li a`)), chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
-	if got := text(t, ctx, "article.package h1"); got != "Knight Helmet.rar" {
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`ul.grid li a`)), chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
+	if got := bt.Text(t, ctx, "article.package h1"); got != "Knight Helmet.rar" {
 		t.Fatalf("package page title %q", got)
 	}
 
@@ -147,26 +62,26 @@ func TestBrowserUserJourney(t *testing.T) {
 		}
 		files = append(files, p)
 	}
-	do(t, ctx, chromedp.Navigate(base+"/uploads"), chromedp.WaitVisible(chromedp.CSS(`input[type=file]`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/uploads"), chromedp.WaitVisible(chromedp.CSS(`input[type=file]`)),
 		chromedp.SetUploadFiles(chromedp.CSS(`input[type=file]`), files),
 		chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-upload-state]`)))
-	if got := text(t, ctx, "[data-upload-state]"); got != "processing" {
+	if got := bt.Text(t, ctx, "[data-upload-state]"); got != "processing" {
 		t.Fatalf("upload phase %q", got)
 	}
-	if got := text(t, ctx, "[data-upload-poll]"); !strings.Contains(got, "Castle.zip") || !strings.Contains(got, "Castle.pdf") {
+	if got := bt.Text(t, ctx, "[data-upload-poll]"); !strings.Contains(got, "Castle.zip") || !strings.Contains(got, "Castle.pdf") {
 		t.Fatalf("upload files: %q", got)
 	}
 
 	// Get a messenger link code.
-	do(t, ctx, chromedp.Navigate(base+"/settings"), chromedp.Click(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/settings"), chromedp.Click(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.code`)))
-	if got := text(t, ctx, "p.code"); len(got) != linkCodeLen {
+	if got := bt.Text(t, ctx, "p.code"); len(got) != linkCodeLen {
 		t.Fatalf("link code %q", got)
 	}
 
 	// Sign out and in again.
-	do(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
 		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
@@ -178,7 +93,9 @@ func TestBrowserUserJourney(t *testing.T) {
 // channel, open the queue UI.
 func TestBrowserAdminJourney(t *testing.T) {
 	e := newEnv(t)
-	ctx := browserCtx(t)
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the journey's pages")
 	pk := e.seedCatalog()
 	admin, password := e.user(hoard.RoleAdmin)
 	base := e.ts.URL
@@ -192,22 +109,22 @@ func TestBrowserAdminJourney(t *testing.T) {
 		Severity: hoard.SeverityWarning, Title: "Lost access to Minis", DedupKey: "browser"}); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Navigate(base+"/login"),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
 		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
-	if got := text(t, ctx, "[data-bell-count]"); got != "1" {
+	if got := bt.Text(t, ctx, "[data-bell-count]"); got != "1" {
 		t.Fatalf("bell badge %q", got)
 	}
 
 	// Bulk tag edit: select two packages, add a tag.
 	a, b := pk["Red Dragon Pack.zip"], pk["Knight Helmet.rar"]
-	do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
 		chromedp.SendKeys(chromedp.CSS(`input[name=tags]`), "Browser, Bulk"),
 		chromedp.Click(chromedp.CSS(`#bulk button[type=submit]:not([formaction])`)))
-	eventually(t, "bulk tags saved", func() bool {
+	bt.Eventually(t, "bulk tags saved", func() bool {
 		for _, id := range []int64{a.ID, b.ID} {
 			p, _ := e.db.FindPackageByID(context.Background(), id)
 			if !slices.Contains(p.Tags, "Browser") || !slices.Contains(p.Tags, "Bulk") {
@@ -219,16 +136,16 @@ func TestBrowserAdminJourney(t *testing.T) {
 
 	// Groups: create one from two selected packages, then merge another
 	// group into it in two steps.
-	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
 		chromedp.SendKeys(chromedp.CSS(`#bulk input[name=name]`), "Browser group"),
 		chromedp.Click(chromedp.CSS(`#bulk button[formaction="/groups"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
-	if got := text(t, ctx, "article.package h1"); got != "Browser group" {
+	if got := bt.Text(t, ctx, "article.package h1"); got != "Browser group" {
 		t.Fatalf("group page title %q", got)
 	}
-	target := run(t, ctx, chromedp.Location())
+	target := bt.Run(t, ctx, chromedp.Location())
 	extra := &hoard.Package{FileName: "Knight Shield.zip", FileSize: 5, ArchiveType: hoard.ArchiveZIP, SourceChannelID: b.SourceChannelID,
 		ContentHash: strings.Repeat("e", 64)}
 	if err := e.db.CreatePackage(context.Background(), extra); err != nil {
@@ -238,27 +155,27 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)),
+	bt.Do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)),
 		chromedp.Click(chromedp.CSS(`form[action$="/merge/start"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
 		chromedp.Navigate(target),
 		chromedp.Click(chromedp.CSS(`form[action$="/merge"] button`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/merge"]`)))
-	eventually(t, "groups merged", func() bool {
+	bt.Eventually(t, "groups merged", func() bool {
 		_, err := e.db.FindGroupByID(context.Background(), source.ID)
 		return hoard.ErrorCode(err) == hoard.ENOTFOUND
 	})
-	if got := text(t, ctx, "article.package"); !strings.Contains(got, "4 packages") {
+	if got := bt.Text(t, ctx, "article.package"); !strings.Contains(got, "4 packages") {
 		t.Fatalf("merged group: %q", got)
 	}
 
 	// Invites: create one, copy its link.
-	do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)), // the new page, not the old one's rows
 		chromedp.Click(chromedp.CSS(`[data-copy]`)))
 	// The copy is asynchronous: wait until the clipboard holds the link.
 	var link string
-	eventually(t, "invite link copied", func() bool {
+	bt.Eventually(t, "invite link copied", func() bool {
 		link, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
 		return link != ""
 	})
@@ -267,10 +184,10 @@ func TestBrowserAdminJourney(t *testing.T) {
 	}
 
 	// Notifications: dismiss from the page.
-	do(t, ctx, chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS(`li.note`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS(`li.note`)),
 		chromedp.Click(chromedp.CSS(`form[action$="/dismiss"] button`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`li.note`)))
-	if got := text(t, ctx, "ul.notes"); !strings.Contains(got, "No notifications") {
+	if got := bt.Text(t, ctx, "ul.notes"); !strings.Contains(got, "No notifications") {
 		t.Fatalf("after dismiss: %q", got)
 	}
 	// The bell's list on any page: a MISSING_PART alert repaired from it.
@@ -278,13 +195,13 @@ func TestBrowserAdminJourney(t *testing.T) {
 		Severity: hoard.SeverityError, Title: "Missing part of <Red Dragon>", PackageID: a.ID, DedupKey: "browser-repair"}); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Navigate(base+"/crowdfunds"), chromedp.Click(chromedp.CSS(`[data-bell]`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/crowdfunds"), chromedp.Click(chromedp.CSS(`[data-bell]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.bell-list li.note`)))
-	if got := text(t, ctx, ".bell-list li.note strong"); got != "Missing part of <Red Dragon>" {
+	if got := bt.Text(t, ctx, ".bell-list li.note strong"); got != "Missing part of <Red Dragon>" {
 		t.Fatalf("bell list title %q", got)
 	}
-	run(t, ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll(".bell-list button")].find(b => b.textContent === "Repair").click(), true`))
-	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".bell-list").textContent.includes("Repair queued")`,
+	bt.Run(t, ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll(".bell-list button")].find(b => b.textContent === "Repair").click(), true`))
+	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector(".bell-list").textContent.includes("Repair queued")`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	if jobs := e.jobs("repair_package"); len(jobs) != 1 || jobs[0].Args["package_id"] != float64(a.ID) {
 		t.Fatalf("repair_package jobs after Repair in the bell: %+v", jobs)
@@ -292,13 +209,13 @@ func TestBrowserAdminJourney(t *testing.T) {
 
 	// Worker panel (live JSON), Trigger now (confirmed in place), and the
 	// queue UI.
-	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`[data-worker-state]`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`[data-worker-state]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("[data-worker-state]").textContent.startsWith("Idle")`,
 			chromedp.WithPollingTimeout(10*time.Second)),
 		chromedp.Click(chromedp.CSS(`form[action^="/api/ingestion/trigger"] button`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("form[action^='/api/ingestion/trigger'] [data-action-result]").textContent.includes("cycle queued")`,
 			chromedp.WithPollingTimeout(10*time.Second)))
-	if loc := run(t, ctx, chromedp.Location()); loc != base+"/admin/messenger" {
+	if loc := bt.Run(t, ctx, chromedp.Location()); loc != base+"/admin/messenger" {
 		t.Fatalf("Trigger now left the page for %s", loc)
 	}
 	if jobs := e.jobs("ingest_cycle"); len(jobs) != 1 || jobs[0].Args["trigger"] != string(hoard.TriggerManual) {
@@ -306,7 +223,7 @@ func TestBrowserAdminJourney(t *testing.T) {
 	}
 	// Rescan from the channel list: confirmed, then posted in the background.
 	rescan := fmt.Sprintf(`form[action="/admin/messenger/channels/%d/rescan"]`, a.SourceChannelID)
-	do(t, ctx, chromedp.Click(chromedp.CSS(rescan+` button`)),
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(rescan+` button`)),
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('%s [data-action-result]').textContent.startsWith("Rescan queued")`, rescan),
 			chromedp.WithPollingTimeout(10*time.Second)))
 	if jobs := e.jobs("rescan_channel"); len(jobs) != 1 || jobs[0].Args["channel_id"] != float64(a.SourceChannelID) {
@@ -316,13 +233,13 @@ func TestBrowserAdminJourney(t *testing.T) {
 	// Add a source channel by @username: the request shows as PENDING, and
 	// the page follows it until the worker records the outcome.
 	e.signedInAccount("+15550000001")
-	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`form[data-join-form]`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`form[data-join-form]`)),
 		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=ref]`), "@OpenShelf"),
 		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=category]`), "Prints"),
 		chromedp.Click(chromedp.CSS(`form[data-join-form] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="PENDING"]`)))
-	if got := text(t, ctx, `tr[data-join-status="PENDING"]`); !strings.Contains(got, "@openshelf") || !strings.Contains(got, "Prints") {
+	if got := bt.Text(t, ctx, `tr[data-join-status="PENDING"]`); !strings.Contains(got, "@openshelf") || !strings.Contains(got, "Prints") {
 		t.Fatalf("join row %q", got)
 	}
 	joins, err := e.db.ListChannelJoins(context.Background(), 1)
@@ -332,8 +249,8 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if _, err := e.db.FinishChannelJoin(context.Background(), joins[0].ID, hoard.JoinJoined, 0, "Open Shelf", ""); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="JOINED"]`)))
-	if got := text(t, ctx, `tr[data-join-status="JOINED"]`); !strings.Contains(got, "Open Shelf") {
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="JOINED"]`)))
+	if got := bt.Text(t, ctx, `tr[data-join-status="JOINED"]`); !strings.Contains(got, "Open Shelf") {
 		t.Fatalf("joined row %q", got)
 	}
 
@@ -342,12 +259,12 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if err := e.db.UpsertChannel(context.Background(), &hoard.Channel{PlatformID: 777001, Title: "Archive", Kind: hoard.ChannelDestination}); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitEnabled(chromedp.CSS(`[data-rebuild-start]`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitEnabled(chromedp.CSS(`[data-rebuild-start]`)),
 		chromedp.Click(chromedp.CSS(`[data-rebuild-start]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Running")`,
 			chromedp.WithPollingTimeout(10*time.Second)))
-	if !run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("[data-rebuild-start]").disabled`)) {
+	if !bt.Run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("[data-rebuild-start]").disabled`)) {
 		t.Fatal("the rebuild button is enabled while a rebuild runs")
 	}
 	rb, err := e.db.FindLatestRebuild(context.Background())
@@ -357,16 +274,16 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if err := e.db.AdvanceRebuild(context.Background(), rb.ID, hoard.RebuildCounters{MessagesScanned: 120, PackagesCreated: 7}, 120); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-counters]").textContent.includes("created 7")`,
+	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-counters]").textContent.includes("created 7")`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 	if _, err := e.db.FinishRebuild(context.Background(), rb.ID, hoard.RunCompleted, ""); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Last rebuild completed")`,
+	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Last rebuild completed")`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 
-	do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
-	title := run(t, ctx, chromedp.Title())
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
+	title := bt.Run(t, ctx, chromedp.Title())
 	if !strings.Contains(strings.ToLower(title), "river") {
 		t.Fatalf("queue UI title %q", title)
 	}
@@ -378,7 +295,9 @@ func TestBrowserAdminJourney(t *testing.T) {
 // the test, on the database.
 func TestBrowserChoosePreview(t *testing.T) {
 	e := newEnv(t)
-	ctx := browserCtx(t)
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the journey's pages")
 	bg := context.Background()
 	admin, password := e.user(hoard.RoleAdmin)
 	dest := &hoard.Channel{PlatformID: 4242, Title: "Archive", Kind: hoard.ChannelDestination}
@@ -397,7 +316,7 @@ func TestBrowserChoosePreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := e.ts.URL
-	do(t, ctx, chromedp.Navigate(base+"/login"),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
 		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
@@ -406,13 +325,13 @@ func TestBrowserChoosePreview(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-preview-chooser]`)),
 		chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(1) button`)))
 	var x *hoard.PreviewExtraction
-	eventually(t, "the extraction is queued", func() bool {
+	bt.Eventually(t, "the extraction is queued", func() bool {
 		var err error
 		x, err = e.db.FindLatestPreviewExtraction(bg, p.ID)
 		return err == nil
 	})
-	eventually(t, "the page shows the queued extraction", func() bool {
-		return strings.Contains(text(t, ctx, "[data-extraction-status]"), "renders/front.png")
+	bt.Eventually(t, "the page shows the queued extraction", func() bool {
+		return strings.Contains(bt.Text(t, ctx, "[data-extraction-status]"), "renders/front.png")
 	})
 	// The worker finishes it.
 	img := pngBytes(t)
@@ -422,15 +341,15 @@ func TestBrowserChoosePreview(t *testing.T) {
 	if _, err := e.db.FinishPreviewExtraction(bg, x.ID, hoard.ExtractionDone, "ranged", 2048, ""); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-package-preview] img[src="/packages/%d/preview?v=%d"]`, p.ID, x.ID))))
-	if got := text(t, ctx, "[data-extraction-status]"); got != "Preview set from renders/front.png." {
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`[data-package-preview] img[src="/packages/%d/preview?v=%d"]`, p.ID, x.ID))))
+	if got := bt.Text(t, ctx, "[data-extraction-status]"); got != "Preview set from renders/front.png." {
 		t.Fatalf("status after DONE: %q", got)
 	}
 
 	// A failure shows its message.
-	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(2) button`)))
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(2) button`)))
 	var y *hoard.PreviewExtraction
-	eventually(t, "the second extraction is queued", func() bool {
+	bt.Eventually(t, "the second extraction is queued", func() bool {
 		var err error
 		y, err = e.db.FindLatestPreviewExtraction(bg, p.ID)
 		return err == nil && y.ID != x.ID
@@ -438,8 +357,8 @@ func TestBrowserChoosePreview(t *testing.T) {
 	if _, err := e.db.FinishPreviewExtraction(bg, y.ID, hoard.ExtractionFailed, "ranged", 1024, "The image could not be extracted: entry is encrypted."); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`[data-extraction-status].bad`)))
-	if got := text(t, ctx, "[data-extraction-status]"); got != "Could not use renders/side.jpg: The image could not be extracted: entry is encrypted." {
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`[data-extraction-status].bad`)))
+	if got := bt.Text(t, ctx, "[data-extraction-status]"); got != "Could not use renders/side.jpg: The image could not be extracted: entry is encrypted." {
 		t.Fatalf("status after FAILED: %q", got)
 	}
 	if os.Getenv("HOARD_SCREENSHOT") != "" {
