@@ -16,7 +16,6 @@ import (
 	"github.com/hoard/hoard/archive/rarwriter"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
-	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -135,21 +134,7 @@ func TestExtractPreview(t *testing.T) {
 		rarwriter.Options{})[0]
 	rarMsg := post("Pack.rar", rarData)
 
-	db := storetest.NewTx(t)
-	account, err := db.CreateAccount(ctx, env.Info.Phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetAccountAuthState(ctx, account.ID, hoard.AuthAuthenticated, ""); err != nil {
-		t.Fatal(err)
-	}
-	dest := &hoard.Channel{PlatformID: peer.ID, Title: peer.Title, Username: peer.Username, Kind: hoard.ChannelDestination}
-	if err := db.UpsertChannel(ctx, dest); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.UpsertChannelMap(ctx, account.ID, dest.ID, peer.AccessHash, hoard.MapWriter); err != nil {
-		t.Fatal(err)
-	}
+	db, dest := destinationDB(t, env.Info.Phone, peer)
 	pkg := func(name string, t0 hoard.ArchiveType, size int64, files []hoard.PackageFile, msgs ...int64) *hoard.Package {
 		t.Helper()
 		p := &hoard.Package{FileName: name, FileSize: size, ArchiveType: t0, PartCount: len(msgs)}

@@ -328,19 +328,24 @@ func detectType(paths []string, name string) (hoard.ArchiveType, error) {
 	if err != nil {
 		return "", err
 	}
-	t := det.Type
+	return catalogType(det.Type, name), nil
+}
+
+// catalogType is the catalog's archive type for t, or for what name tells
+// when t is Unknown; a file neither tells about is a DOCUMENT.
+func catalogType(t archive.Type, name string) hoard.ArchiveType {
 	if t == archive.Unknown {
 		t = archive.NameType(name)
 	}
 	switch t {
 	case archive.ZIP:
-		return hoard.ArchiveZIP, nil
+		return hoard.ArchiveZIP
 	case archive.RAR:
-		return hoard.ArchiveRAR, nil
+		return hoard.ArchiveRAR
 	case archive.SevenZ:
-		return hoard.Archive7Z, nil
+		return hoard.Archive7Z
 	}
-	return hoard.ArchiveDocument, nil
+	return hoard.ArchiveDocument
 }
 
 // addCounters adds to a run's counters; runs that no longer exist are

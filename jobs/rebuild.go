@@ -271,17 +271,5 @@ func rebuiltName(s archive.Set) string {
 // rebuiltType is a set's archive type as its names tell it; a name that
 // does not tell is a DOCUMENT, as for ingestion when content does not tell.
 func rebuiltType(s archive.Set) hoard.ArchiveType {
-	t := s.Type
-	if t == archive.Unknown {
-		t = archive.NameType(rebuiltName(s))
-	}
-	switch t {
-	case archive.ZIP:
-		return hoard.ArchiveZIP
-	case archive.RAR:
-		return hoard.ArchiveRAR
-	case archive.SevenZ:
-		return hoard.Archive7Z
-	}
-	return hoard.ArchiveDocument
+	return catalogType(s.Type, rebuiltName(s))
 }

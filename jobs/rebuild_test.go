@@ -80,21 +80,7 @@ func TestRebuildFromDestination(t *testing.T) {
 	post("notes.txt", "", 10)
 	lost, _ := post("lost.part2.rar", "", 700)
 
-	db := storetest.NewTx(t)
-	account, err := db.CreateAccount(ctx, env.Info.Phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SetAccountAuthState(ctx, account.ID, hoard.AuthAuthenticated, ""); err != nil {
-		t.Fatal(err)
-	}
-	dest := &hoard.Channel{PlatformID: peer.ID, Title: peer.Title, Username: peer.Username, Kind: hoard.ChannelDestination}
-	if err := db.UpsertChannel(ctx, dest); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.UpsertChannelMap(ctx, account.ID, dest.ID, peer.AccessHash, hoard.MapWriter); err != nil {
-		t.Fatal(err)
-	}
+	db, dest := destinationDB(t, env.Info.Phone, peer)
 	indexed := &hoard.Package{FileName: "Known Pack.zip", FileSize: knownSize, ArchiveType: hoard.ArchiveZIP,
 		ContentHash: fmt.Sprintf("%064x", 42)}
 	if err := db.CreatePackage(ctx, indexed); err != nil {
