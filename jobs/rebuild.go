@@ -247,29 +247,16 @@ func rebuiltPackage(s archive.Set, byID map[int64]messenger.Message, destChannel
 	for _, m := range s.Duplicates {
 		reposts = append(reposts, m.ID)
 	}
-	name := rebuiltName(s)
+	name := packageName(s)
 	p := &hoard.Package{FileName: name, FileSize: s.TotalSize, ArchiveType: rebuiltType(s), DestChannelID: destChannelID,
 		DestMessageIDs: ids, Creator: archive.CreatorFromFileName(name),
 		SourceCaption: strings.TrimSpace(byID[s.Parts[0].ID].Text)}
 	return p, reposts
 }
 
-// rebuiltName is the file name a set was catalogued under. A byte split
-// (<name>.001 …, how hoard publishes files above the split threshold) is
-// the name before the part number; other sets are named as a scan names
-// them.
-func rebuiltName(s archive.Set) string {
-	switch s.Scheme {
-	case archive.ZipNumbered, archive.SevenZipNumbered, archive.Numbered:
-		if info, ok := archive.ParseName(s.Parts[0].Name); ok && info.Stem != "" {
-			return info.Stem
-		}
-	}
-	return packageName(s)
-}
 
 // rebuiltType is a set's archive type as its names tell it; a name that
 // does not tell is a DOCUMENT, as for ingestion when content does not tell.
 func rebuiltType(s archive.Set) hoard.ArchiveType {
-	return catalogType(s.Type, rebuiltName(s))
+	return catalogType(s.Type, packageName(s))
 }

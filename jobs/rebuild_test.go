@@ -37,7 +37,7 @@ func TestRebuildPagesNeverCutASet(t *testing.T) {
 	for _, p := range pages {
 		var names []string
 		for _, s := range p.sets {
-			names = append(names, rebuiltName(s))
+			names = append(names, packageName(s))
 		}
 		got = append(got, fmt.Sprintf("%d@%d%v", p.messages, p.lastID, names))
 	}

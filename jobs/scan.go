@@ -377,6 +377,14 @@ func packageName(s archive.Set) string {
 	if !s.MultiPart() {
 		return s.Parts[0].Name
 	}
+	// Byte-split sets (x.zip.001, model.stl.001, and hoard's own splits)
+	// are named by the file that was split.
+	switch s.Scheme {
+	case archive.ZipNumbered, archive.SevenZipNumbered, archive.Numbered:
+		if info, ok := archive.ParseName(s.Parts[0].Name); ok && info.Stem != "" {
+			return info.Stem
+		}
+	}
 	ext := ""
 	switch s.Type {
 	case archive.ZIP:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/messenger"
 )
 
@@ -98,5 +99,34 @@ func TestShouldScan(t *testing.T) {
 				t.Fatal("a skipped scan must say why")
 			}
 		})
+	}
+}
+
+func TestPackageName(t *testing.T) {
+	tests := []struct {
+		parts []string
+		want  string
+	}{
+		{[]string{"Dragon Bust.stl"}, "Dragon Bust.stl"},
+		{[]string{"model.stl.001", "model.stl.002"}, "model.stl"}, // hoard's own split of a document
+		{[]string{"Hoard Set.zip.001", "Hoard Set.zip.002"}, "Hoard Set.zip"},
+		{[]string{"Knight.7z.001", "Knight.7z.002"}, "Knight.7z"},
+		{[]string{"big.bin.001", "big.bin.002"}, "big.bin"},
+		{[]string{"Orc.part1.rar", "Orc.part2.rar"}, "Orc.rar"},
+		{[]string{"Orc.rar", "Orc.r00"}, "Orc.rar"},
+		{[]string{"Pack.zip", "Pack.z01"}, "Pack.zip"},
+	}
+	for _, tt := range tests {
+		var msgs []archive.Message
+		for i, n := range tt.parts {
+			msgs = append(msgs, archive.Message{ID: int64(i + 1), Name: n, Size: 10})
+		}
+		sets := archive.GroupSets(msgs)
+		if len(sets) != 1 {
+			t.Fatalf("%q: %d sets", tt.parts, len(sets))
+		}
+		if got := packageName(sets[0]); got != tt.want {
+			t.Errorf("packageName(%q) = %q, want %q", tt.parts, got, tt.want)
+		}
 	}
 }
