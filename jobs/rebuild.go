@@ -254,7 +254,6 @@ func rebuiltPackage(s archive.Set, byID map[int64]messenger.Message, destChannel
 	return p, reposts
 }
 
-
 // rebuiltType is a set's archive type as its names tell it; a name that
 // does not tell is a DOCUMENT, as for ingestion when content does not tell.
 func rebuiltType(s archive.Set) hoard.ArchiveType {
