@@ -192,11 +192,19 @@ func TestIndexPackageNotifies(t *testing.T) {
 	defer db.Close()
 	conn, err := pgx.Connect(ctx, url)
 	must(t, err)
-	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, "LISTEN new_package")
 	must(t, err)
 	notes := make(chan *pgconn.Notification, 10)
+	listening := make(chan struct{})
+	// The listener ends before the connection closes: a pgx connection is
+	// not safe for concurrent use.
+	defer func() {
+		cancel()
+		<-listening
+		conn.Close(context.Background())
+	}()
 	go func() {
+		defer close(listening)
 		for {
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {
