@@ -171,7 +171,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	var previewMsg int64
 	if ph, ok := byID[int(a.PhotoMessageID)]; ok && a.PhotoMessageID != 0 && ph.Photo != nil {
 		act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
-		if data, err := previewPhoto(ctx, src, ph); err == nil && len(data) > 0 {
+		if data, err := src.account.DownloadThumbnail(ctx, src.peer, ph); err == nil && len(data) > 0 {
 			preview, previewMsg = data, a.PhotoMessageID
 		} else {
 			d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
@@ -358,26 +358,4 @@ func addCounters(ctx context.Context, db *store.DB, runID int64, c hoard.RunCoun
 		return err
 	}
 	return nil
-}
-
-// maxPreviewWait is the longest rate limit previewPhoto waits out.
-const maxPreviewWait = 30 * time.Second
-
-// previewPhoto downloads a photo posted with a set. A short rate limit is
-// waited out in place, up to three tries (the set's bytes are on disk
-// already: a snooze would fetch them again); any other failure leaves the
-// package without the photo (SPEC rule 10).
-func previewPhoto(ctx context.Context, src *source, ph messenger.Message) ([]byte, error) {
-	for try := 1; ; try++ {
-		data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
-		fw, limited := messenger.AsFloodWait(err)
-		if !limited || try == 3 || fw.RetryAfter > maxPreviewWait {
-			return data, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(fw.RetryAfter):
-		}
-	}
 }

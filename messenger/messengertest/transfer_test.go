@@ -165,6 +165,25 @@ func TestDownloadFaults(t *testing.T) {
 			t.Fatalf("fetches per offset = %v", fetches)
 		}
 	})
+	t.Run("a stalled photo chunk is asked again", func(t *testing.T) {
+		cover := f.posts[1]
+		if cover.Photo == nil {
+			t.Fatalf("post 1 is no photo: %+v", cover)
+		}
+		isPhoto := func(o bin.Object) bool {
+			_, ok := o.(*tg.UploadGetFileRequest).Location.(*tg.InputPhotoFileLocation)
+			return ok
+		}
+		f.env.Emu.InjectFault(emulator.Fault{Method: "upload.getFile", Match: isPhoto, Stall: 4 * time.Second, Times: 1})
+		thumb, err := f.acc.DownloadThumbnail(ctx, f.mammoth, cover)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := os.ReadFile(filepath.Join(f.env.Dir, "files", "cover.jpg"))
+		if !bytes.Equal(thumb, want) {
+			t.Fatal("thumbnail bytes differ after a stall")
+		}
+	})
 	t.Run("file reference expired refetches the message", func(t *testing.T) {
 		f.env.Emu.ResetCalls()
 		f.env.Emu.ExpireFileReferences()

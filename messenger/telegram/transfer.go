@@ -181,9 +181,14 @@ func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, m
 		loc := &tg.InputPhotoFileLocation{ID: ph.ID, AccessHash: ph.AccessHash, FileReference: ph.FileReference, ThumbSize: ph.Thumb}
 		var out bytes.Buffer
 		var err error
-		for off := int64(0); ; off += chunkSize {
+		stalls := 0
+		for off := int64(0); ; {
 			var data []byte
 			data, err = a.chunk(ctx, loc, off, nil)
+			if errors.Is(err, errStall) && stalls < 5 {
+				stalls++ // ask for the same chunk again, as Download does
+				continue
+			}
 			if err != nil {
 				break
 			}
@@ -191,6 +196,7 @@ func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, m
 			if len(data) < chunkSize {
 				return out.Bytes(), nil
 			}
+			off += chunkSize
 		}
 		if isFileRefError(err) && attempt == 0 {
 			msgs, ferr := a.Messages(ctx, ch, []int{msg.ID})
