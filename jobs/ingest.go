@@ -111,6 +111,22 @@ func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accoun
 	return nil, hoard.Errorf(hoard.ENOTFOUND, "account %d no longer writes to destination %q", accountID, dest.Title)
 }
 
+// isPremium reports whether an account is Premium (larger uploads); one
+// that cannot be read counts as not Premium.
+func isPremium(ctx context.Context, db *store.DB, accountID int64) bool {
+	acc, err := db.FindAccountByID(ctx, accountID)
+	return err == nil && acc.IsPremium
+}
+
+// splitLimit is the largest file an account uploads whole: Premium
+// accounts have the platform's larger limit.
+func (d *Deps) splitLimit(premium bool) int64 {
+	if premium {
+		return PremiumSplitThreshold
+	}
+	return d.SplitThreshold
+}
+
 // destinationReader is a signed-in account's view of destination channel
 // destID, for reading what hoard published there (rebuild, previews).
 // EINVALID, with a message for the user, when the channel is gone or no
@@ -159,6 +175,24 @@ func completeTx[T river.JobArgs](ctx context.Context, db *store.DB, job *river.J
 func withMaxAttempts(opts river.InsertOpts, n int) *river.InsertOpts {
 	opts.MaxAttempts = n
 	return &opts
+}
+
+// settled reports the errors a transfer-style job hands to River as they
+// are: none, a rate limit (snoozed, no attempt spent) and a cancellation
+// the job decided on. Everything else is a failed attempt the job records
+// before River sees it.
+func settled(err error) (error, bool) {
+	if err == nil {
+		return nil, true
+	}
+	if serr, ok := snoozeIfLimited(err); ok {
+		return serr, true
+	}
+	var ce *river.JobCancelError
+	if errors.As(err, &ce) {
+		return err, true
+	}
+	return err, false
 }
 
 // snoozeIfLimited turns a platform rate limit into a snooze (no attempt

@@ -39,15 +39,8 @@ func (w *IngestMessageWorker) NextRetry(job *river.Job[hoard.IngestMessageArgs])
 // Work implements river.Worker.
 func (w *IngestMessageWorker) Work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
 	err := w.work(ctx, job)
-	if err == nil {
-		return nil
-	}
-	if serr, ok := snoozeIfLimited(err); ok {
-		return serr
-	}
-	var re *river.JobCancelError
-	if errors.As(err, &re) {
-		return err
+	if rerr, ok := settled(err); ok {
+		return rerr
 	}
 	a := job.Args
 	if errors.Is(err, messenger.ErrAccessLost) {
@@ -186,19 +179,11 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if err != nil {
 		return failedAt(hoard.SkipUploadFailed, err)
 	}
-	premium := false
-	if acc, err := db.FindAccountByID(ctx, wr.m.AccountID); err == nil {
-		premium = acc.IsPremium
-	}
 	infos := make([]archive.PartInfo, len(parts))
 	for i, p := range parts {
 		infos[i] = archive.PartInfo{Name: p.Document.FileName, Size: p.Document.Size}
 	}
-	limit := d.SplitThreshold
-	if premium {
-		limit = PremiumSplitThreshold
-	}
-	ranges, err := archive.PlanSplit(a.FileName, limit, infos)
+	ranges, err := archive.PlanSplit(a.FileName, d.splitLimit(isPremium(ctx, db, wr.m.AccountID)), infos)
 	if err != nil {
 		return failedAt(hoard.SkipUploadFailed, err)
 	}

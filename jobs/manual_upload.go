@@ -51,10 +51,7 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 	if err != nil {
 		return fmt.Errorf("manual upload %d: %w", up.ID, err)
 	}
-	premium := false
-	if acc, err := db.FindAccountByID(ctx, wr.m.AccountID); err == nil {
-		premium = acc.IsPremium
-	}
+	premium := isPremium(ctx, db, wr.m.AccountID)
 	for _, f := range up.Files {
 		if f.Status == hoard.UploadCompleted || f.Status == hoard.UploadFailed {
 			continue
@@ -99,11 +96,7 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 	if err != nil {
 		return fmt.Errorf("read %s: %w", f.FileName, err)
 	}
-	limit := d.SplitThreshold
-	if premium {
-		limit = PremiumSplitThreshold
-	}
-	ranges, err := archive.PlanSplit(f.FileName, limit, []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
+	ranges, err := archive.PlanSplit(f.FileName, d.splitLimit(premium), []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
 	if err != nil {
 		return err
 	}

@@ -38,15 +38,8 @@ func (w *UploadPartWorker) NextRetry(job *river.Job[hoard.UploadPartArgs]) time.
 // Work implements river.Worker.
 func (w *UploadPartWorker) Work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
 	err := w.work(ctx, job)
-	if err == nil {
-		return nil
-	}
-	if serr, ok := snoozeIfLimited(err); ok {
-		return serr
-	}
-	var ce *river.JobCancelError
-	if errors.As(err, &ce) {
-		return err
+	if rerr, ok := settled(err); ok {
+		return rerr
 	}
 	return w.deps.transferFailed(ctx, job.Args.TransferID, job.Attempt, job.MaxAttempts, failedAt(hoard.SkipUploadFailed, err))
 }
@@ -141,12 +134,8 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 		return 0, fmt.Errorf("spool of %s: %w", part.Name, err)
 	}
 	defer parts.Close()
-	premium := false
-	if acc, err := db.FindAccountByID(ctx, t.AccountID); err == nil {
-		premium = acc.IsPremium
-	}
 	req := messenger.UploadRequest{Channel: wr.peer, Data: parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length}),
-		FileName: part.Name, Premium: premium}
+		FileName: part.Name, Premium: isPremium(ctx, db, t.AccountID)}
 	for try := 1; ; try++ {
 		id, err := wr.account.Upload(ctx, req)
 		if err == nil {
@@ -233,12 +222,8 @@ func (w *VerifyTransferWorker) Timeout(*river.Job[hoard.VerifyTransferArgs]) tim
 // Work implements river.Worker.
 func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
 	err := w.work(ctx, job)
-	if err == nil {
-		return nil
-	}
-	var ce *river.JobCancelError
-	if errors.As(err, &ce) {
-		return err
+	if rerr, ok := settled(err); ok {
+		return rerr
 	}
 	return w.deps.transferFailed(ctx, job.Args.TransferID, job.Attempt, job.MaxAttempts, err)
 }
