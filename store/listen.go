@@ -53,22 +53,3 @@ func (db *DB) listenOnce(ctx context.Context, channels []string, fn func(channel
 		fn(n.Channel, n.Payload)
 	}
 }
-
-// RequeueJobsOf makes the River jobs that the worker clientID left running
-// (it stopped without finishing them: a crash or a kill) available again
-// at once, instead of after River's rescue delay. The interrupted attempt
-// is given back (attempt − 1): the interruption was not the job's failure,
-// so its next run has the same attempt number and the attempt counters
-// mirrored on skipped packages end as they would without the crash. Call
-// it before that worker's client starts.
-func (db *DB) RequeueJobsOf(ctx context.Context, clientID string) (int64, error) {
-	tag, err := db.q.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
-		attempt = greatest(attempt - 1, 0),
-		errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt,
-			'error', 'the worker stopped while the job ran', 'trace', ''))
-		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1`, clientID)
-	if err != nil {
-		return 0, wrap("requeue interrupted jobs", err)
-	}
-	return tag.RowsAffected(), nil
-}

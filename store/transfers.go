@@ -181,30 +181,6 @@ func (db *DB) FindNewestDestMessageID(ctx context.Context, destChannelID int64) 
 	return id, wrap("find newest destination message", err)
 }
 
-// CountUnfinishedRunJobs counts the River jobs of the given kinds whose args
-// carry an ingestion run's run_id and that are not final yet.
-func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...string) (int, error) {
-	var n int
-	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
-		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled') AND kind = ANY($2)
-		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID, kinds).Scan(&n)
-	return n, wrap("count unfinished run jobs", err)
-}
-
-// FailedRunJobErrors returns the last error of each River job of the given
-// kinds that belongs to run runID and ended discarded (its attempts spent),
-// oldest first.
-func (db *DB) FailedRunJobErrors(ctx context.Context, runID int64, kinds ...string) ([]string, error) {
-	rows, err := db.q.Query(ctx, `SELECT coalesce(errors[array_length(errors, 1)] ->> 'error', 'no error recorded')
-		FROM river_job WHERE state = 'discarded' AND kind = ANY($2) AND args @> jsonb_build_object('run_id', $1::bigint)
-		ORDER BY id`, runID, kinds)
-	if err != nil {
-		return nil, wrap("failed run jobs", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return out, wrap("failed run jobs", err)
-}
-
 // IsDestMessageTaken reports whether a destination message already belongs
 // to a package or to a posted transfer part.
 func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID int64) (bool, error) {
@@ -214,13 +190,4 @@ func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID i
 		OR EXISTS (SELECT 1 FROM transfer_parts p JOIN transfers t ON t.id = p.transfer_id
 			WHERE t.dest_channel_id = $1 AND p.dest_message_id = $2)`, destChannelID, messageID).Scan(&taken)
 	return taken, wrap("is destination message taken", err)
-}
-
-// CountUnfinishedJobs counts the River jobs of the given kinds that are not
-// final yet.
-func (db *DB) CountUnfinishedJobs(ctx context.Context, kinds ...string) (int, error) {
-	var n int
-	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
-		WHERE state IN ('available', 'pending', 'running', 'retryable', 'scheduled') AND kind = ANY($1)`, kinds).Scan(&n)
-	return n, wrap("count unfinished jobs", err)
 }

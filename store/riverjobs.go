@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// River's own table, read (and in RequeueJobsOf written) directly: the
+// worker waits on the jobs of a run, reports the ones that failed, and
+// resumes the jobs a stopped worker left running.
+
+// unfinishedJobStates are the river_job states of a job that is not final
+// yet, as a PostgreSQL array literal.
+const unfinishedJobStates = "{available,pending,running,retryable,scheduled}"
+
+// CountUnfinishedRunJobs counts the River jobs of the given kinds whose args
+// carry an ingestion run's run_id and that are not final yet.
+func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...string) (int, error) {
+	var n int
+	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE state = ANY('`+unfinishedJobStates+`') AND kind = ANY($2)
+		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID, kinds).Scan(&n)
+	return n, wrap("count unfinished run jobs", err)
+}
+
+// FailedRunJobErrors returns the last error of each River job of the given
+// kinds that belongs to run runID and ended discarded (its attempts spent),
+// oldest first.
+func (db *DB) FailedRunJobErrors(ctx context.Context, runID int64, kinds ...string) ([]string, error) {
+	rows, err := db.q.Query(ctx, `SELECT coalesce(errors[array_length(errors, 1)] ->> 'error', 'no error recorded')
+		FROM river_job WHERE state = 'discarded' AND kind = ANY($2) AND args @> jsonb_build_object('run_id', $1::bigint)
+		ORDER BY id`, runID, kinds)
+	if err != nil {
+		return nil, wrap("failed run jobs", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return out, wrap("failed run jobs", err)
+}
+
+// CountUnfinishedJobs counts the River jobs of the given kinds that are not
+// final yet.
+func (db *DB) CountUnfinishedJobs(ctx context.Context, kinds ...string) (int, error) {
+	var n int
+	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE state = ANY('`+unfinishedJobStates+`') AND kind = ANY($1)`, kinds).Scan(&n)
+	return n, wrap("count unfinished jobs", err)
+}
+
+// RequeueJobsOf makes the River jobs that the worker clientID left running
+// (it stopped without finishing them: a crash or a kill) available again
+// at once, instead of after River's rescue delay. The interrupted attempt
+// is given back (attempt − 1): the interruption was not the job's failure,
+// so its next run has the same attempt number and the attempt counters
+// mirrored on skipped packages end as they would without the crash. Call
+// it before that worker's client starts.
+func (db *DB) RequeueJobsOf(ctx context.Context, clientID string) (int64, error) {
+	tag, err := db.q.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now(),
+		attempt = greatest(attempt - 1, 0),
+		errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt,
+			'error', 'the worker stopped while the job ran', 'trace', ''))
+		WHERE state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1`, clientID)
+	if err != nil {
+		return 0, wrap("requeue interrupted jobs", err)
+	}
+	return tag.RowsAffected(), nil
+}
