@@ -63,11 +63,16 @@ func backOr(r *http.Request, def string) string {
 }
 
 // answerQueued answers an action that queued a job: 202 Accepted with body
-// and a human-readable "message" for scripts (JSON), or 303 See Other to
-// back with the done notice for a page's form.
-func answerQueued(w http.ResponseWriter, r *http.Request, back, done string, body map[string]any) error {
+// plus, when res is given, the job's id and whether it was queued (false
+// when an unfinished one absorbed it), and a human-readable "message" for
+// scripts (JSON); or 303 See Other to back with the done notice for a
+// page's form.
+func answerQueued(w http.ResponseWriter, r *http.Request, back, done string, res *rivertype.JobInsertResult, body map[string]any) error {
 	if !wantsJSON(r) || fromPage(r) {
 		return redirect(w, r, withDone(back, done))
+	}
+	if res != nil {
+		body["job_id"], body["queued"] = res.Job.ID, !res.UniqueSkippedAsDuplicate
 	}
 	body["message"] = noticeFor(done)
 	writeJSON(w, http.StatusAccepted, body)
@@ -115,8 +120,7 @@ func (s *Server) handleTriggerIngestion(w http.ResponseWriter, r *http.Request) 
 	} else {
 		s.deps.Logger.Info("ingestion cycle triggered", "job", res.Job.ID, "user", me.ID)
 	}
-	return answerQueued(w, r, backOr(r, "/admin/messenger"), done,
-		map[string]any{"job_id": res.Job.ID, "queued": !res.UniqueSkippedAsDuplicate})
+	return answerQueued(w, r, backOr(r, "/admin/messenger"), done, res, map[string]any{})
 }
 
 // handleRescanChannel queues a rescan of a source channel from its first
@@ -147,8 +151,8 @@ func (s *Server) handleRescanChannel(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return fmt.Errorf("rescan channel %d: %w", id, err)
 	}
-	return answerQueued(w, r, backOr(r, "/admin/messenger/channels/"+strconv.FormatInt(id, 10)), "rescan",
-		map[string]any{"channel_id": id, "job_id": res.Job.ID, "queued": !res.UniqueSkippedAsDuplicate})
+	return answerQueued(w, r, backOr(r, "/admin/messenger/channels/"+strconv.FormatInt(id, 10)), "rescan", res,
+		map[string]any{"channel_id": id})
 }
 
 // repairRequest is the body of POST /api/notifications/repair.
@@ -238,8 +242,8 @@ func (s *Server) handleRepairNotification(w http.ResponseWriter, r *http.Request
 		return fmt.Errorf("repair from notification %d: %w", req.NotificationID, err)
 	}
 	s.deps.Logger.Info("package repair queued", "package", n.PackageID, "notification", n.ID, "user", userFrom(ctx).ID)
-	return answerQueued(w, r, backOr(r, "/notifications"), "repair", map[string]any{"notification_id": n.ID,
-		"package_id": n.PackageID, "job_id": res.Job.ID, "queued": !res.UniqueSkippedAsDuplicate, "is_read": true})
+	return answerQueued(w, r, backOr(r, "/notifications"), "repair", res, map[string]any{"notification_id": n.ID,
+		"package_id": n.PackageID, "is_read": true})
 }
 
 // handleRepairPackage queues the repair of a package from its page (POST
@@ -261,8 +265,8 @@ func (s *Server) handleRepairPackage(w http.ResponseWriter, r *http.Request) err
 		return fmt.Errorf("repair package %d: %w", id, err)
 	}
 	s.deps.Logger.Info("package repair queued", "package", id, "user", userFrom(ctx).ID)
-	return answerQueued(w, r, "/packages/"+strconv.FormatInt(id, 10), "repair",
-		map[string]any{"package_id": id, "job_id": res.Job.ID, "queued": !res.UniqueSkippedAsDuplicate})
+	return answerQueued(w, r, "/packages/"+strconv.FormatInt(id, 10), "repair", res,
+		map[string]any{"package_id": id})
 }
 
 // handleRetrySkipped queues a manual retry of a skipped source message
@@ -289,6 +293,6 @@ func (s *Server) handleRetrySkipped(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return fmt.Errorf("retry skipped package %d: %w", id, err)
 	}
-	return answerQueued(w, r, backOr(r, "/?tab=skipped"), "retry",
-		map[string]any{"skipped_id": id, "job_id": res.Job.ID, "queued": !res.UniqueSkippedAsDuplicate})
+	return answerQueued(w, r, backOr(r, "/?tab=skipped"), "retry", res,
+		map[string]any{"skipped_id": id})
 }

@@ -130,7 +130,7 @@ func (s *Server) handleExtractPreview(w http.ResponseWriter, r *http.Request) er
 		return fmt.Errorf("extract preview of package %d: %w", p.ID, err)
 	}
 	s.deps.Logger.Info("preview extraction queued", "package", p.ID, "extraction", x.ID, "queued", queued, "user", userFrom(ctx).ID)
-	return answerQueued(w, r, "/packages/"+strconv.FormatInt(p.ID, 10)+"?extraction="+strconv.FormatInt(x.ID, 10), "extract",
+	return answerQueued(w, r, "/packages/"+strconv.FormatInt(p.ID, 10)+"?extraction="+strconv.FormatInt(x.ID, 10), "extract", nil,
 		map[string]any{"extraction": toExtractionJSON(x), "queued": queued})
 }
 
