@@ -108,7 +108,27 @@ func detectContent(r io.ReaderAt, size, window int64) (Type, int64, error) {
 	if _, err := r.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
 		return Unknown, 0, fmt.Errorf("detect: %w", err)
 	}
-	// A prefixed archive: the earliest plausible signature in the window.
+	tb := make([]byte, min(size, eocdSearch))
+	if _, err := r.ReadAt(tb, size-int64(len(tb))); err != nil && !errors.Is(err, io.EOF) {
+		return Unknown, 0, fmt.Errorf("detect: %w", err)
+	}
+	t, off := decideContent(buf, tb)
+	return t, off, nil
+}
+
+// eocdSearch is how far from the end a ZIP end-of-central-directory record
+// may start: its 22 bytes plus a comment of at most 65535.
+const eocdSearch = 65535 + 22
+
+// decideContent decides a type from the first bytes of a file (its scan
+// window) and its last bytes (at most eocdSearch): magic at offset 0, then
+// the earliest plausible signature in the window (a prefixed or
+// self-extracting archive), then a ZIP end-of-central-directory record in
+// the tail (offset -1).
+func decideContent(buf, tail []byte) (Type, int64) {
+	if t := magicType(buf); t != Unknown {
+		return t, 0
+	}
 	best, bestOff := Unknown, int64(-1)
 	for _, sig := range [][]byte{sigRar5, sigRar4, sig7z, sigZipLocal} {
 		from := 0
@@ -128,24 +148,18 @@ func detectContent(r io.ReaderAt, size, window int64) (Type, int64, error) {
 		}
 	}
 	if best != Unknown {
-		return best, bestOff, nil
+		return best, bestOff
 	}
-	// A ZIP whose local headers are beyond the window (or absent from it):
-	// the end-of-central-directory record sits in the last 64 KiB + 22 bytes.
-	tail := min(size, 65535+22)
-	tb := make([]byte, tail)
-	if _, err := r.ReadAt(tb, size-tail); err != nil && !errors.Is(err, io.EOF) {
-		return Unknown, 0, fmt.Errorf("detect: %w", err)
-	}
-	for i := len(tb) - 22; i >= 0; i-- {
-		if bytes.Equal(tb[i:i+4], sigZipEOCD) {
-			commentLen := int(binary.LittleEndian.Uint16(tb[i+20:]))
-			if i+22+commentLen <= len(tb) {
-				return ZIP, -1, nil
+	// A ZIP whose local headers are beyond the window (or absent from it).
+	for i := len(tail) - 22; i >= 0; i-- {
+		if bytes.Equal(tail[i:i+4], sigZipEOCD) {
+			commentLen := int(binary.LittleEndian.Uint16(tail[i+20:]))
+			if i+22+commentLen <= len(tail) {
+				return ZIP, -1
 			}
 		}
 	}
-	return Unknown, 0, nil
+	return Unknown, 0
 }
 
 // plausible checks a few header bytes after a signature found by scanning,

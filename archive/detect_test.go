@@ -66,3 +66,68 @@ func TestDetect(t *testing.T) {
 		}
 	})
 }
+
+// sniff feeds data to a Sniffer in chunks of the given sizes (cycled) and
+// returns its decision.
+func sniff(data []byte, name string, window int64, chunks ...int) (Detection, int64) {
+	s := NewSniffer(window)
+	for i := 0; len(data) > 0; i++ {
+		n := min(max(chunks[i%len(chunks)], 1), len(data))
+		s.Write(data[:n])
+		data = data[n:]
+	}
+	return s.Detect(name), s.Seen()
+}
+
+func TestSnifferDecidesAsDetect(t *testing.T) {
+	zipData := makeZip(t, []testFile{{"a.txt", []byte("hello")}}, zipOpts{})
+	stub := bytes.Repeat([]byte("MZ stub code "), 5000)
+	noise := make([]byte, 300_000)
+	for i := range noise {
+		noise[i] = byte(i*7 + i/251)
+	}
+	tests := []struct {
+		name   string
+		file   string
+		data   []byte
+		window int64
+	}{
+		{"zip", "a.zip", zipData, 0},
+		{"sfx zip", "a.zip", makeZip(t, []testFile{{"a.txt", []byte("hello")}}, zipOpts{prefix: stub}), 0},
+		{"sfx rar", "a.rar", makeRar([]rarwriter.File{{Name: "a.txt", Data: []byte("hi")}}, rarwriter.Options{Prefix: stub})[0], 0},
+		{"zip beyond the window, EOCD in a ring that wrapped", "a.bin",
+			makeZip(t, []testFile{{"a.txt", noise}}, zipOpts{prefix: noise}), 1000},
+		{"noise named zip", "a.zip", noise, 0},
+		{"noise with a short window", "a.rar", noise, 4096},
+		{"three bytes", "a.zip", []byte("PK\x03"), 0},
+		{"empty", "a.7z", nil, 0},
+		{"document", "a.3mf", zipData, 0},
+	}
+	for _, tt := range tests {
+		want, err := Detect(bytes.NewReader(tt.data), int64(len(tt.data)), tt.file, tt.window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, chunks := range [][]int{{1 << 20}, {1}, {7, 65536, 3}, {70000}, {512 << 10, 13}} {
+			if len(tt.data) > 100_000 && chunks[0] == 1 {
+				continue
+			}
+			got, seen := sniff(tt.data, tt.file, tt.window, chunks...)
+			if got != want || seen != int64(len(tt.data)) {
+				t.Errorf("%s, chunks %v: sniffed %+v (%d bytes), Detect %+v", tt.name, chunks, got, seen, want)
+			}
+		}
+	}
+}
+
+func TestSnifferKeepsLittleForArchives(t *testing.T) {
+	s := NewSniffer(0)
+	s.Write([]byte("PK\x03\x04\x14\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00"))
+	s.Write(make([]byte, 10<<20))
+	if len(s.head) > 16 || len(s.tail) != 0 {
+		t.Errorf("kept %d head and %d tail bytes for a file with magic at offset 0", len(s.head), len(s.tail))
+	}
+	if d := s.Detect("x.rar"); d.Type != ZIP || d.ByName {
+		t.Errorf("Detect = %+v", d)
+	}
+}

@@ -35,6 +35,10 @@ func FuzzDetect(f *testing.F) {
 		if d.Offset >= int64(len(data)) && len(data) > 0 {
 			t.Fatalf("offset %d beyond %d bytes", d.Offset, len(data))
 		}
+		chunk := 1 + len(name)%97
+		if s, _ := sniff(data, name, 4096, chunk, 3*chunk); s != d {
+			t.Fatalf("a Sniffer fed %d-byte chunks decided %+v, Detect %+v", chunk, s, d)
+		}
 	})
 }
 

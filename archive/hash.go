@@ -92,6 +92,7 @@ type HashingWriter struct {
 	buffered int64
 	changed  chan struct{} // closed and replaced on progress
 	closed   bool
+	observer io.Writer // also sees the hashed bytes, in order
 }
 
 type chunk struct {
@@ -164,7 +165,7 @@ func (w *HashingWriter) WriteAt(p []byte, off int64) (int, error) {
 	case end <= w.next:
 		// Already hashed (a repeated chunk).
 	case off <= w.next:
-		w.h.Write(p[w.next-off:])
+		w.feed(p[w.next-off:])
 		w.next = end
 		w.drain()
 	default:
@@ -204,9 +205,25 @@ func (w *HashingWriter) drain() {
 		w.pending = w.pending[1:]
 		w.buffered -= int64(len(c.b))
 		if end := c.off + int64(len(c.b)); end > w.next {
-			w.h.Write(c.b[w.next-c.off:])
+			w.feed(c.b[w.next-c.off:])
 			w.next = end
 		}
+	}
+}
+
+// Observe makes o see every byte the hash sees, in file order, under the
+// writer's lock (o need not be safe for concurrent use; its errors are
+// ignored). Call it before the first write.
+func (w *HashingWriter) Observe(o io.Writer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.observer = o
+}
+
+func (w *HashingWriter) feed(b []byte) {
+	w.h.Write(b)
+	if w.observer != nil {
+		_, _ = w.observer.Write(b)
 	}
 }
 
@@ -272,9 +289,20 @@ func (w *HashingWriter) Close() error {
 // continuing from resume (use the zero HashState to start fresh). It is the
 // hash of a set over all its parts in order.
 func HashFiles(ctx context.Context, resume HashState, paths ...string) ([]byte, error) {
+	return HashFilesObserved(ctx, resume, nil, paths...)
+}
+
+// HashFilesObserved is HashFiles that also writes the bytes it hashes to
+// observer (when not nil), in the same single pass: a Sniffer there types
+// the files without another read.
+func HashFilesObserved(ctx context.Context, resume HashState, observer io.Writer, paths ...string) ([]byte, error) {
 	h, err := resume.NewHash()
 	if err != nil {
 		return nil, err
+	}
+	var dst io.Writer = h
+	if observer != nil {
+		dst = io.MultiWriter(h, observer)
 	}
 	buf := make([]byte, 128<<10)
 	for _, p := range paths {
@@ -282,7 +310,7 @@ func HashFiles(ctx context.Context, resume HashState, paths ...string) ([]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("hash files: %w", err)
 		}
-		_, err = io.CopyBuffer(h, &ctxReader{ctx: ctx, r: f}, buf)
+		_, err = io.CopyBuffer(dst, &ctxReader{ctx: ctx, r: f}, buf)
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("hash files: %s: %w", p, err)

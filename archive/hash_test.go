@@ -40,6 +40,8 @@ func TestHashingWriterConcurrent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var seen bytes.Buffer // must see the bytes in file order
+			w.Observe(&seen)
 			// Workers take chunks in order from a queue (like a
 			// downloader) and finish them in random order.
 			offs := make(chan int64)
@@ -75,6 +77,9 @@ func TestHashingWriterConcurrent(t *testing.T) {
 			}
 			if !bytes.Equal(dst.buf, data) {
 				t.Fatal("destination differs")
+			}
+			if !bytes.Equal(seen.Bytes(), data) {
+				t.Fatalf("window %d workers %d: the observer saw %d bytes, not the file in order", window, workers, seen.Len())
 			}
 		}
 	}

@@ -135,7 +135,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 			d.removeSpool(dir)
 		}
 	}()
-	paths, sum, err := d.download(ctx, src, parts, dir, a, act)
+	paths, sum, sniffed, err := d.download(ctx, src, parts, dir, a, act)
 	if err != nil {
 		return err
 	}
@@ -171,10 +171,11 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		}
 	}
 
-	typ, err := detectType(paths, a.FileName)
+	det, err := detectType(paths, a.FileName, sniffed)
 	if err != nil {
 		return failedAt(hoard.SkipExtractFailed, err)
 	}
+	typ := catalogType(det.Type, a.FileName)
 	wr, err := d.writer(ctx, db, src.m.AccountID)
 	if err != nil {
 		return failedAt(hoard.SkipUploadFailed, err)
@@ -212,6 +213,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		topicName, general = topic.TopicName, topic.IsGeneral
 	}
 	draft.Creator = archive.Creator(topicName, general, a.FileName, src.channel.Title)
+	draft.InspectionNote = unlistableNote(det, typ)
 	if src.channel.Category != "" {
 		draft.Tags = []string{src.channel.Category}
 	}
@@ -242,24 +244,27 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 }
 
 // download fetches every part into dir (part-000, part-001, …) and returns
-// the paths and the SHA-256 over all parts in order, computed while the
-// bytes arrive (no second pass). Stalls and broken connections resume from
-// the last good offset, up to downloadTries times per part.
-func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, error) {
+// the paths, the SHA-256 over all parts in order and a Sniffer that saw the
+// same bytes, both fed while the bytes arrive (no second pass). Stalls and
+// broken connections resume from the last good offset, up to downloadTries
+// times per part.
+func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, *archive.Sniffer, error) {
 	paths := make([]string, len(parts))
 	var state archive.HashState
 	var done int64
+	sniffer := archive.NewSniffer(0)
 	for i, m := range parts {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("part-%03d", i))
 		f, err := os.OpenFile(paths[i], os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o640)
 		if err != nil {
-			return nil, nil, fmt.Errorf("spool: %w", err)
+			return nil, nil, nil, fmt.Errorf("spool: %w", err)
 		}
 		hw, err := archive.NewHashingWriter(ctx, f, state, 0)
 		if err != nil {
 			f.Close()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		hw.Observe(sniffer)
 		req := messenger.DownloadRequest{Channel: src.peer, MessageID: m.ID, Document: *m.Document,
 			Progress: func(n int64) {
 				act.set(ctx, hoard.RunActivity{Activity: "Downloading " + a.FileName, Step: "downloading",
@@ -289,31 +294,42 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 			err = errors.Join(cerr, ferr)
 		}
 		if err != nil {
-			return nil, nil, failedAt(hoard.SkipDownloadFailed, err)
+			return nil, nil, nil, failedAt(hoard.SkipDownloadFailed, err)
 		}
 		done += m.Document.Size
 		state = state.NextPart()
 	}
 	h, err := state.NewHash()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return paths, h.Sum(nil), nil
+	return paths, h.Sum(nil), sniffer, nil
 }
 
-// detectType decides a package's archive type from its content, the name
-// deciding when the content is not recognised.
-func detectType(paths []string, name string) (hoard.ArchiveType, error) {
+// detectType decides a package's type from its content, the name deciding
+// when the content is not recognised: from what sniffed saw while the parts
+// downloaded when it saw every byte, else by reading the parts back.
+func detectType(paths []string, name string, sniffed *archive.Sniffer) (archive.Detection, error) {
 	parts, err := archive.OpenParts(paths...)
 	if err != nil {
-		return "", err
+		return archive.Detection{}, err
 	}
 	defer parts.Close()
-	det, err := archive.Detect(parts, parts.Size(), name, 0)
-	if err != nil {
-		return "", err
+	if sniffed != nil && sniffed.Seen() == parts.Size() {
+		return sniffed.Detect(name), nil
 	}
-	return catalogType(det.Type, name), nil
+	return archive.Detect(parts, parts.Size(), name, 0)
+}
+
+// unlistableNote is the inspection note of an archive whose type came from
+// its name alone: neither magic, nor a signature in the scan window, nor a
+// ZIP directory record at the end, so no decoder can list it and inspection
+// need not read it back to find that out. It is "" otherwise.
+func unlistableNote(det archive.Detection, typ hoard.ArchiveType) string {
+	if !det.ByName || typ == hoard.ArchiveDocument {
+		return ""
+	}
+	return fmt.Sprintf("not listed: the content is not a recognisable %s archive", typ)
 }
 
 // catalogType is the catalog's archive type for t, or for what name tells

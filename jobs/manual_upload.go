@@ -83,7 +83,8 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 	if err := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadProcessing, "", "", 0); err != nil {
 		return err
 	}
-	sum, err := archive.HashFiles(ctx, archive.HashState{}, p)
+	sniffed := archive.NewSniffer(0)
+	sum, err := archive.HashFilesObserved(ctx, archive.HashState{}, sniffed, p)
 	if err != nil {
 		return fmt.Errorf("hash %s: %w", f.FileName, err)
 	}
@@ -92,10 +93,11 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
 			"Already in the catalog as "+dup.FileName+"; nothing was uploaded.", hash, dup.ID)
 	}
-	typ, err := detectType([]string{p}, f.FileName)
+	det, err := detectType([]string{p}, f.FileName, sniffed)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", f.FileName, err)
 	}
+	typ := catalogType(det.Type, f.FileName)
 	ranges, err := archive.PlanSplit(f.FileName, d.splitLimit(premium), []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
 	if err != nil {
 		return err
@@ -105,7 +107,8 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		parts[i] = hoard.TransferPart{Name: r.Name, Offset: r.Offset, Length: r.Length}
 	}
 	draft := hoard.Package{FileName: f.FileName, FileSize: f.FileSize, ArchiveType: typ, ContentHash: hash,
-		PartCount: len(parts), Creator: archive.CreatorFromFileName(f.FileName), SourcePostedAt: f.CreatedAt}
+		PartCount: len(parts), Creator: archive.CreatorFromFileName(f.FileName), SourcePostedAt: f.CreatedAt,
+		InspectionNote: unlistableNote(det, typ)}
 	t := &hoard.Transfer{ManualUploadFileID: f.ID, AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID,
 		SpoolPaths: []string{p}, KeepFiles: true, ContentHash: hash, Draft: draft}
 	err = db.InTx(ctx, func(tx *store.DB) error {

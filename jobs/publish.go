@@ -367,14 +367,19 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // inspect lists the spool files and picks the in-archive preview when the
 // transfer has none (SPEC rules 5 and 10). A listing or preview that fails
-// leaves an inspection note, never a failure.
+// leaves an inspection note, never a failure. A draft that carries a note
+// already was found unlistable when its type was detected
+// (unlistableNote) and is not read again.
 func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, []hoard.PackageFile, error) {
 	p := t.Draft
 	p.PreviewData = t.PreviewData
 	at := archiveType(p.ArchiveType)
-	listing, err := archive.List(ctx, at, t.SpoolPaths, archive.ListOptions{})
-	if err != nil {
-		return p, nil, err
+	listing := archive.Listing{Type: at, Note: p.InspectionNote}
+	if p.InspectionNote == "" {
+		var err error
+		if listing, err = archive.List(ctx, at, t.SpoolPaths, archive.ListOptions{}); err != nil {
+			return p, nil, err
+		}
 	}
 	p.InspectionNote = listing.Note
 	entries := archive.PackageFiles(p.FileName, p.FileSize, listing)
