@@ -14,8 +14,16 @@ import (
 // meanwhile are lost, which is why every event that carries work is also a
 // durable River job.
 func (db *DB) Listen(ctx context.Context, channels []string, fn func(channel, payload string), onError func(error)) {
+	db.ListenReady(ctx, channels, nil, fn, onError)
+}
+
+// ListenReady is Listen that also calls ready (when not nil) each time the
+// connection listens, the first time and after every reconnection: what
+// was announced while it was down is lost, and ready is where a listener
+// catches up.
+func (db *DB) ListenReady(ctx context.Context, channels []string, ready func(), fn func(channel, payload string), onError func(error)) {
 	for {
-		err := db.listenOnce(ctx, channels, fn)
+		err := db.listenOnce(ctx, channels, ready, fn)
 		if ctx.Err() != nil {
 			return
 		}
@@ -30,7 +38,7 @@ func (db *DB) Listen(ctx context.Context, channels []string, fn func(channel, pa
 	}
 }
 
-func (db *DB) listenOnce(ctx context.Context, channels []string, fn func(channel, payload string)) error {
+func (db *DB) listenOnce(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -45,6 +53,9 @@ func (db *DB) listenOnce(ctx context.Context, channels []string, fn func(channel
 		// The connection goes back to the pool: stop listening on it.
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "UNLISTEN *")
 	}()
+	if ready != nil {
+		ready()
+	}
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {

@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 )
 
@@ -22,10 +27,11 @@ func TestListen(t *testing.T) {
 	notes := make(chan note, 100)
 	errs := make(chan error, 10)
 	done := make(chan struct{})
+	var readies atomic.Int64
 	go func() {
 		defer close(done)
-		db.Listen(ctx, []string{"alpha", "Beta-Channel"}, func(channel, payload string) { notes <- note{channel, payload} },
-			func(err error) { errs <- err })
+		db.ListenReady(ctx, []string{"alpha", "Beta-Channel"}, func() { readies.Add(1) },
+			func(channel, payload string) { notes <- note{channel, payload} }, func(err error) { errs <- err })
 	}()
 
 	// deliver notifies until the notification arrives: Listen may not have
@@ -61,6 +67,9 @@ func TestListen(t *testing.T) {
 	}
 	deliver("alpha", "1")
 	deliver("Beta-Channel", `{"package_id":2}`)
+	if n := readies.Load(); n != 1 {
+		t.Fatalf("ready called %d times before any reconnection, want 1", n)
+	}
 
 	// The server drops the listening connection.
 	var killed int
@@ -78,6 +87,9 @@ func TestListen(t *testing.T) {
 		t.Fatal("a lost connection was not reported")
 	}
 	deliver("alpha", "3")
+	if n := readies.Load(); n != 2 {
+		t.Fatalf("ready called %d times after one reconnection, want 2", n)
+	}
 
 	cancel()
 	select {
@@ -174,4 +186,58 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestCatalogChangedNotifies checks migration 011: every statement that
+// changes packages, groups or file listings announces catalog_changed,
+// once per transaction, on commit only.
+func TestCatalogChangedNotifies(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	conn, err := db.Pool().Acquire(ctx)
+	must(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, "LISTEN catalog_changed")
+	must(t, err)
+	defer conn.Exec(context.Background(), "UNLISTEN *")
+	count := func() int {
+		n := 0
+		for {
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err := conn.Conn().WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				return n
+			}
+			n++
+		}
+	}
+	p := &hoard.Package{FileName: "Dragon.zip", FileSize: 10, ArchiveType: hoard.ArchiveZIP, ContentHash: strings.Repeat("c", 64)}
+	must(t, db.CreatePackage(ctx, p))
+	if n := count(); n < 1 {
+		t.Fatal("creating a package announced nothing")
+	}
+	must(t, db.InTx(ctx, func(tx *store.DB) error {
+		for _, tags := range [][]string{{"A"}, {"B"}, {"C"}} {
+			if _, err := tx.Tx().Exec(ctx, `UPDATE packages SET tags = $1 WHERE id = $2`, tags, p.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if n := count(); n != 1 {
+		t.Fatalf("three updates in one transaction announced %d times, want once", n)
+	}
+	_ = db.InTx(ctx, func(tx *store.DB) error {
+		_, _ = tx.Tx().Exec(ctx, `UPDATE packages SET tags = '{X}' WHERE id = $1`, p.ID)
+		return errors.New("roll back")
+	})
+	if n := count(); n != 0 {
+		t.Fatalf("a rolled-back update announced %d times", n)
+	}
+	must(t, db.ReplacePackageFiles(ctx, p.ID, []hoard.PackageFile{{Path: "a/b.stl", Size: 1}}))
+	if n := count(); n < 1 {
+		t.Fatal("replacing a file listing announced nothing")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -142,6 +143,8 @@ type catalogPage struct {
 	ViewURL  map[string]string
 	// NewestURL lists every match newest first when the ranking was capped.
 	NewestURL string
+	// HitsHTML is the result rows (the "hits" template).
+	HitsHTML template.HTML
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -171,6 +174,9 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if res.Capped {
 		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
 	}
+	if p.HitsHTML, err = s.hitsHTML(res, q.View, channels); err != nil {
+		return err
+	}
 	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
 }
 
@@ -181,7 +187,7 @@ func (s *Server) catalogSearch(r *http.Request) (catalogQuery, *store.SearchResu
 	if err != nil {
 		return q, nil, nil, err
 	}
-	res, err := s.deps.DB.SearchPackages(r.Context(), q.SearchQuery)
+	res, err := s.searchPackages(r.Context(), q.SearchQuery)
 	if err != nil {
 		return q, nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 )
@@ -202,8 +203,16 @@ func TestEditTagsAndCreator(t *testing.T) {
 	c := e.session(admin)
 	ctx := context.Background()
 	a, b := pk["Dragon_Bust_v2.stl"], pk["Knight Helmet.rar"]
+	// The search is cached (searchCache); an edit must show in the next
+	// one all the same.
+	if _, body := e.do(nil, "GET", "/api/packages?q=knight", nil, c); strings.Contains(body, "Busts") {
+		t.Fatalf("tag before the edit: %s", body)
+	}
 	f := url.Values{"id": {fmt.Sprint(a.ID), fmt.Sprint(b.ID)}, "mode": {"add"}, "tags": {"Busts, Fantasy"}, "back": {"/?q=x"}}
 	resp, _ := e.do(nil, "POST", "/packages/tags", f, c)
+	if _, body := e.do(nil, "GET", "/api/packages?q=knight", nil, c); !strings.Contains(body, `"Busts"`) {
+		t.Fatalf("the search after the edit does not show the new tag: %s", body)
+	}
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?q=x" {
 		t.Fatalf("bulk add: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -252,5 +261,54 @@ func TestSkippedTab(t *testing.T) {
 	}
 	if _, body := e.do(nil, "GET", "/", nil, e.session(user)); strings.Contains(body, "tab=skipped") {
 		t.Fatal("users see the skipped tab")
+	}
+}
+
+// TestSearchSeesOtherProcessesChanges: a cached search shows a change made
+// by another process (here straight through the store, as the worker
+// would) once catalog_changed arrives, long before the cache's TTL.
+func TestSearchSeesOtherProcessesChanges(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	u, _ := e.user(hoard.RoleUser)
+	c := e.session(u)
+	ctx := context.Background()
+	// Wait for the web's listener, so that the change below is announced
+	// to it rather than caught up by its ready hook.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN "catalog_changed"'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the web process does not listen for catalog_changed")
+		}
+	}
+	e.do(nil, "GET", "/api/packages?q=helmet", nil, c)
+	hits := e.srv.searches.hits.Load()
+	if _, body := e.do(nil, "GET", "/api/packages?q=helmet", nil, c); strings.Contains(body, "Winged") {
+		t.Fatalf("before: %s", body)
+	}
+	if e.srv.searches.hits.Load() != hits+1 {
+		t.Fatal("the repeated search was not served from memory: the test would not exercise the cache")
+	}
+	p := pk["Knight Helmet.rar"]
+	if err := e.db.SetPackageCreator(ctx, []int64{p.ID}, "Winged Works"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, body := e.do(nil, "GET", "/api/packages?q=helmet", nil, c)
+		if strings.Contains(body, "Winged Works") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the search still shows the old creator 5 s after the change: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -136,7 +136,7 @@ func (s *Server) handleCrowdfund(w http.ResponseWriter, r *http.Request) error {
 	p := crowdfundPage{C: c, Packages: pkgs, Hosts: hosts, Delivery: deliveryStates, Payment: paymentStates,
 		Q: strings.TrimSpace(r.URL.Query().Get("q"))}
 	if p.Q != "" {
-		res, err := s.deps.DB.SearchPackages(r.Context(), store.SearchQuery{Text: p.Q, Limit: 20})
+		res, err := s.searchPackages(r.Context(), store.SearchQuery{Text: p.Q, Limit: 20})
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (s *Server) handleAPICrowdfundPackageSearch(w http.ResponseWriter, r *http.
 	if len(q) > 200 {
 		return hoard.Errorf(hoard.EINVALID, "The search text is too long.")
 	}
-	res, err := s.deps.DB.SearchPackages(r.Context(), store.SearchQuery{Text: q, Limit: 20})
+	res, err := s.searchPackages(r.Context(), store.SearchQuery{Text: q, Limit: 20})
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,10 @@ type route struct {
 	Handler handlerFunc
 	Mount   bool   // Pattern is a prefix served by Handler (any method)
 	Doc     string // one line for README's route table
+	// Ungated routes skip the admission gate (admission.go): they stream
+	// for long (uploads) or must answer at once (health checks, static
+	// files). Mounted handlers are never gated.
+	Ungated bool
 }
 
 // routes is the whole route table of the application. The authorization
@@ -37,9 +41,9 @@ func (s *Server) routes() []route {
 	rts := []route{
 		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleCatalog, Doc: "Catalog (search, filters, tabs, grid/list); anonymous visitors go to /login"},
 		{Method: http.MethodGet, Pattern: "/status", Access: Public, Handler: s.handleStatusPage, Doc: "Status page: version, readiness, schema"},
-		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Handler: s.handleHealthz, Doc: "200 while the process is up"},
-		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Handler: s.handleReadyz, Doc: "200 when the database answers and the schema is current, else 503"},
-		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Doc: "CSS and JavaScript", Handler: func(w http.ResponseWriter, r *http.Request) error {
+		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Ungated: true, Handler: s.handleHealthz, Doc: "200 while the process is up"},
+		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Ungated: true, Handler: s.handleReadyz, Doc: "200 when the database answers and the schema is current, else 503"},
+		{Method: http.MethodGet, Pattern: "/static/*", Access: Public, Ungated: true, Doc: "CSS and JavaScript", Handler: func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			files.ServeHTTP(w, r)
 			return nil
@@ -85,7 +89,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
 		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
 		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage, Doc: "An upload's status page (polls the API)"},
-		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON"},
+		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Ungated: true, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON"},
 		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
 		{Method: http.MethodGet, Pattern: "/api/packages", Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
 		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},

@@ -7,6 +7,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"fmt"
@@ -111,6 +112,13 @@ type Deps struct {
 	Version        string
 	Database       string // a description of the database in use
 	Started        time.Time
+	// SearchCacheTTL bounds how long a catalog search result may be
+	// served from memory (0: a minute; negative: never); a change to the
+	// catalog drops them all at once.
+	SearchCacheTTL time.Duration
+	// MaxConcurrentRequests bounds the requests served at once; the rest
+	// wait their turn in arrival order (0: 4 per CPU; negative: no bound).
+	MaxConcurrentRequests int
 }
 
 // Server is the web application.
@@ -124,6 +132,8 @@ type Server struct {
 	titlesMu sync.Mutex
 	titles   map[int64]string
 	titlesAt time.Time
+
+	searches *searchCache
 }
 
 // New builds the web application. Call Start before serving.
@@ -138,7 +148,10 @@ func New(deps Deps) (*Server, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("web: APP_URL %q is not an absolute URL", deps.AppURL)
 	}
-	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https"}
+	if deps.SearchCacheTTL == 0 {
+		deps.SearchCacheTTL = defaultSearchCacheTTL
+	}
+	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
 	if deps.Queue != nil {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
 			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
@@ -149,12 +162,16 @@ func New(deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(securityHeaders, s.loadSession)
+	s.router.Use(securityHeaders, s.loadSession, s.forgetSearchesAfterWrites)
+	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
 		h := s.authorize(rt.Access, rt.Handler)
 		if rt.Mount {
 			s.router.Mount(rt.Pattern, h)
 			continue
+		}
+		if !rt.Ungated {
+			h = gate.wrap(h)
 		}
 		s.router.Method(rt.Method, rt.Pattern, h)
 	}
@@ -173,10 +190,14 @@ func New(deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// Start starts the background parts (the queue UI) and makes sure an
+// Start starts the background parts (the queue UI, the watch on catalog
+// changes that keeps the search cache current) and makes sure an
 // administrator can get in: with no users yet, it logs a one-time link
 // that registers the first administrator.
 func (s *Server) Start(ctx context.Context) error {
+	if s.searches.ttl > 0 {
+		go s.watchCatalog(ctx)
+	}
 	if s.riverUI != nil {
 		if err := s.riverUI.Start(ctx); err != nil {
 			return fmt.Errorf("web: start queue UI: %w", err)
@@ -235,15 +256,18 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		}
 		p.Unread = n
 	}
-	var buf strings.Builder
+	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
 		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, err := w.Write([]byte(buf.String()))
-	return err
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		// The client left; the status is sent, there is nobody to tell.
+		s.deps.Logger.Debug("write page", "err", err)
+	}
+	return nil
 }
 
 // redirect answers 303 See Other to a local path.

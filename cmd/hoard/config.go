@@ -41,7 +41,9 @@ type Config struct {
 	LogFormat             string // "json" or "text"
 	UsersCanCurate        bool
 	UploadMaxBytes        int64
-	AdminEmail            string // with AdminPassword: ensure this administrator exists at start-up
+	SearchCacheTTL        time.Duration // negative: no search cache
+	MaxConcurrentRequests int           // 0: 4 per CPU
+	AdminEmail            string        // with AdminPassword: ensure this administrator exists at start-up
 	AdminPassword         string
 }
 
@@ -74,6 +76,8 @@ var envVars = []envVar{
 	{"WORKER_ID", "the host name", "Name of this worker process in River UI; give each worker process on one host its own. Jobs a stopped worker left running are resumed when it starts again."},
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
+	{"SEARCH_CACHE_SECONDS", "`60`", "How long the web may answer a catalog search from memory (0 turns the cache off; 0–3600). Any change to the catalog, by any process, drops the cached results at once (`catalog_changed`); this bounds only what a lost notification could leave behind."},
+	{"WEB_MAX_CONCURRENT_REQUESTS", "4 per CPU", "Requests the web serves at once; the others wait their turn in arrival order (uploads, health checks and static files never wait). Raise it when the database is remote and requests mostly wait on it (1–10000)."},
 	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
 	{"HOARD_ADMIN_EMAIL", "(none)", "With `HOARD_ADMIN_PASSWORD`: make sure this administrator exists at start-up (automated setups). An existing user is promoted; its password is kept."},
 	{"HOARD_ADMIN_PASSWORD", "(none)", "Password for a new `HOARD_ADMIN_EMAIL` administrator (at least 10 characters); never logged."},
@@ -136,6 +140,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
+		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
+	}
+	if c.SearchCacheTTL = time.Duration(integer("SEARCH_CACHE_SECONDS", 60, 0, 3600)) * time.Second; c.SearchCacheTTL == 0 {
+		c.SearchCacheTTL = -1 // web.Deps: negative is off, zero the default
 	}
 	if abs, err := filepath.Abs(c.DataDir); err != nil {
 		bad("DATA_DIR", "%v", err)

@@ -30,6 +30,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"split threshold 4000 x 512 KiB", c.SplitThresholdBytes == 2097152000},
 		{"log level info", c.LogLevel == slog.LevelInfo},
 		{"no database URL", c.DatabaseURL == ""},
+		{"search cache 60 s", c.SearchCacheTTL == time.Minute},
+		{"concurrent requests: the web's default", c.MaxConcurrentRequests == 0},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -43,13 +45,15 @@ func TestLoadConfigValues(t *testing.T) {
 		"DATA_DIR": "/srv/hoard", "LISTEN_ADDR": "127.0.0.1:9000", "NEXT_PUBLIC_APP_URL": "https://hoard.example.com/",
 		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
+		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
-		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 {
+		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
+		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -83,6 +87,9 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"LOG_LEVEL", "loud"},
 		{"LOG_FORMAT", "xml"},
 		{"TELEGRAM_APP_ID", "x"},
+		{"SEARCH_CACHE_SECONDS", "-1"},
+		{"SEARCH_CACHE_SECONDS", "3601"},
+		{"WEB_MAX_CONCURRENT_REQUESTS", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -1,0 +1,249 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+)
+
+// defaultSearchCacheTTL is how long a catalog search result is served
+// from memory when Deps.SearchCacheTTL is zero. Results are dropped as soon
+// as the catalog changes: this process's own writes drop them at once
+// (forgetSearchesAfterWrites), everyone else's through the catalog_changed
+// notification (migration 011, watchCatalog). The TTL only bounds what a
+// lost notification could leave behind.
+const defaultSearchCacheTTL = time.Minute
+
+// staleFactor is how many TTLs old a result may be and still be answered
+// (once, while a refresh runs in the background), so that a popular search
+// never waits for PostgreSQL when its result merely aged.
+const staleFactor = 2
+
+// searchCacheEntries bounds the results held: a result is a page of rows
+// without preview bytes, typically 24 of about 1 KB with their rendering,
+// so some 50 MB at most in all.
+const searchCacheEntries = 2048
+
+// searchCache keeps recent catalog search results. The catalog is read far
+// more often than it changes, and the same searches (the newest packages,
+// popular words, the next page of either) come back from many users within
+// seconds: each costs PostgreSQL milliseconds of CPU that a map lookup
+// saves. Concurrent misses of one search share one query. Results are
+// shared between requests and must not be modified.
+type searchCache struct {
+	ttl time.Duration // <= 0: no caching
+
+	mu       sync.Mutex
+	gen      uint64 // bumped by forget: older results are not stored
+	entries  map[string]searchEntry
+	inflight map[string]*searchCall
+
+	hits, misses atomic.Int64 // searches answered from memory, and not
+
+	// fragments holds the rendered rows of cached results (hitsHTML).
+	fragments map[fragmentKey]template.HTML
+}
+
+// fragmentKey names the rendering of one cached result in one view.
+type fragmentKey struct {
+	res  *store.SearchResult
+	view string
+}
+
+type searchEntry struct {
+	res *store.SearchResult
+	at  time.Time
+}
+
+type searchCall struct {
+	done chan struct{}
+	res  *store.SearchResult
+	err  error
+}
+
+func newSearchCache(ttl time.Duration) *searchCache {
+	return &searchCache{ttl: ttl, entries: map[string]searchEntry{}, inflight: map[string]*searchCall{},
+		fragments: map[fragmentKey]template.HTML{}}
+}
+
+// search returns the result of q: from memory when a result younger than
+// the TTL is there; when the result there is older but younger than
+// staleFactor TTLs, that result at once while one refresh runs in the
+// background (so a popular search never waits for PostgreSQL); else from
+// run, once for concurrent callers.
+func (c *searchCache) search(ctx context.Context, q store.SearchQuery,
+	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) (*store.SearchResult, error) {
+	if c.ttl <= 0 {
+		return run(ctx, q)
+	}
+	b, err := json.Marshal(q)
+	if err != nil {
+		return run(ctx, q)
+	}
+	key := string(b)
+	c.mu.Lock()
+	e, cached := c.entries[key]
+	age := time.Since(e.at)
+	call, running := c.inflight[key]
+	switch {
+	case cached && age < c.ttl:
+		c.mu.Unlock()
+		c.hits.Add(1)
+		return e.res, nil
+	case cached && age < staleFactor*c.ttl:
+		if !running {
+			call, gen := c.begin(key)
+			// Detached from this request, which does not wait for it.
+			go c.fill(context.WithoutCancel(ctx), key, call, gen, q, run)
+		}
+		c.mu.Unlock()
+		c.hits.Add(1)
+		return e.res, nil
+	case running:
+		c.mu.Unlock()
+		c.hits.Add(1)
+		select {
+		case <-call.done:
+			return call.res, call.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	call, gen := c.begin(key)
+	c.mu.Unlock()
+	c.misses.Add(1)
+	// The query runs detached from the first caller's cancellation, since
+	// others may be waiting for it; it keeps the caller's values.
+	c.fill(context.WithoutCancel(ctx), key, call, gen, q, run)
+	return call.res, call.err
+}
+
+// begin registers a running search of key; c.mu is held.
+func (c *searchCache) begin(key string) (*searchCall, uint64) {
+	call := &searchCall{done: make(chan struct{})}
+	c.inflight[key] = call
+	return call, c.gen
+}
+
+// fill runs the search registered by begin, keeps its result unless the
+// cache was dropped meanwhile (gen moved), and wakes its waiters.
+func (c *searchCache) fill(ctx context.Context, key string, call *searchCall, gen uint64, q store.SearchQuery,
+	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) {
+	call.res, call.err = run(ctx, q)
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if call.err == nil && c.gen == gen {
+		c.store(key, call.res)
+	}
+	c.mu.Unlock()
+	close(call.done)
+}
+
+// store keeps res under key, making room first when the cache is full:
+// expired entries go, then arbitrary ones.
+func (c *searchCache) store(key string, res *store.SearchResult) {
+	if len(c.entries) >= searchCacheEntries {
+		for k, e := range c.entries {
+			if time.Since(e.at) >= staleFactor*c.ttl || len(c.entries) >= searchCacheEntries {
+				delete(c.entries, k)
+			}
+		}
+	}
+	c.entries[key] = searchEntry{res: res, at: time.Now()}
+}
+
+// forget drops every result, and any result of a search already running.
+func (c *searchCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.entries)
+	clear(c.fragments)
+}
+
+// fragment returns the rendering of res in view, made by render once per
+// result while the cache holds results (a result that left the cache is
+// not asked for again; the renderings are dropped when they outnumber the
+// results twice).
+func (c *searchCache) fragment(res *store.SearchResult, view string, render func() (template.HTML, error)) (template.HTML, error) {
+	if c.ttl <= 0 {
+		return render()
+	}
+	key := fragmentKey{res, view}
+	c.mu.Lock()
+	h, ok := c.fragments[key]
+	c.mu.Unlock()
+	if ok {
+		return h, nil
+	}
+	h, err := render()
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if len(c.fragments) >= 2*searchCacheEntries {
+		clear(c.fragments)
+	}
+	c.fragments[key] = h
+	c.mu.Unlock()
+	return h, nil
+}
+
+// searchPackages is the catalog search every page and API route uses,
+// through the cache.
+func (s *Server) searchPackages(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error) {
+	return s.searches.search(ctx, q, s.deps.DB.SearchPackages)
+}
+
+// hitsData is what the "hits" template renders.
+type hitsData struct {
+	Hits     []store.SearchHit
+	View     string
+	Channels map[int64]string
+}
+
+// hitsHTML renders the rows of a catalog result, once per cached result and
+// view: with a search served from memory, rendering the same two dozen rows
+// again was most of a page's cost.
+func (s *Server) hitsHTML(res *store.SearchResult, view string, channels map[int64]string) (template.HTML, error) {
+	return s.searches.fragment(res, view, func() (template.HTML, error) {
+		var b strings.Builder
+		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels}); err != nil {
+			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
+		}
+		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template
+	})
+}
+
+// watchCatalog drops the cached search results whenever the catalog_changed
+// notification says another process changed the catalog, and whenever the
+// listening connection is (re)established, since changes meanwhile went
+// unannounced. It returns when ctx ends.
+func (s *Server) watchCatalog(ctx context.Context) {
+	s.deps.DB.ListenReady(ctx, []string{"catalog_changed"}, s.searches.forget,
+		func(string, string) { s.searches.forget() },
+		func(err error) { s.deps.Logger.Warn("catalog changes: listening again shortly", "err", err) })
+}
+
+// forgetSearchesAfterWrites drops the cached search results after every
+// request that may change state (any method but GET, HEAD and OPTIONS), so
+// that a curator sees an edit in the next search at once.
+func (s *Server) forgetSearchesAfterWrites(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+		default:
+			defer s.searches.forget()
+			next.ServeHTTP(w, r)
+		}
+	})
+}
