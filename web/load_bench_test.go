@@ -31,6 +31,9 @@ import (
 // endpoint, with the search cache on (the default) and off, for two client
 // models (see below).
 //
+// HOARD_BENCH_GATE sets the admission gate (Deps.MaxConcurrentRequests; -1
+// for none) and HOARD_BENCH_QUERIES the number of distinct searches.
+//
 // The searches are drawn from 1,000 distinct ones (the catalog's words,
 // pairs of them, two-letter prefixes and the generated vocabulary's
 // syllable words) with Zipf-skewed popularity (s = 1.1), as search logs
@@ -76,6 +79,7 @@ func BenchmarkCatalogLoad(b *testing.B) {
 			return "/api/packages?q=" + url.QueryEscape(queries[z.Uint64()])
 		}},
 	}
+	gate, _ := strconv.Atoi(os.Getenv("HOARD_BENCH_GATE")) // the admission gate's size: 0 default, -1 none
 	wrk, _ := exec.LookPath("wrk")
 	if os.Getenv("HOARD_BENCH_LOADGEN") == "go" {
 		wrk = ""
@@ -86,7 +90,7 @@ func BenchmarkCatalogLoad(b *testing.B) {
 	}{{"cache", 0}, {"nocache", -1}} {
 		ts := httptest.NewUnstartedServer(nil)
 		srv, err := New(Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(),
-			UploadDir: b.TempDir(), MaxUploadBytes: 1 << 20, SearchCacheTTL: cache.ttl})
+			UploadDir: b.TempDir(), MaxUploadBytes: 1 << 20, SearchCacheTTL: cache.ttl, MaxConcurrentRequests: gate})
 		if err != nil {
 			b.Fatal(err)
 		}
