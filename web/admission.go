@@ -17,14 +17,14 @@ import (
 // queue: the same throughput, a tail close to the mean (make bench, README).
 type admission struct{ slots chan struct{} }
 
-// newAdmission returns a gate of n slots (4 per CPU when n is 0); nil, no
+// newAdmission returns a gate of n slots (2 per CPU when n is 0); nil, no
 // gate, when n is negative.
 func newAdmission(n int) *admission {
 	if n < 0 {
 		return nil
 	}
 	if n == 0 {
-		n = 4 * runtime.GOMAXPROCS(0)
+		n = 2 * runtime.GOMAXPROCS(0)
 	}
 	return &admission{slots: make(chan struct{}, n)}
 }

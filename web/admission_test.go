@@ -89,7 +89,7 @@ func TestAdmissionGate(t *testing.T) {
 		if g := newAdmission(-1); g != nil {
 			t.Fatal("a negative size must mean no gate")
 		}
-		if g := newAdmission(0); cap(g.slots) != 4*runtime.GOMAXPROCS(0) {
+		if g := newAdmission(0); cap(g.slots) != 2*runtime.GOMAXPROCS(0) {
 			t.Fatalf("default gate of %d slots", cap(g.slots))
 		}
 	})

@@ -117,7 +117,7 @@ type Deps struct {
 	// catalog drops them all at once.
 	SearchCacheTTL time.Duration
 	// MaxConcurrentRequests bounds the requests served at once; the rest
-	// wait their turn in arrival order (0: 4 per CPU; negative: no bound).
+	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
 }
 

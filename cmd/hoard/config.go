@@ -42,7 +42,7 @@ type Config struct {
 	UsersCanCurate        bool
 	UploadMaxBytes        int64
 	SearchCacheTTL        time.Duration // negative: no search cache
-	MaxConcurrentRequests int           // 0: 4 per CPU
+	MaxConcurrentRequests int           // 0: 2 per CPU
 	AdminEmail            string        // with AdminPassword: ensure this administrator exists at start-up
 	AdminPassword         string
 }
@@ -77,7 +77,7 @@ var envVars = []envVar{
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
 	{"SEARCH_CACHE_SECONDS", "`60`", "How long the web may answer a catalog search from memory (0 turns the cache off; 0–3600). Any change to the catalog, by any process, drops the cached results at once (`catalog_changed`); this bounds only what a lost notification could leave behind."},
-	{"WEB_MAX_CONCURRENT_REQUESTS", "4 per CPU", "Requests the web serves at once; the others wait their turn in arrival order (uploads, health checks and static files never wait). Raise it when the database is remote and requests mostly wait on it (1–10000)."},
+	{"WEB_MAX_CONCURRENT_REQUESTS", "2 per CPU", "Requests the web serves at once; the others wait their turn in arrival order (uploads, health checks and static files never wait). Raise it when the database is remote and requests mostly wait on it (1–10000)."},
 	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
 	{"HOARD_ADMIN_EMAIL", "(none)", "With `HOARD_ADMIN_PASSWORD`: make sure this administrator exists at start-up (automated setups). An existing user is promoted; its password is kept."},
 	{"HOARD_ADMIN_PASSWORD", "(none)", "Password for a new `HOARD_ADMIN_EMAIL` administrator (at least 10 characters); never logged."},
