@@ -273,21 +273,7 @@ func TestSearchSeesOtherProcessesChanges(t *testing.T) {
 	u, _ := e.user(hoard.RoleUser)
 	c := e.session(u)
 	ctx := context.Background()
-	// Wait for the web's listener, so that the change below is announced
-	// to it rather than caught up by its ready hook.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
-		if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND query = 'LISTEN "catalog_changed"'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the web process does not listen for catalog_changed")
-		}
-	}
+	e.waitCatalogWatch()
 	e.do(nil, "GET", "/api/packages?q=helmet", nil, c)
 	hits := e.srv.searches.hits.Load()
 	if _, body := e.do(nil, "GET", "/api/packages?q=helmet", nil, c); strings.Contains(body, "Winged") {
@@ -310,5 +296,63 @@ func TestSearchSeesOtherProcessesChanges(t *testing.T) {
 			t.Fatalf("the search still shows the old creator 5 s after the change: %s", body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitCatalogWatch waits until the web process listens for catalog_changed:
+// its ready hook drops the cache once, which a test must not mistake for
+// something it did.
+func (e *testEnv) waitCatalogWatch() {
+	e.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := e.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query = 'LISTEN "catalog_changed"'`).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal("the web process does not listen for catalog_changed")
+		}
+	}
+}
+
+// TestWhichRequestsDropCachedSearches: a curator's edit drops the cached
+// searches at once; requests anyone may send (a failed sign-in) do not.
+func TestWhichRequestsDropCachedSearches(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	e.waitCatalogWatch()
+	served := func() (hits, misses int64) { return e.srv.searches.hits.Load(), e.srv.searches.misses.Load() }
+	search := func() { e.do(nil, "GET", "/api/packages?q=dragon", nil, c) }
+	search()
+	for _, tt := range []struct {
+		name string
+		send func()
+		drop bool
+	}{
+		{"a failed sign-in", func() {
+			e.do(nil, "POST", "/login", url.Values{"email": {"nobody@example.com"}, "password": {"wrong password"}}, nil)
+		}, false},
+		{"a registration with a bad code", func() {
+			e.do(nil, "POST", "/register", url.Values{"code": {"nope"}, "email": {"x@example.com"}, "password": {"long enough pw"}}, nil)
+		}, false},
+		{"a tag edit", func() {
+			e.do(nil, "POST", "/packages/tags", url.Values{"id": {fmt.Sprint(pk["Red Dragon Pack.zip"].ID)}, "mode": {"add"}, "tags": {"New"}}, c)
+		}, true},
+	} {
+		search() // in memory now
+		tt.send()
+		time.Sleep(50 * time.Millisecond) // a notification would have arrived
+		h, m := served()
+		search()
+		h2, m2 := served()
+		if dropped := m2 == m+1 && h2 == h; dropped != tt.drop {
+			t.Errorf("%s: cached searches dropped %v, want %v", tt.name, dropped, tt.drop)
+		}
 	}
 }

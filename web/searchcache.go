@@ -17,7 +17,7 @@ import (
 // defaultSearchCacheTTL is how long a catalog search result is served
 // from memory when Deps.SearchCacheTTL is zero. Results are dropped as soon
 // as the catalog changes: this process's own writes drop them at once
-// (forgetSearchesAfterWrites), everyone else's through the catalog_changed
+// (forgetSearchesAfter), everyone else's through the catalog_changed
 // notification (migration 011, watchCatalog). The TTL only bounds what a
 // lost notification could leave behind.
 const defaultSearchCacheTTL = time.Minute
@@ -233,17 +233,14 @@ func (s *Server) watchCatalog(ctx context.Context) {
 		func(err error) { s.deps.Logger.Warn("catalog changes: listening again shortly", "err", err) })
 }
 
-// forgetSearchesAfterWrites drops the cached search results after every
-// request that may change state (any method but GET, HEAD and OPTIONS), so
-// that a curator sees an edit in the next search at once.
-func (s *Server) forgetSearchesAfterWrites(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
-			next.ServeHTTP(w, r)
-		default:
-			defer s.searches.forget()
-			next.ServeHTTP(w, r)
-		}
-	})
+// forgetSearchesAfter drops the cached search results after h, a route
+// that may change the catalog (a curator's or administrator's action), so
+// that its author sees the change in the next search at once. Routes that
+// anyone may post to (sign-in, registration) never drop them: a flood of
+// those must not turn every search into a database query.
+func (s *Server) forgetSearchesAfter(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		defer s.searches.forget()
+		h(w, r)
+	}
 }

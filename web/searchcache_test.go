@@ -2,8 +2,6 @@ package web
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,22 +120,4 @@ func TestSearchCache(t *testing.T) {
 			t.Fatalf("%d entries held, bound %d", n, searchCacheEntries)
 		}
 	})
-}
-
-func TestWritesForgetCachedSearches(t *testing.T) {
-	srv := &Server{searches: newSearchCache(time.Minute)}
-	s := &countingSearch{}
-	h := srv.forgetSearchesAfterWrites(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	for _, tt := range []struct {
-		method string
-		forget bool
-	}{{"GET", false}, {"HEAD", false}, {"POST", true}, {"PUT", true}, {"PATCH", true}, {"DELETE", true}} {
-		srv.searches.search(context.Background(), store.SearchQuery{}, s.run)
-		before := s.runs.Load()
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(tt.method, "/", nil))
-		srv.searches.search(context.Background(), store.SearchQuery{}, s.run)
-		if forgot := s.runs.Load() > before; forgot != tt.forget {
-			t.Errorf("%s: cache dropped %v, want %v", tt.method, forgot, tt.forget)
-		}
-	}
 }

@@ -162,13 +162,16 @@ func New(deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(securityHeaders, s.loadSession, s.forgetSearchesAfterWrites)
+	s.router.Use(securityHeaders, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
 		h := s.authorize(rt.Access, rt.Handler)
 		if rt.Mount {
 			s.router.Mount(rt.Pattern, h)
 			continue
+		}
+		if rt.Method != http.MethodGet && rt.Access >= Curator {
+			h = s.forgetSearchesAfter(h)
 		}
 		if !rt.Ungated {
 			h = gate.wrap(h)
