@@ -16,8 +16,8 @@ import (
 
 // defaultSearchCacheTTL is how long a catalog search result is served
 // from memory when Deps.SearchCacheTTL is zero. Results are dropped as soon
-// as the catalog changes: this process's own writes drop them at once
-// (forgetSearchesAfter), everyone else's through the catalog_changed
+// as the catalog changes: a curator's or administrator's action in this
+// process drops them before it answers (forgetSearchesAfter), everyone else's through the catalog_changed
 // notification (migration 011, watchCatalog). The TTL only bounds what a
 // lost notification could leave behind.
 const defaultSearchCacheTTL = time.Minute
