@@ -17,9 +17,10 @@ import (
 // defaultSearchCacheTTL is how long a catalog search result is served
 // from memory when Deps.SearchCacheTTL is zero. Results are dropped as soon
 // as the catalog changes: a curator's or administrator's action in this
-// process drops them before it answers (forgetSearchesAfter), everyone else's through the catalog_changed
-// notification (migration 011, watchCatalog). The TTL only bounds what a
-// lost notification could leave behind.
+// process drops them before it answers (forgetSearchesAfter), every other
+// change through the catalog_changed notification (migration 011,
+// watchCatalog). The TTL only bounds what a lost notification could leave
+// behind.
 const defaultSearchCacheTTL = time.Minute
 
 // staleFactor is how many TTLs old a result may be and still be answered
