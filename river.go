@@ -45,6 +45,14 @@ func (CleanupArgs) InsertOpts() river.InsertOpts {
 var uniqueUnfinished = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 	rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}
 
+// uniqueByArgs is the insert options of a job kind on queue that runs at
+// most maxAttempts times and is queued once per distinct unique-tagged args
+// while unfinished (uniqueUnfinished).
+func uniqueByArgs(queue string, maxAttempts int) river.InsertOpts {
+	return river.InsertOpts{Queue: queue, MaxAttempts: maxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+}
+
 // Timing of GroupChannelArgs; see its doc.
 const (
 	GroupChannelPeriod = 5 * time.Second
@@ -158,8 +166,7 @@ func (AuditArgs) Kind() string { return "audit" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (AuditArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueMaintenance, 5)
 }
 
 // IngestCycleArgs runs one ingestion cycle: it creates the IngestionRun,
@@ -195,8 +202,7 @@ func (ScanChannelArgs) Kind() string { return "scan_channel" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (ScanChannelArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueIngest, 5)
 }
 
 // ScanTopicArgs scans one forum topic of a channel map after the topic's
@@ -218,8 +224,7 @@ func (ScanTopicArgs) Kind() string { return "scan_topic" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (ScanTopicArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueIngest, 5)
 }
 
 // SourcePart is one message of a source set, in part order.
@@ -255,8 +260,7 @@ func (IngestMessageArgs) Kind() string { return "ingest_message" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (IngestMessageArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueTransfer, 5)
 }
 
 // UploadPartArgs posts one part of a Transfer to the destination (re-sends
@@ -274,8 +278,7 @@ func (UploadPartArgs) Kind() string { return "upload_part" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (UploadPartArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueTransfer, 5)
 }
 
 // VerifyTransferArgs re-hashes a posted Transfer's spool files against its
@@ -291,8 +294,7 @@ func (VerifyTransferArgs) Kind() string { return "verify" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (VerifyTransferArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueTransfer, 5)
 }
 
 // RecoverTransfersArgs checks the publications that were in flight when a
@@ -323,8 +325,7 @@ func (RescanChannelArgs) Kind() string { return "rescan_channel" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (RescanChannelArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueMaintenance, 5)
 }
 
 // RepairPackageArgs reprocesses a package whose destination is broken
@@ -341,8 +342,7 @@ func (RepairPackageArgs) Kind() string { return "repair_package" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (RepairPackageArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueMaintenance, 5)
 }
 
 // RetrySkippedArgs gives a skipped source message a fresh attempt budget:
@@ -357,8 +357,7 @@ func (RetrySkippedArgs) Kind() string { return "retry_skipped" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (RetrySkippedArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 5,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueMaintenance, 5)
 }
 
 // RebuildFromDestinationArgs recreates missing package rows from the
@@ -394,8 +393,7 @@ func (JoinChannelArgs) Kind() string { return "join_channel" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (JoinChannelArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 3,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueIngest, 3)
 }
 
 // AccountLoginArgs starts (or repeats) the sign-in of a messenger account on
@@ -413,8 +411,7 @@ func (AccountLoginArgs) Kind() string { return "account_login" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (AccountLoginArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueIngest, 1)
 }
 
 // AccountSignInArgs checks the login code or 2FA password an administrator
@@ -432,8 +429,7 @@ func (AccountSignInArgs) Kind() string { return "account_sign_in" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (AccountSignInArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueIngest, MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueIngest, 1)
 }
 
 // ExtractPreviewArgs extracts one image entry of a package's archive and
@@ -455,6 +451,5 @@ func (ExtractPreviewArgs) Kind() string { return "extract_preview" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (ExtractPreviewArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTransfer, MaxAttempts: 3,
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: uniqueUnfinished}}
+	return uniqueByArgs(QueueTransfer, 3)
 }
