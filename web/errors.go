@@ -25,6 +25,15 @@ var statusOf = map[string]int{
 	hoard.EINTERNAL:     http.StatusInternalServerError,
 }
 
+// notFoundAs returns err, with the user-facing message for a missing thing
+// when err is a not-found error (the store's own messages name tables).
+func notFoundAs(err error, message string) error {
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return hoard.Errorf(hoard.ENOTFOUND, "%s", message)
+	}
+	return err
+}
+
 // statusFor returns the HTTP status of an error.
 func statusFor(err error) int {
 	if st, ok := statusOf[hoard.ErrorCode(err)]; ok {

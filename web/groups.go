@@ -226,10 +226,8 @@ func (s *Server) handleGroupPreview(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	data, err := s.deps.DB.FindGroupPreview(r.Context(), id)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return hoard.Errorf(hoard.ENOTFOUND, "This group has no preview.")
-	} else if err != nil {
-		return err
+	if err != nil {
+		return notFoundAs(err, "This group has no preview.")
 	}
 	return serveImage(w, data)
 }

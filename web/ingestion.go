@@ -137,10 +137,8 @@ func (s *Server) handleRescanChannel(w http.ResponseWriter, r *http.Request) err
 	var res *rivertype.JobInsertResult
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
 		ch, err := tx.FindChannelByID(ctx, id)
-		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-			return hoard.Errorf(hoard.ENOTFOUND, "No such channel.")
-		} else if err != nil {
-			return err
+		if err != nil {
+			return notFoundAs(err, "No such channel.")
 		}
 		if ch.Kind != hoard.ChannelSource {
 			return hoard.Errorf(hoard.EINVALID, "Only source channels are scanned; %s is the destination.", ch.Title)
@@ -281,12 +279,10 @@ func (s *Server) handleRetrySkipped(w http.ResponseWriter, r *http.Request) erro
 	ctx := r.Context()
 	var res *rivertype.JobInsertResult
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		_, err := tx.FindSkippedPackage(ctx, id)
-		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-			return hoard.Errorf(hoard.ENOTFOUND, "No such skipped package.")
-		} else if err != nil {
-			return err
+		if _, err := tx.FindSkippedPackage(ctx, id); err != nil {
+			return notFoundAs(err, "No such skipped package.")
 		}
+		var err error
 		res, err = s.insertJob(ctx, tx, hoard.RetrySkippedArgs{SkippedID: id})
 		return err
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -227,11 +226,7 @@ func (s *Server) handleDeleteInvite(w http.ResponseWriter, r *http.Request) erro
 		return errNotFound
 	}
 	if err := s.deps.DB.DeleteInvite(r.Context(), id); err != nil {
-		var he *hoard.Error
-		if errors.As(err, &he) && he.Code == hoard.ENOTFOUND {
-			return hoard.Errorf(hoard.ENOTFOUND, "That invite code does not exist.")
-		}
-		return err
+		return notFoundAs(err, "That invite code does not exist.")
 	}
 	return redirect(w, r, "/admin/invites?done=deleted")
 }

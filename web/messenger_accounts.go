@@ -134,10 +134,7 @@ func (s *Server) handleAccountLogin(w http.ResponseWriter, r *http.Request) erro
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
 		var err error
 		if acc, err = tx.StartAccountLogin(ctx, id); err != nil {
-			if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-				return hoard.Errorf(hoard.ENOTFOUND, "No such account.")
-			}
-			return err
+			return notFoundAs(err, "No such account.")
 		}
 		return s.queueLogin(r, tx, id)
 	})

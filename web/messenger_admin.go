@@ -110,11 +110,8 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request) err
 		}
 		return err
 	})
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return hoard.Errorf(hoard.ENOTFOUND, "No such channel.")
-	}
 	if err != nil {
-		return err
+		return notFoundAs(err, "No such channel.")
 	}
 	s.forgetChannelTitles()
 	return redirect(w, r, "/admin/messenger?done=saved")

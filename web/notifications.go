@@ -103,7 +103,7 @@ func (s *Server) handleReadNotification(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	if err := s.deps.DB.MarkNotificationRead(r.Context(), id); err != nil {
-		return notificationNotFound(err)
+		return notFoundAs(err, "No such notification.")
 	}
 	return notificationAction(w, r, map[string]any{"id": id, "is_read": true})
 }
@@ -122,7 +122,7 @@ func (s *Server) handleDismissNotification(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	if err := s.deps.DB.DismissNotification(r.Context(), id); err != nil {
-		return notificationNotFound(err)
+		return notFoundAs(err, "No such notification.")
 	}
 	return notificationAction(w, r, map[string]any{"id": id, "dismissed": true})
 }
@@ -133,11 +133,4 @@ func (s *Server) handleClearNotifications(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	return notificationAction(w, r, map[string]any{"dismissed": n})
-}
-
-func notificationNotFound(err error) error {
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return hoard.Errorf(hoard.ENOTFOUND, "No such notification.")
-	}
-	return err
 }

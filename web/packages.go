@@ -202,10 +202,7 @@ func (s *Server) handlePackagePreview(w http.ResponseWriter, r *http.Request) er
 	}
 	data, err := s.deps.DB.FindPackagePreview(r.Context(), id)
 	if err != nil {
-		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-			return hoard.Errorf(hoard.ENOTFOUND, "This package has no preview.")
-		}
-		return err
+		return notFoundAs(err, "This package has no preview.")
 	}
 	return serveImage(w, data)
 }

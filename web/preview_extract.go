@@ -147,10 +147,8 @@ func (s *Server) handleExtractionStatus(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	x, err := s.deps.DB.FindPreviewExtraction(r.Context(), id, xid)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return hoard.Errorf(hoard.ENOTFOUND, "No such preview extraction.")
-	} else if err != nil {
-		return err
+	if err != nil {
+		return notFoundAs(err, "No such preview extraction.")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"extraction": toExtractionJSON(x)})
 	return nil
