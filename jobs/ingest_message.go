@@ -171,7 +171,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		}
 	}
 
-	det, err := detectType(paths, a.FileName, sniffed)
+	det, err := detectType(paths, a.Size, a.FileName, sniffed)
 	if err != nil {
 		return failedAt(hoard.SkipExtractFailed, err)
 	}
@@ -306,18 +306,19 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 	return paths, h.Sum(nil), sniffer, nil
 }
 
-// detectType decides a package's type from its content, the name deciding
-// when the content is not recognised: from what sniffed saw while the parts
-// downloaded when it saw every byte, else by reading the parts back.
-func detectType(paths []string, name string, sniffed *archive.Sniffer) (archive.Detection, error) {
+// detectType decides the type of a package of size bytes from its content,
+// the name deciding when the content is not recognised: from what sniffed
+// saw while the parts were downloaded or hashed when it saw every byte,
+// else by reading the parts back.
+func detectType(paths []string, size int64, name string, sniffed *archive.Sniffer) (archive.Detection, error) {
+	if sniffed != nil && sniffed.Seen() == size {
+		return sniffed.Detect(name), nil
+	}
 	parts, err := archive.OpenParts(paths...)
 	if err != nil {
 		return archive.Detection{}, err
 	}
 	defer parts.Close()
-	if sniffed != nil && sniffed.Seen() == parts.Size() {
-		return sniffed.Detect(name), nil
-	}
 	return archive.Detect(parts, parts.Size(), name, 0)
 }
 

@@ -93,7 +93,7 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
 			"Already in the catalog as "+dup.FileName+"; nothing was uploaded.", hash, dup.ID)
 	}
-	det, err := detectType([]string{p}, f.FileName, sniffed)
+	det, err := detectType([]string{p}, f.FileSize, f.FileName, sniffed)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", f.FileName, err)
 	}

@@ -266,12 +266,7 @@ end
 // words, pairs of them, two-letter prefixes, and words made of the
 // generator's syllables, which also fill the long tail.
 func benchQueries(n int) []string {
-	real := []string{"dragon", "knight", "castle", "bust", "elf", "orc", "goblin", "wizard", "terrain", "ruins", "tower",
-		"mech", "robot", "tank", "ship", "warrior", "archer", "mage", "skeleton", "zombie", "demon", "angel", "tree",
-		"wall", "gate", "bridge", "statue", "throne", "sword", "shield", "helmet", "armor", "base", "diorama", "miniature",
-		"figure", "creature", "beast", "wolf", "bear", "lion", "griffin", "hydra", "kraken", "phoenix", "titan", "giant"}
-	syl := []string{"ka", "lo", "mi", "ra", "zen", "tor", "vel", "dun", "ash", "bri", "cor", "dra", "eth", "fal", "gor",
-		"hal", "ith", "jor", "kel", "lum", "mor", "nar", "oth", "pra", "qua", "ryn", "sol", "tha", "ul", "vor", "wyn", "xal"}
+	real, syl := storetest.CatalogWords, storetest.CatalogSyllables
 	out := []string{"dragon", "knight bust", "quetzalcoatl", "dr"}
 	seen := map[string]bool{}
 	add := func(q string) {

@@ -67,6 +67,19 @@ func BenchPackages() int {
 	return 1_000_000
 }
 
+// CatalogWords are the real words of GenerateCatalog's names, the most
+// frequent first in its Zipf draw; CatalogSyllables make up the rest of its
+// vocabulary (two or three of them to a word). Benchmarks draw their
+// searches from both.
+var (
+	CatalogWords = []string{"dragon", "knight", "castle", "bust", "elf", "orc", "goblin", "wizard", "terrain", "ruins", "tower",
+		"mech", "robot", "tank", "ship", "warrior", "archer", "mage", "skeleton", "zombie", "demon", "angel", "tree",
+		"wall", "gate", "bridge", "statue", "throne", "sword", "shield", "helmet", "armor", "base", "diorama", "miniature",
+		"figure", "creature", "beast", "wolf", "bear", "lion", "griffin", "hydra", "kraken", "phoenix", "titan", "giant"}
+	CatalogSyllables = []string{"ka", "lo", "mi", "ra", "zen", "tor", "vel", "dun", "ash", "bri", "cor", "dra", "eth", "fal", "gor",
+		"hal", "ith", "jor", "kel", "lum", "mor", "nar", "oth", "pra", "qua", "ryn", "sol", "tha", "ul", "vor", "wyn", "xal"}
+)
+
 // GenerateCatalog fills packages (and package_files for a tenth of them)
 // with realistic, Zipf-skewed names, creators and tags, for benchmarks. It
 // drops the search indexes during the load and builds them afterwards, and
@@ -75,17 +88,11 @@ func BenchPackages() int {
 func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(42, 7))
-	real := []string{"dragon", "knight", "castle", "bust", "elf", "orc", "goblin", "wizard", "terrain", "ruins", "tower",
-		"mech", "robot", "tank", "ship", "warrior", "archer", "mage", "skeleton", "zombie", "demon", "angel", "tree",
-		"wall", "gate", "bridge", "statue", "throne", "sword", "shield", "helmet", "armor", "base", "diorama", "miniature",
-		"figure", "creature", "beast", "wolf", "bear", "lion", "griffin", "hydra", "kraken", "phoenix", "titan", "giant"}
-	syl := []string{"ka", "lo", "mi", "ra", "zen", "tor", "vel", "dun", "ash", "bri", "cor", "dra", "eth", "fal", "gor",
-		"hal", "ith", "jor", "kel", "lum", "mor", "nar", "oth", "pra", "qua", "ryn", "sol", "tha", "ul", "vor", "wyn", "xal"}
-	vocab := slices.Clone(real)
+	vocab := slices.Clone(CatalogWords)
 	for len(vocab) < 40_000 {
 		w := ""
 		for k := 2 + rng.IntN(2); k > 0; k-- {
-			w += syl[rng.IntN(len(syl))]
+			w += CatalogSyllables[rng.IntN(len(CatalogSyllables))]
 		}
 		vocab = append(vocab, w)
 	}
