@@ -309,25 +309,7 @@ func listZipTruncated(ra io.ReaderAt, size int64, end zipEnd, l *Listing, opts L
 		}
 		e.Path = string(rest[:nameLen])
 		e.IsDir = strings.HasSuffix(e.Path, "/")
-		// zip64 extra field: sizes that overflowed 32 bits, in order.
-		extra := rest[nameLen:]
-		for len(extra) >= 4 {
-			id := binary.LittleEndian.Uint16(extra)
-			n := int(binary.LittleEndian.Uint16(extra[2:]))
-			if n > len(extra)-4 {
-				break
-			}
-			if id == 0x0001 {
-				f := extra[4 : 4+n]
-				if e.Size == 0xffffffff && len(f) >= 8 {
-					e.Size, f = int64(binary.LittleEndian.Uint64(f)), f[8:]
-				}
-				if e.CompressedSize == 0xffffffff && len(f) >= 8 {
-					e.CompressedSize = int64(binary.LittleEndian.Uint64(f))
-				}
-			}
-			extra = extra[4+n:]
-		}
+		applyZip64Extra(rest[nameLen:], &e.Size, &e.CompressedSize)
 		if e.Encrypted {
 			l.Encrypted = true
 		}
@@ -335,6 +317,29 @@ func listZipTruncated(ra io.ReaderAt, size int64, end zipEnd, l *Listing, opts L
 	}
 	l.Truncated = true
 	finishNotes(l)
+}
+
+// applyZip64Extra reads the zip64 field (id 1) of a central directory
+// record's extra data: it holds, in the order of vals (size, compressed
+// size, local header offset), the values whose 32-bit fields overflowed to
+// 0xffffffff. Malformed fields are ignored.
+func applyZip64Extra(extra []byte, vals ...*int64) {
+	for len(extra) >= 4 {
+		id := binary.LittleEndian.Uint16(extra)
+		n := int(binary.LittleEndian.Uint16(extra[2:]))
+		if n > len(extra)-4 {
+			return
+		}
+		if id == 0x0001 {
+			f := extra[4 : 4+n]
+			for _, v := range vals {
+				if *v == 0xffffffff && len(f) >= 8 {
+					*v, f = int64(binary.LittleEndian.Uint64(f)), f[8:]
+				}
+			}
+		}
+		extra = extra[4+n:]
+	}
 }
 
 func finishNotes(l *Listing) {

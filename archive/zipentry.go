@@ -178,24 +178,8 @@ func FindZipEntryInDirectory(dir []byte, name string) (ZipEntrySpan, error) {
 			Size:           int64(binary.LittleEndian.Uint32(hdr[24:])),
 			HeaderOffset:   int64(binary.LittleEndian.Uint32(hdr[42:])),
 		}
-		// zip64 extra field: the values that overflowed 32 bits, in order.
-		extra := dir[zipCentralHeaderLen+nameLen : zipCentralHeaderLen+nameLen+extraLen]
-		for len(extra) >= 4 {
-			id := binary.LittleEndian.Uint16(extra)
-			n := int(binary.LittleEndian.Uint16(extra[2:]))
-			if n > len(extra)-4 {
-				break
-			}
-			if id == 0x0001 {
-				f := extra[4 : 4+n]
-				for _, v := range []*int64{&s.Size, &s.CompressedSize, &s.HeaderOffset} {
-					if *v == 0xffffffff && len(f) >= 8 {
-						*v, f = int64(binary.LittleEndian.Uint64(f)), f[8:]
-					}
-				}
-			}
-			extra = extra[4+n:]
-		}
+		applyZip64Extra(dir[zipCentralHeaderLen+nameLen:zipCentralHeaderLen+nameLen+extraLen],
+			&s.Size, &s.CompressedSize, &s.HeaderOffset)
 		if s.Size < 0 || s.CompressedSize < 0 || s.HeaderOffset < 0 {
 			return ZipEntrySpan{}, fmt.Errorf("zip entry %q: sizes or offset overflow", name)
 		}
