@@ -36,6 +36,21 @@ func (s *Server) insertJob(ctx context.Context, tx *store.DB, args river.JobArgs
 	return res, nil
 }
 
+// queueChecked inserts args in the transaction in which check accepted the
+// request (check's error refuses it and nothing is queued).
+func (s *Server) queueChecked(ctx context.Context, check func(tx *store.DB) error, args river.JobArgs) (*rivertype.JobInsertResult, error) {
+	var res *rivertype.JobInsertResult
+	err := s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		if err := check(tx); err != nil {
+			return err
+		}
+		var err error
+		res, err = s.insertJob(ctx, tx, args)
+		return err
+	})
+	return res, err
+}
+
 // fromPage reports whether a page's own form posted the request (the
 // "from=page" field or query parameter), as opposed to a script that wants
 // JSON.
@@ -133,19 +148,16 @@ func (s *Server) handleRescanChannel(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	var res *rivertype.JobInsertResult
-	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		ch, err := tx.FindChannelByID(ctx, id)
+	res, err := s.queueChecked(r.Context(), func(tx *store.DB) error {
+		ch, err := tx.FindChannelByID(r.Context(), id)
 		if err != nil {
 			return notFoundAs(err, "No such channel.")
 		}
 		if ch.Kind != hoard.ChannelSource {
 			return hoard.Errorf(hoard.EINVALID, "Only source channels are scanned; %s is the destination.", ch.Title)
 		}
-		res, err = s.insertJob(ctx, tx, hoard.RescanChannelArgs{ChannelID: id})
-		return err
-	})
+		return nil
+	}, hoard.RescanChannelArgs{ChannelID: id})
 	if err != nil {
 		return fmt.Errorf("rescan channel %d: %w", id, err)
 	}
@@ -192,10 +204,8 @@ func repairable(p *hoard.Package) error {
 // queueRepair inserts the repair job of a package in tx.
 func (s *Server) queueRepair(ctx context.Context, tx *store.DB, packageID int64) (*rivertype.JobInsertResult, error) {
 	p, err := tx.FindPackageByID(ctx, packageID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, hoard.Errorf(hoard.ENOTFOUND, "No such package.")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, notFoundAs(err, "No such package.")
 	}
 	if err := repairable(p); err != nil {
 		return nil, err
@@ -276,16 +286,10 @@ func (s *Server) handleRetrySkipped(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	var res *rivertype.JobInsertResult
-	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		if _, err := tx.FindSkippedPackage(ctx, id); err != nil {
-			return notFoundAs(err, "No such skipped package.")
-		}
-		var err error
-		res, err = s.insertJob(ctx, tx, hoard.RetrySkippedArgs{SkippedID: id})
-		return err
-	})
+	res, err := s.queueChecked(r.Context(), func(tx *store.DB) error {
+		_, err := tx.FindSkippedPackage(r.Context(), id)
+		return notFoundAs(err, "No such skipped package.")
+	}, hoard.RetrySkippedArgs{SkippedID: id})
 	if err != nil {
 		return fmt.Errorf("retry skipped package %d: %w", id, err)
 	}
