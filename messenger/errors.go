@@ -27,6 +27,13 @@ var (
 	ErrProtected = &hoard.Error{Code: hoard.EFORBIDDEN, Message: "The source channel is protected."}
 	// ErrTooLarge: the file exceeds the platform's upload part cap.
 	ErrTooLarge = &hoard.Error{Code: hoard.ETOOLARGE, Message: "The file is too large for one upload."}
+	// ErrBlocked: the user blocked the bot or deleted their account
+	// (USER_IS_BLOCKED, INPUT_USER_DEACTIVATED); they must open the bot
+	// and press Start again.
+	ErrBlocked = &hoard.Error{Code: hoard.EFORBIDDEN, Message: "The user has blocked the bot."}
+	// ErrDuplicate: a send with this random id was already delivered
+	// (RANDOM_ID_DUPLICATE).
+	ErrDuplicate = &hoard.Error{Code: hoard.ECONFLICT, Message: "Already delivered."}
 	// ErrRateLimited is matched by every *FloodWait.
 	ErrRateLimited = &hoard.Error{Code: hoard.ERATELIMITED, Message: "Rate limited by the messaging platform."}
 )

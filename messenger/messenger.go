@@ -273,31 +273,6 @@ type LoginCode struct {
 	Hash  string `json:"hash"`
 }
 
-// IncomingMessage is a text message or command received by the bot.
-type IncomingMessage struct {
-	MessageID int
-	// ChatID is the private chat (the user's id).
-	ChatID   int64
-	UserID   int64
-	Username string
-	Text     string
-	Date     time.Time
-}
-
-// Bot is the chat bot. Implementations are safe for concurrent use and
-// enforce the platform's bot limits (≤ 1 message/s per chat, ≤ 30/s overall).
-type Bot interface {
-	// Self returns the bot user.
-	Self(ctx context.Context) (User, error)
-	// Reply sends an HTML-formatted text (see EscapeHTML) to a chat.
-	Reply(ctx context.Context, chatID int64, html string) (int, error)
-	// SendPhoto sends an image with an HTML caption to a chat.
-	SendPhoto(ctx context.Context, chatID int64, name string, image []byte, captionHTML string) (int, error)
-	// Forward forwards (or, with copy set, copies without the author) messages
-	// of a channel the bot is a member of to a chat.
-	Forward(ctx context.Context, chatID int64, channelID int64, msgIDs []int, copy bool) error
-}
-
 // EscapeHTML escapes text for the HTML subset of bot messages (Bot.Reply,
 // captions): &, < and > become entities, quotes too (safe in attributes).
 func EscapeHTML(s string) string {
