@@ -160,3 +160,13 @@ func DeriveRandomID(parts ...int64) int64 {
 	}
 	return int64(h)
 }
+
+// Pacer spaces requests that share a key (one bot's overall sends, one of
+// its chats, one account's requests) at rate per second with up to burst
+// at once. Implementations shared through the database hold the limit
+// across every process; the in-memory Limiter holds it within one.
+type Pacer interface {
+	// Wait blocks until one more request under key may be made, or ctx
+	// ends.
+	Wait(ctx context.Context, key string, rate float64, burst int) error
+}
