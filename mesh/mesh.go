@@ -52,7 +52,7 @@ func Detect(name string) Format {
 }
 
 // ContentType is the media type of every image this package returns.
-const ContentType = "image/png"
+const ContentType = "image/jpeg"
 
 // Errors of Render, Thumbnail and Thumbnail3MF; the returned errors wrap
 // them and name the problem.
@@ -147,7 +147,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Render reads the model of the given format from r (size bytes) and
-// returns a PNG (ContentType) of Options.Size pixels square: the model in a
+// returns a JPEG (ContentType) of Options.Size pixels square: the model in a
 // neutral colour, lit from a fixed direction, seen from the front-right and
 // above, centred and scaled to fill the frame, on a light background. The
 // same bytes give the same image. A binary or ASCII STL is told apart by its
@@ -186,7 +186,7 @@ func Thumbnail(ctx context.Context, r io.ReaderAt, size int64, format Format, op
 
 // Thumbnail3MF returns the thumbnail embedded in a 3MF package (the one its
 // package relationships name, else Metadata/thumbnail.png), decoded with
-// bounds and re-encoded as a PNG of Options.Size pixels square: scaled to
+// bounds and re-encoded like a render: a JPEG of Options.Size pixels square: scaled to
 // fit, centred, transparency flattened onto the render background. A
 // package without one gives ErrNoThumbnail; a thumbnail that is not a PNG or
 // JPEG, or is over 8192 pixels a side, gives ErrMalformed or ErrTooLarge.

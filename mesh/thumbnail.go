@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
-	_ "image/jpeg" // the JPEG decoder; image/png's is registered by encodePNG's import
+	_ "image/jpeg" // decoders of embedded thumbnails
+	_ "image/png"
 	"io"
 )
 
@@ -37,7 +38,7 @@ func thumbnail3MF(ctx context.Context, r io.ReaderAt, size int64, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("mesh: 3mf: thumbnail %s: %w", part, err)
 	}
-	return encodePNG(img)
+	return encodeImage(img)
 }
 
 // readAll returns a part's bytes, refusing more than limit.
