@@ -49,7 +49,8 @@ type objParser struct {
 	src    *objSource
 	sc     *scanner
 	fn     func(t *triangle) error
-	nverts int // "v" lines so far
+	nverts int      // "v" lines so far
+	tri    triangle // passed to fn: a field, so that it is not allocated per call
 }
 
 func (p *objParser) parse(ctx context.Context) error {
@@ -122,7 +123,7 @@ func (p *objParser) vertex() error {
 // face fans a polygon into triangles as its references are read, so a
 // polygon of any length needs no memory.
 func (p *objParser) face(ctx context.Context) error {
-	var t triangle
+	t := &p.tri
 	n := 0
 	for {
 		tok, err := p.sc.nextOnLine()
@@ -143,7 +144,7 @@ func (p *objParser) face(ctx context.Context) error {
 			t[2] = v
 		default:
 			t[1], t[2] = t[2], v
-			if err := p.fn(&t); err != nil {
+			if err := p.fn(t); err != nil {
 				return err
 			}
 			if n%4096 == 0 {

@@ -40,9 +40,9 @@ const maxCoord = 1e8
 // usable reports whether every corner of t has finite coordinates within
 // maxCoord.
 func (t *triangle) usable() bool {
-	for _, v := range t {
-		for _, c := range v {
-			if !(c >= -maxCoord && c <= maxCoord) { // false for NaN too
+	for i := range 3 {
+		for j := range 3 {
+			if c := t[i][j]; !(c >= -maxCoord && c <= maxCoord) { // false for NaN too
 				return false
 			}
 		}
@@ -105,11 +105,15 @@ func measure(ctx context.Context, src source) (bounds, error) {
 			return nil
 		}
 		b.usable++
-		for _, p := range t {
-			v := toView(p)
-			for i := range 3 {
-				b.min[i] = math.Min(b.min[i], v[i])
-				b.max[i] = math.Max(b.max[i], v[i])
+		for c := range 3 {
+			v := toView(t[c])
+			for i := range 3 { // usable: no NaN, so no need of math.Min
+				if v[i] < b.min[i] {
+					b.min[i] = v[i]
+				}
+				if v[i] > b.max[i] {
+					b.max[i] = v[i]
+				}
 			}
 		}
 		return nil

@@ -17,8 +17,8 @@ import (
 const (
 	stlHeaderLen = 84
 	stlRecordLen = 50
-	// stlChunk is how many binary records one read takes (about 64 KiB).
-	stlChunk = 1310
+	// stlChunk is how many binary records one read takes (about 256 KiB).
+	stlChunk = 5243
 	// maxLoopVertices bounds an ASCII STL loop (3 by the format; some
 	// writers put polygons there, which are fanned).
 	maxLoopVertices = 64
@@ -108,7 +108,8 @@ type stlParser struct {
 	sc   *scanner
 	fn   func(t *triangle) error
 	loop [maxLoopVertices]vec3
-	n    int // vertices in loop
+	n    int      // vertices in loop
+	tri  triangle // passed to fn: a field, so that it is not allocated per call
 }
 
 func (p *stlParser) parse(ctx context.Context) error {
@@ -183,10 +184,9 @@ func (p *stlParser) emit() error {
 	if p.n < 3 {
 		return fmt.Errorf("a loop of %d vertices", p.n)
 	}
-	var t triangle
 	for i := 2; i < p.n; i++ {
-		t[0], t[1], t[2] = p.loop[0], p.loop[i-1], p.loop[i]
-		if err := p.fn(&t); err != nil {
+		p.tri = triangle{p.loop[0], p.loop[i-1], p.loop[i]}
+		if err := p.fn(&p.tri); err != nil {
 			return err
 		}
 	}
