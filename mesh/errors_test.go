@@ -137,9 +137,11 @@ func TestRenderStopsAtItsBounds(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	cases := []struct {
-		name   string
-		ctx    context.Context
-		r      interface{ ReadAt([]byte, int64) (int, error) }
+		name string
+		ctx  context.Context
+		r    interface {
+			ReadAt([]byte, int64) (int, error)
+		}
 		size   int64
 		format Format
 		opts   Options
