@@ -210,7 +210,7 @@ func parseNumber[T string | []byte](b T) (float64, bool) {
 		}
 		exp += e
 	}
-	if i != len(b) {
+	if i != len(b) || exp < -300 || exp > 300 { // near the float64 range's ends, where precision is strconv's job
 		return parseNumberSlow(string(b))
 	}
 	f := float64(mant)
