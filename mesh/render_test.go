@@ -2,7 +2,11 @@ package mesh
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -81,4 +85,89 @@ func TestRenderTorusForAPerson(t *testing.T) {
 	}
 	saveRender(t, "torus", img)
 	t.Logf("%d bytes", len(img))
+}
+
+func TestChooseModel(t *testing.T) {
+	cases := []struct {
+		name    string
+		entries []Candidate
+		opts    Options
+		want    int
+	}{
+		{"none", []Candidate{{"readme.txt", 10}, {"cover.jpg", 1000}}, Options{}, -1},
+		{"empty archive", nil, Options{}, -1},
+		{"the largest STL or OBJ", []Candidate{{"base.stl", 100}, {"bust.stl", 900}, {"arm.obj", 500}}, Options{}, 1},
+		{"a 3MF before larger STLs", []Candidate{{"bust.stl", 900}, {"plate.3mf", 50}}, Options{}, 1},
+		{"ties by path", []Candidate{{"b.stl", 10}, {"a.STL", 10}}, Options{}, 1},
+		{"skips resource forks, empty and unknown sizes", []Candidate{{"__MACOSX/x/._bust.stl", 900}, {"x/._bust.stl", 900}, {"empty.stl", 0}, {"unknown.stl", -1}, {"bust.stl", 5}}, Options{}, 4},
+		{"skips files over the input limit", []Candidate{{"huge.stl", 2000}, {"small.stl", 5}}, Options{MaxInputSize: 1000}, 1},
+		{"Windows separators", []Candidate{{`models\bust.stl`, 5}}, Options{}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ChooseModel(c.entries, c.opts); got != c.want {
+				t.Errorf("ChooseModel = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRenderReadsBinarySTLWhoseHeaderSaysSolid(t *testing.T) {
+	ref, err := renderBytes(t, encodeBinarySTL(cube()), FormatSTL, Options{Size: 48})
+	if err != nil {
+		t.Fatal(err)
+	}
+	solidHeader := encodeBinarySTL(cube())
+	copy(solidHeader, "solid cube exported by a CAD program")
+	padded := append(encodeBinarySTL(cube()), 0, 0, 0) // bytes after the last triangle
+	bom := append([]byte("\xef\xbb\xbf"), encodeASCIISTL(cube())...)
+	for name, data := range map[string][]byte{"solid header": solidHeader, "trailing bytes": padded, "ascii with a byte-order mark": bom} {
+		t.Run(name, func(t *testing.T) {
+			img, err := renderBytes(t, data, FormatSTL, Options{Size: 48})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(img, ref) {
+				t.Errorf("looks %+v, the cube %+v", lookAt(t, img), lookAt(t, ref))
+			}
+		})
+	}
+}
+
+// allocatedDuring returns the bytes the Go heap allocated while fn ran: an
+// upper bound of what fn held at once.
+func allocatedDuring(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestRenderMemoryDoesNotGrowWithTriangles(t *testing.T) {
+	dir := t.TempDir()
+	measure := func(nu, nv int, write func(string, int, int) error) uint64 {
+		p := filepath.Join(dir, fmt.Sprintf("torus-%d-%d-%p", nu, nv, write))
+		if err := write(p, nu, nv); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		return allocatedDuring(func() {
+			if _, err := Render(context.Background(), f, st.Size(), FormatSTL, Options{Size: 64}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := measure(10, 10, writeBinarySTL), measure(200, 250, writeBinarySTL)
+	smallASCII, largeASCII := measure(10, 10, writeASCIISTL), measure(200, 250, writeASCIISTL)
+	// 200 to 100,000 triangles: a few KiB more at most (the read buffer
+	// is the same; only error paths and encoders differ).
+	if large > small+64<<10 || largeASCII > smallASCII+64<<10 {
+		t.Errorf("allocated binary %d → %d bytes, ascii %d → %d bytes for 500× the triangles", small, large, smallASCII, largeASCII)
+	}
 }

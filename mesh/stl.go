@@ -24,6 +24,9 @@ const (
 	maxLoopVertices = 64
 )
 
+// utf8BOM is the byte-order mark some editors put before "solid".
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // openSTL tells binary from ASCII STL: a binary file's size is exactly what
 // its triangle count says (many binary headers start with "solid" too); a
 // file of another size is ASCII if it starts with "solid", else a binary one
@@ -33,7 +36,7 @@ func openSTL(r io.ReaderAt, size int64) (source, error) {
 	if _, err := r.ReadAt(head, 0); err != nil && !(errors.Is(err, io.EOF) && len(head) == int(size)) {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
-	ascii := bytes.HasPrefix(bytes.ToLower(bytes.TrimLeft(head, " \t\r\n")), []byte("solid"))
+	ascii := bytes.HasPrefix(bytes.ToLower(bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")), []byte("solid"))
 	if size < stlHeaderLen {
 		if ascii {
 			return &asciiSTL{r: r, size: size}, nil
@@ -117,7 +120,7 @@ func (p *stlParser) parse(ctx context.Context) error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if !equalWord(first, "solid") {
+	if !equalWord(bytes.TrimPrefix(first, utf8BOM), "solid") {
 		return fmt.Errorf("not an ASCII STL: it does not start with \"solid\"")
 	}
 	if err := p.sc.skipLine(); err != nil { // the solid's name
