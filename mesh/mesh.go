@@ -74,6 +74,9 @@ var (
 	ErrNoThumbnail = errors.New("no embedded thumbnail")
 	// ErrInternal means a bug in this package (a recovered panic).
 	ErrInternal = errors.New("internal error of the mesh renderer")
+	// ErrInvalidOptions means Options out of their documented ranges: the
+	// caller's mistake, whatever the model.
+	ErrInvalidOptions = errors.New("invalid options")
 )
 
 // Defaults of Options.
@@ -86,11 +89,13 @@ const (
 	DefaultMaxDuration  = 30 * time.Second
 )
 
-// Limits of Options.
+// Limits of Options. MaxSamplesSide bounds Size × Supersample, and so the
+// z-buffer (6 bytes a sample: at most 96 MiB).
 const (
 	MinSize        = 16
 	MaxSize        = 2048
 	MaxSupersample = 4
+	MaxSamplesSide = 4096
 )
 
 // Options bound and shape a render. The zero value selects every default.
@@ -99,8 +104,9 @@ type Options struct {
 	// MinSize–MaxSize).
 	Size int
 	// Supersample is the samples per pixel along each axis
-	// (DefaultSupersample, 1–MaxSupersample): 2 draws 4 samples a pixel and
-	// averages them, which smooths the edges.
+	// (DefaultSupersample, 1–MaxSupersample, Size × Supersample at most
+	// MaxSamplesSide): 2 draws 4 samples a pixel and averages them, which
+	// smooths the edges.
 	Supersample int
 	// MaxInputSize is the largest file accepted, and for a 3MF the most
 	// bytes its parts may decompress to (DefaultMaxInputSize).
@@ -123,13 +129,16 @@ func (o Options) withDefaults() (Options, error) {
 		o.Size = DefaultSize
 	}
 	if o.Size < MinSize || o.Size > MaxSize {
-		return o, fmt.Errorf("size %d outside %d–%d: %w", o.Size, MinSize, MaxSize, ErrTooLarge)
+		return o, fmt.Errorf("size %d outside %d–%d: %w", o.Size, MinSize, MaxSize, ErrInvalidOptions)
 	}
 	if o.Supersample == 0 {
 		o.Supersample = DefaultSupersample
 	}
 	if o.Supersample < 1 || o.Supersample > MaxSupersample {
-		return o, fmt.Errorf("supersample %d outside 1–%d: %w", o.Supersample, MaxSupersample, ErrTooLarge)
+		return o, fmt.Errorf("supersample %d outside 1–%d: %w", o.Supersample, MaxSupersample, ErrInvalidOptions)
+	}
+	if side := o.Size * o.Supersample; side > MaxSamplesSide {
+		return o, fmt.Errorf("size %d × supersample %d is over %d samples a side: %w", o.Size, o.Supersample, MaxSamplesSide, ErrInvalidOptions)
 	}
 	if o.MaxInputSize <= 0 {
 		o.MaxInputSize = DefaultMaxInputSize
@@ -152,8 +161,9 @@ func (o Options) withDefaults() (Options, error) {
 // above, centred and scaled to fill the frame, on a light background. The
 // same bytes give the same image. A binary or ASCII STL is told apart by its
 // bytes. Errors wrap ErrNotModel, ErrMalformed, ErrEmpty, ErrTooLarge,
-// ErrInternal or the context's error, and name the format and the problem.
-// Render reads r with ReadAt only and may be called concurrently.
+// ErrInternal, ErrInvalidOptions or the context's error, and name the
+// format and the problem. Render reads r with ReadAt only, holds no state
+// between calls and may be called concurrently (on the same r too).
 func Render(ctx context.Context, r io.ReaderAt, size int64, format Format, opts Options) (img []byte, err error) {
 	defer recoverInto(&err, "render "+format.String())
 	opts, err = opts.withDefaults()

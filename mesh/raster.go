@@ -247,17 +247,10 @@ func (c *canvas) resolve(size, ss int) *image.RGBA {
 	return img
 }
 
-// maxSamplesSide bounds the z-buffer: Size × Supersample samples a side
-// (6 bytes each, so at most 96 MiB).
-const maxSamplesSide = 4096
-
 // paint renders src: a first pass frames it, a second draws every usable
 // triangle (or every k-th when there are more than opts.MaxTriangles).
 func paint(ctx context.Context, src source, opts Options) ([]byte, error) {
 	side := opts.Size * opts.Supersample
-	if side > maxSamplesSide {
-		return nil, fmt.Errorf("size %d × supersample %d is over %d samples a side: %w", opts.Size, opts.Supersample, maxSamplesSide, ErrTooLarge)
-	}
 	b, err := measure(ctx, src)
 	if err != nil {
 		return nil, err
