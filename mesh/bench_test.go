@@ -1,7 +1,9 @@
 package mesh
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -208,4 +211,49 @@ func BenchmarkRenderLyingSTL(b *testing.B) {
 		return os.WriteFile(p, data, 0o644)
 	})
 	benchRender(b, path, FormatSTL, true)
+}
+
+// write3MF writes the torus as a 3MF of one indexed mesh (nu·nv vertices,
+// 2·nu·nv triangles).
+func write3MF(path string, nu, nv int) error {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><model unit="millimeter" xmlns="http://schemas.microsoft.com/3dmanufacturing/core/2015/02"><resources><object id="1" type="model"><mesh><vertices>`)
+	const R, r = 40.0, 14.0
+	for i := range nu {
+		for j := range nv {
+			u, v := 2*math.Pi*float64(i)/float64(nu), 2*math.Pi*float64(j)/float64(nv)
+			fmt.Fprintf(&b, `<vertex x="%.4f" y="%.4f" z="%.4f"/>`, (R+r*math.Cos(v))*math.Cos(u), (R+r*math.Cos(v))*math.Sin(u), r+r*math.Sin(v))
+		}
+	}
+	b.WriteString(`</vertices><triangles>`)
+	for i := range nu {
+		for j := range nv {
+			a, c := i*nv+j, (i+1)%nu*nv+j
+			bb, d := (i+1)%nu*nv+(j+1)%nv, i*nv+(j+1)%nv
+			fmt.Fprintf(&b, `<triangle v1="%d" v2="%d" v3="%d"/><triangle v1="%d" v2="%d" v3="%d"/>`, a, c, bb, a, bb, d)
+		}
+	}
+	b.WriteString(`</triangles></mesh></object></resources><build><item objectid="1"/></build></model>`)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range []zipFile{{"_rels/.rels", []byte(rootRels)}, {"3D/3dmodel.model", []byte(b.String())}} {
+		w, err := zw.Create(f.name)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(f.data); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// BenchmarkRender3MF renders a 3MF of 500,000 triangles (31 MB of model
+// XML).
+func BenchmarkRender3MF(b *testing.B) {
+	path := benchFile(b, "torus-500k.3mf", func(p string) error { return write3MF(p, 500, 500) })
+	benchRender(b, path, Format3MF, false)
 }
