@@ -1,6 +1,7 @@
 package mesh
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -78,9 +79,9 @@ func Fuzz3MF(f *testing.F) {
 		pkg := data
 		switch mode % 3 {
 		case 1:
-			pkg = make3MF(t, string(data))
+			pkg = build3MF(t, zip.Store, string(data))
 		case 2:
-			pkg = make3MF(t, cubeModelXML(), zipFile{"Metadata/thumbnail.png", data})
+			pkg = build3MF(t, zip.Store, cubeModelXML(), zipFile{"Metadata/thumbnail.png", data})
 		}
 		r, size := bytes.NewReader(pkg), int64(len(pkg))
 		checkFuzzed(t, "3mf", func(ctx context.Context) ([]byte, error) {

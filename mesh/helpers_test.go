@@ -159,11 +159,17 @@ type zipFile struct {
 
 // makeZip builds a ZIP of the files, deflated, in the given order.
 func makeZip(t testing.TB, files ...zipFile) []byte {
+	return buildZip(t, zip.Deflate, files...)
+}
+
+// buildZip builds a ZIP of the files with a compression method (the fuzz
+// targets store: a deflate writer costs more than the rest of a run).
+func buildZip(t testing.TB, method uint16, files ...zipFile) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range files {
-		w, err := zw.Create(f.name)
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +186,11 @@ func makeZip(t testing.TB, files ...zipFile) []byte {
 // make3MF builds a 3MF package around a model part, with more parts after
 // it.
 func make3MF(t testing.TB, model string, more ...zipFile) []byte {
-	return makeZip(t, append([]zipFile{
+	return build3MF(t, zip.Deflate, model, more...)
+}
+
+func build3MF(t testing.TB, method uint16, model string, more ...zipFile) []byte {
+	return buildZip(t, method, append([]zipFile{
 		{"[Content_Types].xml", []byte(contentTypes)},
 		{"_rels/.rels", []byte(rootRels)},
 		{"3D/3dmodel.model", []byte(model)},
