@@ -171,3 +171,27 @@ func TestRenderMemoryDoesNotGrowWithTriangles(t *testing.T) {
 		t.Errorf("allocated binary %d → %d bytes, ascii %d → %d bytes for 500× the triangles", small, large, smallASCII, largeASCII)
 	}
 }
+
+func TestRenderConcurrently(t *testing.T) {
+	data := make3MF(t, cubeModelXML())
+	r := bytes.NewReader(data) // one reader shared by every call
+	want, err := Render(context.Background(), r, int64(len(data)), Format3MF, Options{Size: 48})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan []byte, 4)
+	for range cap(results) {
+		go func() {
+			img, err := Render(context.Background(), r, int64(len(data)), Format3MF, Options{Size: 48})
+			if err != nil {
+				t.Error(err)
+			}
+			results <- img
+		}()
+	}
+	for range cap(results) {
+		if img := <-results; !bytes.Equal(img, want) {
+			t.Error("a concurrent render differs")
+		}
+	}
+}
