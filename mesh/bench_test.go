@@ -42,25 +42,15 @@ func bumpyTorus(nu, nv int, emit func(t *triangle) error) error {
 	return nil
 }
 
-// writeBinarySTL streams the torus into a binary STL file.
-func writeBinarySTL(path string, nu, nv int) error {
+// writeFile streams what write writes into a new file.
+func writeFile(path string, write func(w *bufio.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	w.Write(make([]byte, 80))
-	binary.Write(w, binary.LittleEndian, uint32(2*nu*nv))
-	var rec [50]byte
-	err = bumpyTorus(nu, nv, func(t *triangle) error {
-		for i := range 9 {
-			binary.LittleEndian.PutUint32(rec[12+4*i:], math.Float32bits(float32(t[i/3][i%3])))
-		}
-		_, err := w.Write(rec[:])
-		return err
-	})
-	if err != nil {
+	if err := write(w); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
@@ -69,32 +59,38 @@ func writeBinarySTL(path string, nu, nv int) error {
 	return f.Close()
 }
 
+// writeBinarySTL streams the torus into a binary STL file.
+func writeBinarySTL(path string, nu, nv int) error {
+	return writeFile(path, func(w *bufio.Writer) error {
+		w.Write(make([]byte, 80))
+		binary.Write(w, binary.LittleEndian, uint32(2*nu*nv))
+		var rec [50]byte
+		return bumpyTorus(nu, nv, func(t *triangle) error {
+			for i := range 9 {
+				binary.LittleEndian.PutUint32(rec[12+4*i:], math.Float32bits(float32(t[i/3][i%3])))
+			}
+			_, err := w.Write(rec[:])
+			return err
+		})
+	})
+}
+
 // writeASCIISTL streams the torus into an ASCII STL file.
 func writeASCIISTL(path string, nu, nv int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	w := bufio.NewWriterSize(f, 1<<20)
-	fmt.Fprintln(w, "solid torus")
-	err = bumpyTorus(nu, nv, func(t *triangle) error {
-		n := t[1].sub(t[0]).cross(t[2].sub(t[0])).normalized()
-		fmt.Fprintf(w, "facet normal %e %e %e\n outer loop\n", n[0], n[1], n[2])
-		for _, v := range t {
-			fmt.Fprintf(w, "  vertex %e %e %e\n", float32(v[0]), float32(v[1]), float32(v[2]))
-		}
-		_, err := fmt.Fprint(w, " endloop\nendfacet\n")
+	return writeFile(path, func(w *bufio.Writer) error {
+		fmt.Fprintln(w, "solid torus")
+		err := bumpyTorus(nu, nv, func(t *triangle) error {
+			n := t[1].sub(t[0]).cross(t[2].sub(t[0])).normalized()
+			fmt.Fprintf(w, "facet normal %e %e %e\n outer loop\n", n[0], n[1], n[2])
+			for _, v := range t {
+				fmt.Fprintf(w, "  vertex %e %e %e\n", float32(v[0]), float32(v[1]), float32(v[2]))
+			}
+			_, err := fmt.Fprint(w, " endloop\nendfacet\n")
+			return err
+		})
+		fmt.Fprintln(w, "endsolid torus")
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "endsolid torus")
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // benchFiles are generated once per test binary and removed by TestMain.

@@ -149,9 +149,9 @@ func TestRenderStopsAtItsBounds(t *testing.T) {
 	}{
 		{"unknown format", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatUnknown, Options{}, outcome{ErrNotModel, "mesh: format 0: not a 3D model"}},
 		{"over the input size", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{MaxInputSize: 100}, outcome{ErrTooLarge, "mesh: stl: 684 bytes, over the limit of 100: model over the limits"}},
-		{"size too small", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Size: 8}, outcome{ErrInvalidOptions, "mesh: render: size 8 outside 16–2048: invalid options"}},
-		{"supersampling too fine", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Supersample: 9}, outcome{ErrInvalidOptions, "mesh: render: supersample 9 outside 1–4: invalid options"}},
-		{"too many samples", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Size: 2048, Supersample: 4}, outcome{ErrInvalidOptions, "mesh: render: size 2048 × supersample 4 is over 4096 samples a side: invalid options"}},
+		{"size too small", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Size: 8}, outcome{ErrInvalidOptions, "mesh: render stl: size 8 outside 16–2048: invalid options"}},
+		{"supersampling too fine", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Supersample: 9}, outcome{ErrInvalidOptions, "mesh: render stl: supersample 9 outside 1–4: invalid options"}},
+		{"too many samples", context.Background(), bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{Size: 2048, Supersample: 4}, outcome{ErrInvalidOptions, "mesh: render stl: size 2048 × supersample 4 is over 4096 samples a side: invalid options"}},
 		{"cancelled", cancelled, bytes.NewReader(cube), int64(len(cube)), FormatSTL, Options{}, outcome{context.Canceled, "mesh: stl: context canceled"}},
 		{"a panic", context.Background(), panicReader{}, 1000, FormatSTL, Options{}, outcome{ErrInternal, "mesh: render stl: internal error of the mesh renderer: boom"}},
 		{"endless input", context.Background(), endlessASCII{}, 1 << 30, FormatSTL, Options{MaxDuration: 50 * time.Millisecond}, outcome{context.DeadlineExceeded, "mesh: stl: context deadline exceeded"}},

@@ -243,12 +243,19 @@ func isBackground(c color.RGBA) bool {
 	return d(c.R, backgroundColor.R) <= 10 && d(c.G, backgroundColor.G) <= 10 && d(c.B, backgroundColor.B) <= 10
 }
 
-func lookAt(t testing.TB, data []byte) look {
+// decodeJPEG decodes what the package returned, which must be a JPEG.
+func decodeJPEG(t testing.TB, data []byte) image.Image {
 	t.Helper()
 	img, format, err := image.Decode(bytes.NewReader(data))
 	if err != nil || format != "jpeg" {
-		t.Fatalf("the render is not a JPEG: %v %q", err, format)
+		t.Fatalf("not a JPEG: %v %q", err, format)
 	}
+	return img
+}
+
+func lookAt(t testing.TB, data []byte) look {
+	t.Helper()
+	img := decodeJPEG(t, data)
 	b := img.Bounds()
 	var l look
 	l.Width, l.Height = b.Dx(), b.Dy()

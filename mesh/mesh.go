@@ -164,59 +164,57 @@ func (o Options) withDefaults() (Options, error) {
 // ErrInternal, ErrInvalidOptions or the context's error, and name the
 // format and the problem. Render reads r with ReadAt only, holds no state
 // between calls and may be called concurrently (on the same r too).
-func Render(ctx context.Context, r io.ReaderAt, size int64, format Format, opts Options) (img []byte, err error) {
-	defer recoverInto(&err, "render "+format.String())
-	opts, err = opts.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("mesh: render: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.MaxDuration)
-	defer cancel()
-	return render(ctx, r, size, format, opts)
+func Render(ctx context.Context, r io.ReaderAt, size int64, format Format, opts Options) ([]byte, error) {
+	return guarded(ctx, "render "+format.String(), opts, func(ctx context.Context, opts Options) ([]byte, error) {
+		return render(ctx, r, size, format, opts)
+	})
 }
 
 // Thumbnail returns the picture a model file should show: a 3MF's embedded
 // thumbnail when it has a readable one (see Thumbnail3MF), otherwise the
 // model rendered (see Render). Errors are Render's.
-func Thumbnail(ctx context.Context, r io.ReaderAt, size int64, format Format, opts Options) (img []byte, err error) {
-	defer recoverInto(&err, "thumbnail "+format.String())
-	opts, err = opts.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("mesh: thumbnail: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, opts.MaxDuration)
-	defer cancel()
-	if format == Format3MF {
-		if img, err := thumbnail3MF(ctx, r, size, opts); err == nil {
-			return img, nil
+func Thumbnail(ctx context.Context, r io.ReaderAt, size int64, format Format, opts Options) ([]byte, error) {
+	return guarded(ctx, "thumbnail "+format.String(), opts, func(ctx context.Context, opts Options) ([]byte, error) {
+		if format == Format3MF {
+			if img, err := thumbnail3MF(ctx, r, size, opts); err == nil {
+				return img, nil
+			}
 		}
-	}
-	return render(ctx, r, size, format, opts)
+		return render(ctx, r, size, format, opts)
+	})
 }
 
 // Thumbnail3MF returns the thumbnail embedded in a 3MF package (the one its
-// package relationships name, else Metadata/thumbnail.png), decoded with
-// bounds and re-encoded like a render: a JPEG of Options.Size pixels square: scaled to
-// fit, centred, transparency flattened onto the render background. A
-// package without one gives ErrNoThumbnail; a thumbnail that is not a PNG or
-// JPEG, or is over 8192 pixels a side, gives ErrMalformed or ErrTooLarge.
-func Thumbnail3MF(ctx context.Context, r io.ReaderAt, size int64, opts Options) (img []byte, err error) {
-	defer recoverInto(&err, "3mf thumbnail")
+// package relationships name, else one its model part's relationships
+// name, else Metadata/thumbnail.png), decoded with bounds and re-encoded
+// like a render: a JPEG of Options.Size pixels square, the picture scaled
+// to fit and centred, transparency flattened onto the render background. A
+// package without one gives ErrNoThumbnail; a thumbnail that is not a PNG
+// or JPEG, or is over 8192 pixels a side, gives ErrMalformed or
+// ErrTooLarge.
+func Thumbnail3MF(ctx context.Context, r io.ReaderAt, size int64, opts Options) ([]byte, error) {
+	return guarded(ctx, "3mf thumbnail", opts, func(ctx context.Context, opts Options) ([]byte, error) {
+		return thumbnail3MF(ctx, r, size, opts)
+	})
+}
+
+// guarded runs one call of the API: options defaulted and checked, the
+// render's own deadline, and a panic turned into an error wrapping
+// ErrInternal (with the stack), so that one hostile model cannot take the
+// worker down.
+func guarded(ctx context.Context, op string, opts Options, call func(context.Context, Options) ([]byte, error)) (img []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			img, err = nil, fmt.Errorf("mesh: %s: %w: %v\n%s", op, ErrInternal, p, debug.Stack())
+		}
+	}()
 	opts, err = opts.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("mesh: 3mf thumbnail: %w", err)
+		return nil, fmt.Errorf("mesh: %s: %w", op, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.MaxDuration)
 	defer cancel()
-	return thumbnail3MF(ctx, r, size, opts)
-}
-
-// recoverInto turns a panic into an error wrapping ErrInternal, with the
-// stack, so one hostile model cannot take the worker down.
-func recoverInto(err *error, op string) {
-	if p := recover(); p != nil {
-		*err = fmt.Errorf("mesh: %s: %w: %v\n%s", op, ErrInternal, p, debug.Stack())
-	}
+	return call(ctx, opts)
 }
 
 // render is Render without the panic guard, the defaults and the deadline:

@@ -144,10 +144,7 @@ type thumbnailLook struct {
 
 func lookAtThumbnail(t testing.TB, data []byte) thumbnailLook {
 	t.Helper()
-	img, format, err := image.Decode(bytes.NewReader(data))
-	if err != nil || format != "jpeg" {
-		t.Fatalf("not a JPEG: %v %q", err, format)
-	}
+	img := decodeJPEG(t, data)
 	b := img.Bounds()
 	at := func(x, y int) color.RGBA { return color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) }
 	isRed := func(c color.RGBA) bool { return c.R > 0xb0 && c.G < 0x50 && c.B < 0x50 }
