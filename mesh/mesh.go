@@ -117,7 +117,8 @@ type Options struct {
 	MaxTriangles int
 	// MaxMeshBytes bounds the memory for the vertices of an OBJ and the
 	// meshes of a 3MF (DefaultMaxMeshBytes; 12 bytes a vertex, 12 a 3MF
-	// triangle). STL needs none: it is streamed.
+	// triangle, a few hundred a 3MF object or component). STL needs none:
+	// it is streamed.
 	MaxMeshBytes int64
 	// MaxDuration is the render's own deadline (DefaultMaxDuration), on top
 	// of the context's.

@@ -19,6 +19,12 @@ const (
 	maxModelParts     = 256
 	maxComponentDepth = 16
 	triangleBytes     = 12 // a held 3MF triangle: three uint32
+	// objectBytes and placementBytes are charged to Options.MaxMeshBytes
+	// for each object and each component or build item held (what they
+	// cost with their map entry and strings, rounded up), so that a part
+	// of a million empty objects cannot exhaust memory either.
+	objectBytes    = 256
+	placementBytes = 160
 )
 
 // affine is a 3MF transform, "m00 m01 m02 m10 m11 m12 m20 m21 m22 m30 m31
@@ -183,6 +189,9 @@ func (p *partParser) start(e *xml.StartElement, parent string) error {
 }
 
 func (p *partParser) object(e *xml.StartElement) error {
+	if err := p.hold(objectBytes); err != nil {
+		return err
+	}
 	k := objectKey{p.part, attr(e, "id")}
 	if _, dup := p.m.objects[k]; dup {
 		return fmt.Errorf("object %s defined twice: %w", k.id, ErrMalformed)
@@ -234,6 +243,9 @@ func (p *partParser) triangle(e *xml.StartElement) error {
 }
 
 func (p *partParser) placement(e *xml.StartElement) (placement, error) {
+	if err := p.hold(placementBytes); err != nil {
+		return placement{}, err
+	}
 	m, err := parseAffine(attr(e, "transform"))
 	if err != nil {
 		return placement{}, fmt.Errorf("<%s objectid=%q>: %w: %w", e.Name.Local, attr(e, "objectid"), err, ErrMalformed)

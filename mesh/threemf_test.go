@@ -80,6 +80,15 @@ func nested(n, depth int) string {
 	return wrapModel(b.String(), fmt.Sprintf(`<build><item objectid="%d"/></build>`, depth))
 }
 
+// manyObjects returns n empty objects.
+func manyObjects(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `<object id="%d"/>`, i+1)
+	}
+	return b.String()
+}
+
 func TestRender3MFRefusesMalformed(t *testing.T) {
 	withModel := func(model string) []byte { return make3MF(t, model) }
 	cube := `<object id="1">` + cubeMesh() + `</object>`
@@ -107,7 +116,8 @@ func TestRender3MFRefusesMalformed(t *testing.T) {
 		{"components nested too deep", withModel(nested(1, 20)), Options{}, outcome{ErrMalformed, "mesh: 3mf: components nested deeper than 16: malformed model"}},
 		{"components multiplying", withModel(nested(10, 9)), Options{MaxTriangles: 1000}, outcome{ErrTooLarge, "mesh: 3mf: the build places more than 4000 triangles and components: model over the limits"}},
 		{"a transform of 11 numbers", withModel(wrapModel(cube, `<build><item objectid="1" transform="1 0 0 0 1 0 0 0 1 0 0"/></build>`)), Options{}, outcome{ErrMalformed, `mesh: 3mf: 3d/3dmodel.model: <item objectid="1">: a transform of 11 numbers, not 12: malformed model`}},
-		{"meshes over the memory bound", withModel(cubeModelXML()), Options{MaxMeshBytes: 100}, outcome{ErrTooLarge, "mesh: 3mf: 3d/3dmodel.model: meshes over Options.MaxMeshBytes (100 bytes): model over the limits"}},
+		{"meshes over the memory bound", withModel(cubeModelXML()), Options{MaxMeshBytes: 300}, outcome{ErrTooLarge, "mesh: 3mf: 3d/3dmodel.model: meshes over Options.MaxMeshBytes (300 bytes): model over the limits"}},
+		{"many empty objects", withModel(wrapModel(manyObjects(5000), "")), Options{MaxMeshBytes: 1 << 20}, outcome{ErrTooLarge, "mesh: 3mf: 3d/3dmodel.model: meshes over Options.MaxMeshBytes (1048576 bytes): model over the limits"}},
 		{"no objects", withModel(wrapModel("", "")), Options{}, outcome{ErrEmpty, "mesh: 3mf: no triangles: model has nothing to draw"}},
 	}
 	for _, c := range cases {
