@@ -8,8 +8,11 @@
 // once to draw them) into a fixed-size z-buffer, so a 10-million-triangle
 // STL costs the framebuffer and a read buffer, not its triangles; OBJ
 // vertices and 3MF meshes, which faces refer to by index, are held in memory
-// up to Options.MaxMeshBytes. Models over Options.MaxTriangles are drawn
-// from an even sample of their triangles. Every loop checks the context, a
+// up to Options.MaxMeshBytes. Every triangle is drawn: dropping some to
+// save time leaves holes in the surface in the same proportion, whatever
+// the model's density, so a model over Options.MaxTriangles is refused
+// instead (with the default and the input size bound, no STL reaches it).
+// Every loop checks the context, a
 // render has a deadline of its own (Options.MaxDuration), and a panic inside
 // the package becomes an error: a hostile model cannot hang, exhaust or
 // crash the worker.

@@ -194,23 +194,27 @@ func TestRenderSkipsBadVertices(t *testing.T) {
 	}
 }
 
-func TestRenderDrawsAnEvenSampleOverTheBudget(t *testing.T) {
-	var ts []triangle
-	if err := bumpyTorus(60, 40, func(t *triangle) error { ts = append(ts, *t); return nil }); err != nil {
-		t.Fatal(err)
+func TestRenderRefusesMoreTrianglesThanTheBudget(t *testing.T) {
+	cube := cube()
+	cases := []struct {
+		name   string
+		data   []byte
+		format Format
+		want   outcome
+	}{
+		{"binary stl", encodeBinarySTL(cube), FormatSTL, outcome{ErrTooLarge, "mesh: stl: 12 triangles, more than Options.MaxTriangles (10): model over the limits"}},
+		{"ascii stl", encodeASCIISTL(cube), FormatSTL, outcome{ErrTooLarge, "mesh: stl: more than 10 triangles, the most Options.MaxTriangles allows: model over the limits"}},
+		{"obj", objCube(false), FormatOBJ, outcome{ErrTooLarge, "mesh: obj: more than 10 triangles, the most Options.MaxTriangles allows: model over the limits"}},
+		{"3mf", make3MF(t, cubeModelXML()), Format3MF, outcome{ErrTooLarge, "mesh: 3mf: the build places more than 10 triangles and components: model over the limits"}},
+		{"at the budget", encodeBinarySTL(cube[:10]), FormatSTL, outcome{}},
 	}
-	data := encodeBinarySTL(ts)
-	full, err := renderBytes(t, data, FormatSTL, Options{Size: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sampled, err := renderBytes(t, data, FormatSTL, Options{Size: 64, MaxTriangles: len(ts) / 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf, ls := lookAt(t, full), lookAt(t, sampled)
-	if bytes.Equal(full, sampled) || ls.Coverage < lf.Coverage*0.6 {
-		t.Errorf("sampled %+v, full %+v: want a different image of the same model", ls, lf)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := renderBytes(t, c.data, c.format, Options{Size: 32, MaxTriangles: 10})
+			if got := outcomeOf(err); got != c.want {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+		})
 	}
 }
 

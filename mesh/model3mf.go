@@ -139,7 +139,7 @@ func open3MF(ctx context.Context, r io.ReaderAt, size int64, opts Options) (sour
 			m.items = append(m.items, placement{k, identity})
 		}
 	}
-	if err := m.countInstanced(int64(opts.MaxTriangles) * 4); err != nil {
+	if err := m.countInstanced(int64(opts.MaxTriangles)); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -147,12 +147,11 @@ func open3MF(ctx context.Context, r io.ReaderAt, size int64, opts Options) (sour
 
 // partParser is the state of one model part's parse.
 type partParser struct {
-	m      *model3MF
-	part   string
-	root   bool
-	obj    *object3MF
-	refs   []string
-	nverts int
+	m    *model3MF
+	part string
+	root bool
+	obj  *object3MF
+	refs []string
 }
 
 // parsePart reads one model part; it returns the other parts its

@@ -97,10 +97,14 @@ type bounds struct {
 	total    int // every triangle read
 }
 
-func measure(ctx context.Context, src source) (bounds, error) {
+// measure is the first pass: the extent of the usable triangles, and no
+// more than limit triangles in all.
+func measure(ctx context.Context, src source, limit int) (bounds, error) {
 	b := bounds{min: vec3{math.Inf(1), math.Inf(1), math.Inf(1)}, max: vec3{math.Inf(-1), math.Inf(-1), math.Inf(-1)}}
 	err := src.triangles(ctx, func(t *triangle) error {
-		b.total++
+		if b.total++; b.total > limit {
+			return fmt.Errorf("more than %d triangles, the most Options.MaxTriangles allows: %w", limit, ErrTooLarge)
+		}
 		if !t.usable() {
 			return nil
 		}
@@ -247,11 +251,11 @@ func (c *canvas) resolve(size, ss int) *image.RGBA {
 	return img
 }
 
-// paint renders src: a first pass frames it, a second draws every usable
-// triangle (or every k-th when there are more than opts.MaxTriangles).
+// paint renders src: a first pass frames it (and refuses more than
+// opts.MaxTriangles triangles), a second draws every usable triangle.
 func paint(ctx context.Context, src source, opts Options) ([]byte, error) {
 	side := opts.Size * opts.Supersample
-	b, err := measure(ctx, src)
+	b, err := measure(ctx, src, opts.MaxTriangles)
 	if err != nil {
 		return nil, err
 	}
@@ -265,14 +269,8 @@ func paint(ctx context.Context, src source, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	stride := (b.usable + opts.MaxTriangles - 1) / opts.MaxTriangles
-	seen := 0
 	err = src.triangles(ctx, func(t *triangle) error {
 		if !t.usable() {
-			return nil
-		}
-		seen++
-		if (seen-1)%stride != 0 {
 			return nil
 		}
 		v := triangle{toView(t[0]), toView(t[1]), toView(t[2])}

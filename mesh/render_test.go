@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -193,5 +195,71 @@ func TestRenderConcurrently(t *testing.T) {
 		if img := <-results; !bytes.Equal(img, want) {
 			t.Error("a concurrent render differs")
 		}
+	}
+}
+
+// renderTorusFile writes the torus as a binary STL and renders it from the
+// file, returning the image and the bytes allocated meanwhile.
+func renderTorusFile(t *testing.T, nu, nv int) ([]byte, uint64) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("torus-%d-%d.stl", nu, nv))
+	if err := writeBinarySTL(p, nu, nv); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var img []byte
+	allocated := allocatedDuring(func() {
+		img, err = Render(context.Background(), f, st.Size(), FormatSTL, Options{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, allocated
+}
+
+// roughness is the mean difference of horizontally neighbouring pixels of
+// the model: low for a smooth surface, high where holes show the inside.
+func roughness(t testing.TB, data []byte) float64 {
+	img := decodeJPEG(t, data)
+	b := img.Bounds()
+	var sum float64
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x+1 < b.Max.X; x++ {
+			p := color.GrayModel.Convert(img.At(x, y)).(color.Gray)
+			q := color.GrayModel.Convert(img.At(x+1, y)).(color.Gray)
+			if isBackground(color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)) || isBackground(color.RGBAModel.Convert(img.At(x+1, y)).(color.RGBA)) {
+				continue
+			}
+			sum += math.Abs(float64(p.Y) - float64(q.Y))
+			n++
+		}
+	}
+	return sum / float64(max(n, 1))
+}
+
+// TestRenderTenMillionTriangles renders a 500 MB binary STL: it must
+// allocate what a small one does (the triangles are streamed, never held)
+// and look as smooth as a coarse tessellation of the same torus (every
+// triangle drawn: no holes). HOARD_LARGE_TESTS=1 runs it (10 s, 500 MB of
+// temporary disk); BenchmarkRenderSTL measures the same file.
+func TestRenderTenMillionTriangles(t *testing.T) {
+	if os.Getenv("HOARD_LARGE_TESTS") == "" {
+		t.Skip("HOARD_LARGE_TESTS=1 runs it")
+	}
+	img, allocated := renderTorusFile(t, 2500, 2000)
+	saveRender(t, "torus-10m", img)
+	coarse, _ := renderTorusFile(t, 300, 200)
+	l, rough, coarseRough := lookAt(t, img), roughness(t, img), roughness(t, coarse)
+	if allocated > 16<<20 || l.Coverage < 0.3 || rough > 2*coarseRough+1 {
+		t.Errorf("allocated %d bytes (want ≤ 16 MiB), look %+v, roughness %.1f (the coarse torus's %.1f)", allocated, l, rough, coarseRough)
 	}
 }

@@ -32,11 +32,6 @@ func newScanner(r io.ReaderAt, size int64) *scanner {
 	return &scanner{r: r, size: size, buf: make([]byte, scanBufferSize), line: 1}
 }
 
-// reset rewinds the scanner to the input's start.
-func (s *scanner) reset() {
-	s.off, s.pos, s.end, s.line, s.eof = 0, 0, 0, 1, false
-}
-
 // fill moves the unread bytes to the buffer's start and reads more after
 // them. It reports false at the input's end.
 func (s *scanner) fill() (bool, error) {

@@ -31,7 +31,7 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // its triangle count says (many binary headers start with "solid" too); a
 // file of another size is ASCII if it starts with "solid", else a binary one
 // whose count lies.
-func openSTL(r io.ReaderAt, size int64) (source, error) {
+func openSTL(r io.ReaderAt, size int64, opts Options) (source, error) {
 	head := make([]byte, min(size, stlHeaderLen))
 	if _, err := r.ReadAt(head, 0); err != nil && !(errors.Is(err, io.EOF) && len(head) == int(size)) {
 		return nil, fmt.Errorf("read header: %w", err)
@@ -46,14 +46,15 @@ func openSTL(r io.ReaderAt, size int64) (source, error) {
 	count := int64(binary.LittleEndian.Uint32(head[80:84]))
 	holds := (size - stlHeaderLen) / stlRecordLen
 	switch {
-	case stlHeaderLen+count*stlRecordLen == size:
-		return &binarySTL{r: r, count: count}, nil
-	case ascii:
+	case stlHeaderLen+count*stlRecordLen != size && ascii:
 		return &asciiSTL{r: r, size: size}, nil
 	case count > holds:
 		return nil, fmt.Errorf("header says %d triangles, file holds %d: %w", count, holds, ErrMalformed)
+	case count > int64(opts.MaxTriangles):
+		return nil, fmt.Errorf("%d triangles, more than Options.MaxTriangles (%d): %w", count, opts.MaxTriangles, ErrTooLarge)
 	}
-	// Bytes after the last triangle: some writers pad; the count rules.
+	// The size the count says, or bytes after the last triangle (some
+	// writers pad): the count rules.
 	return &binarySTL{r: r, count: count}, nil
 }
 
@@ -98,7 +99,7 @@ type asciiSTL struct {
 func (s *asciiSTL) triangles(ctx context.Context, fn func(t *triangle) error) error {
 	p := stlParser{sc: newScanner(s.r, s.size), fn: fn}
 	if err := p.parse(ctx); err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrTooLarge) {
 			return err
 		}
 		return fmt.Errorf("ascii, line %d: %w: %w", p.sc.line, err, ErrMalformed)
