@@ -195,7 +195,7 @@ func (c *canvas) fill(v *triangle) {
 		return
 	}
 	c.work += (x1 - x0 + 1) * (y1 - y0 + 1)
-	shade := uint16(brightness(v) * math.MaxUint16)
+	shade, shaded := uint16(0), false // most small triangles cover no sample: shade on demand
 	inv := 1 / area
 	for sy := y0; sy <= y1; sy++ {
 		py := float64(sy) + 0.5
@@ -212,6 +212,9 @@ func (c *canvas) fill(v *triangle) {
 			if i := row + sx; d > c.depth[i] {
 				if c.depth[i] < 0 {
 					c.drawn++
+				}
+				if !shaded {
+					shade, shaded = uint16(brightness(v)*math.MaxUint16), true
 				}
 				c.depth[i], c.shade[i] = d, shade
 			}
