@@ -12,10 +12,9 @@
 // save time leaves holes in the surface in the same proportion, whatever
 // the model's density, so a model over Options.MaxTriangles is refused
 // instead (with the default and the input size bound, no STL reaches it).
-// Every loop checks the context, a
-// render has a deadline of its own (Options.MaxDuration), and a panic inside
-// the package becomes an error: a hostile model cannot hang, exhaust or
-// crash the worker.
+// Every loop checks the context, a render has a deadline of its own
+// (Options.MaxDuration), and a panic inside the package becomes an error:
+// a hostile model cannot hang, exhaust or crash the worker.
 //
 // The package is pure: it imports only the standard library.
 package mesh
