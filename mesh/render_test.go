@@ -147,26 +147,11 @@ func allocatedDuring(fn func()) uint64 {
 }
 
 func TestRenderMemoryDoesNotGrowWithTriangles(t *testing.T) {
-	dir := t.TempDir()
-	measure := func(nu, nv int, write func(string, int, int) error) uint64 {
-		p := filepath.Join(dir, fmt.Sprintf("torus-%d-%d-%p", nu, nv, write))
-		if err := write(p, nu, nv); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		st, _ := f.Stat()
-		return allocatedDuring(func() {
-			if _, err := Render(context.Background(), f, st.Size(), FormatSTL, Options{Size: 64}); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	small, large := measure(10, 10, writeBinarySTL), measure(200, 250, writeBinarySTL)
-	smallASCII, largeASCII := measure(10, 10, writeASCIISTL), measure(200, 250, writeASCIISTL)
+	opts := Options{Size: 64}
+	_, small := renderTorusFile(t, writeBinarySTL, 10, 10, opts)
+	_, large := renderTorusFile(t, writeBinarySTL, 200, 250, opts)
+	_, smallASCII := renderTorusFile(t, writeASCIISTL, 10, 10, opts)
+	_, largeASCII := renderTorusFile(t, writeASCIISTL, 200, 250, opts)
 	// 200 to 100,000 triangles: a few KiB more at most (the read buffer
 	// is the same; only error paths and encoders differ).
 	if large > small+64<<10 || largeASCII > smallASCII+64<<10 {
@@ -198,12 +183,12 @@ func TestRenderConcurrently(t *testing.T) {
 	}
 }
 
-// renderTorusFile writes the torus as a binary STL and renders it from the
-// file, returning the image and the bytes allocated meanwhile.
-func renderTorusFile(t *testing.T, nu, nv int) ([]byte, uint64) {
+// renderTorusFile writes the torus as an STL and renders it from the file,
+// returning the image and the bytes allocated meanwhile.
+func renderTorusFile(t *testing.T, write func(path string, nu, nv int) error, nu, nv int, opts Options) ([]byte, uint64) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), fmt.Sprintf("torus-%d-%d.stl", nu, nv))
-	if err := writeBinarySTL(p, nu, nv); err != nil {
+	if err := write(p, nu, nv); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(p)
@@ -217,7 +202,7 @@ func renderTorusFile(t *testing.T, nu, nv int) ([]byte, uint64) {
 	}
 	var img []byte
 	allocated := allocatedDuring(func() {
-		img, err = Render(context.Background(), f, st.Size(), FormatSTL, Options{})
+		img, err = Render(context.Background(), f, st.Size(), FormatSTL, opts)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -255,9 +240,9 @@ func TestRenderTenMillionTriangles(t *testing.T) {
 	if os.Getenv("HOARD_LARGE_TESTS") == "" {
 		t.Skip("HOARD_LARGE_TESTS=1 runs it")
 	}
-	img, allocated := renderTorusFile(t, 2500, 2000)
+	img, allocated := renderTorusFile(t, writeBinarySTL, 2500, 2000, Options{})
 	saveRender(t, "torus-10m", img)
-	coarse, _ := renderTorusFile(t, 300, 200)
+	coarse, _ := renderTorusFile(t, writeBinarySTL, 300, 200, Options{})
 	l, rough, coarseRough := lookAt(t, img), roughness(t, img), roughness(t, coarse)
 	if allocated > 16<<20 || l.Coverage < 0.3 || rough > 2*coarseRough+1 {
 		t.Errorf("allocated %d bytes (want ≤ 16 MiB), look %+v, roughness %.1f (the coarse torus's %.1f)", allocated, l, rough, coarseRough)
