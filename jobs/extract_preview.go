@@ -131,10 +131,7 @@ func extractionMessage(err error) string {
 	if hoard.ErrorCode(err) == hoard.EINTERNAL {
 		msg = err.Error() // curators see what broke
 	}
-	if len(msg) > 1000 {
-		msg = msg[:1000]
-	}
-	return msg
+	return truncate(msg, 1000)
 }
 
 // fetchResult is what an attempt learnt about its download, also on

@@ -164,7 +164,12 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	var previewMsg int64
 	if ph, ok := byID[int(a.PhotoMessageID)]; ok && a.PhotoMessageID != 0 && ph.Photo != nil {
 		act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
-		if data, err := src.account.DownloadThumbnail(ctx, src.peer, ph); err == nil && len(data) > 0 {
+		data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
+		if err == nil {
+			// Re-encoded like every preview: bounded, whatever was posted.
+			data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+		}
+		if err == nil && len(data) > 0 {
 			preview, previewMsg = data, a.PhotoMessageID
 		} else {
 			d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
@@ -212,7 +217,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if topic != nil {
 		topicName, general = topic.TopicName, topic.IsGeneral
 	}
-	draft.Creator = archive.Creator(topicName, general, a.FileName, src.channel.Title)
+	draft.Creator = hoard.StorableText(archive.Creator(topicName, general, a.FileName, src.channel.Title), hoard.MaxCreatorLen)
 	draft.InspectionNote = unlistableNote(det, typ)
 	if src.channel.Category != "" {
 		draft.Tags = []string{src.channel.Category}

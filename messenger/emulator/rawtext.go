@@ -13,8 +13,9 @@ func rawOr(s string, raw []byte) string {
 	return s
 }
 
-// title is a channel's title, raw bytes first.
-func (c SeedChannel) title() string { return rawOr(c.Title, c.TitleBytes) }
+// PlatformTitle is the channel's title as the platform shows it: the raw
+// bytes of title_bytes when set, else title.
+func (c SeedChannel) PlatformTitle() string { return rawOr(c.Title, c.TitleBytes) }
 
 // title is a topic's title, raw bytes first.
 func (t SeedTopic) title() string { return rawOr(t.Title, t.TitleBytes) }

@@ -15,7 +15,7 @@ func TestSeedRawText(t *testing.T) {
 	}
 	type texts struct{ Title, Topic, Name, Caption string }
 	ch := s.Channels[0]
-	got := texts{ch.title(), ch.Topics[0].title(), ch.Posts[0].name(), ch.Posts[0].caption()}
+	got := texts{ch.PlatformTitle(), ch.Topics[0].title(), ch.Posts[0].name(), ch.Posts[0].caption()}
 	want := texts{"\xff", "\x00x", "evil\xff.zip", "cap\x00"}
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)

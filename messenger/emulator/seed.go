@@ -176,7 +176,7 @@ func (s *Seed) validate(baseDir string) error {
 	for i := range s.Channels {
 		ch := &s.Channels[i]
 		where := fmt.Sprintf("channels[%d]", i)
-		if ch.title() == "" {
+		if ch.PlatformTitle() == "" {
 			return fmt.Errorf("%s.title is required", where)
 		}
 		if err := addName(ch.Username, where); err != nil {

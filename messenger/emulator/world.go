@@ -164,7 +164,7 @@ func (e *Emulator) build(s *Seed) error {
 	}
 	e.dest = dest
 	for i, sc := range s.Channels {
-		c := e.newChannel(sc.title(), sc.Username, sc.Invite, sc.Forum, sc.Protected)
+		c := e.newChannel(sc.PlatformTitle(), sc.Username, sc.Invite, sc.Forum, sc.Protected)
 		c.joinReq = sc.JoinRequest
 		if sc.Joined {
 			c.members[acc.id] = roleMember
