@@ -33,6 +33,8 @@ type hostileWorld struct {
 	Paths []string
 	// Captions are the stored captions by package name.
 	Captions map[string]string
+	// Titles are the stored channel titles and topic names, sorted.
+	Titles []string
 }
 
 // zipOf builds a ZIP with entries in the given order; names are raw bytes.
@@ -142,14 +144,15 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 		ordinary("Names Last.zip", "STL", names),
 	}
 
-	// A channel whose title holds a NUL; its creator comes from the title.
-	const nulTitleCreator = "Evil\uFFFDTitle"
+	// A channel whose title holds a NUL; its creator comes from the title
+	// (whose cleaning drops the replacement character like other symbols).
+	const nulTitleCreator = "Evil Title"
 	nulPosts := []map[string]any{
 		ordinary("Title Before.zip", "Props", nulTitleCreator),
 		ordinary("Title After.zip", "Props", nulTitleCreator),
 	}
 	// A channel whose title is invalid UTF-8.
-	const badTitleCreator = "Bad\uFFFDTitle"
+	const badTitleCreator = "Bad Title"
 	badPosts := []map[string]any{ordinary("Bytes Title Pack.zip", "Props", badTitleCreator)}
 
 	// A forum whose topic titles hold a NUL and invalid UTF-8: the topic is
@@ -180,6 +183,8 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 		ordinary("Archives After.zip", "STL", archives),
 	}
 
+	w.Titles = []string{"Bad\uFFFDTitle", "Drag\uFFFDons", "Evil\uFFFDTitle", "General", "Hoard Archive", "Hostile Archives",
+		"Hostile Forum", "Hostile Names", "Ter\uFFFDrain"}
 	seed := map[string]any{
 		"account":     map[string]any{"phone": "+15550000001", "premium": false},
 		"bot":         map[string]any{"username": "hoard_test_bot", "token": "111:test"},
@@ -240,6 +245,17 @@ func TestDemoOnceHostileWorld(t *testing.T) {
 	}
 	if !slices.Equal(paths, w.Paths) {
 		t.Errorf("entry paths:\n got  %q\n want %q", paths, w.Paths)
+	}
+	rows, err = conn.Query(ctx, `SELECT title FROM messenger_channels UNION ALL SELECT topic_name FROM topic_progress ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(titles, w.Titles) {
+		t.Errorf("channel titles and topic names:\n got  %q\n want %q", titles, w.Titles)
 	}
 	for name, want := range w.Captions {
 		var got string
