@@ -265,6 +265,15 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		return failedAt(hoard.SkipHashMismatch, err)
 	}
 	if sum != t.ContentHash {
+		// What was uploaded came from these bytes: a retry must not take
+		// those posts up (resumable); the audit reports them as orphaned.
+		for _, part := range parts {
+			if part.ResendMessageID == 0 && part.DestMessageID != 0 {
+				if err := db.ClearTransferPart(ctx, t.ID, part.PartNo); err != nil {
+					return err
+				}
+			}
+		}
 		return d.hashMismatch(ctx, t, sum)
 	}
 
