@@ -54,6 +54,21 @@ func (w *AuditWorker) Work(ctx context.Context, job *river.Job[hoard.AuditArgs])
 	return river.RecordOutput(ctx, res)
 }
 
+// notify raises n unless it was raised before (CreateNotificationOnce) and
+// counts which of the two it was.
+func (r *AuditResult) notify(ctx context.Context, db *store.DB, n *hoard.Notification) error {
+	created, err := db.CreateNotificationOnce(ctx, n)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if created {
+		r.NewNotified++
+	} else {
+		r.AlreadyNotified++
+	}
+	return nil
+}
+
 // destinationMarkKey is the setting holding the newest destination message
 // an audit judged, per destination channel.
 func destinationMarkKey(destChannelID int64) string {
@@ -116,19 +131,14 @@ func (d *Deps) auditDestination(ctx context.Context, res *AuditResult) error {
 	for _, id := range orphans {
 		doc := docs[id]
 		c, _ := json.Marshal(map[string]any{"dest_channel_id": dest.ID, "message_id": id, "file_name": doc.FileName, "size": doc.Size})
-		created, err := db.CreateNotificationOnce(ctx, &hoard.Notification{Type: hoard.NotifyOrphanedPost, Severity: hoard.SeverityWarning,
+		err := res.notify(ctx, db, &hoard.Notification{Type: hoard.NotifyOrphanedPost, Severity: hoard.SeverityWarning,
 			Title: "Orphaned destination post: " + doc.FileName,
 			Message: fmt.Sprintf("Message %d of %s holds %s (%d bytes), but no package or publication points to it: "+
 				"a publication failed after posting. Delete the message, or rebuild from the destination to index it.",
 				id, dest.Title, doc.FileName, doc.Size),
 			ChannelID: dest.ID, Context: c, DedupKey: fmt.Sprintf("%s:%d:%d", hoard.NotifyOrphanedPost, dest.ID, id)})
 		if err != nil {
-			return fmt.Errorf("audit: %w", err)
-		}
-		if created {
-			res.NewNotified++
-		} else {
-			res.AlreadyNotified++
+			return err
 		}
 	}
 	res.OrphanedPosts, res.DestinationChecked = len(orphans), limit
@@ -153,18 +163,7 @@ func Audit(ctx context.Context, db *store.DB) (AuditResult, error) {
 		return res, fmt.Errorf("audit: %w", err)
 	}
 	res.MissingParts, res.Orphans = len(missing), len(orphans)
-	notify := func(n *hoard.Notification) error {
-		created, err := db.CreateNotificationOnce(ctx, n)
-		if err != nil {
-			return fmt.Errorf("audit: %w", err)
-		}
-		if created {
-			res.NewNotified++
-		} else {
-			res.AlreadyNotified++
-		}
-		return nil
-	}
+	notify := func(n *hoard.Notification) error { return res.notify(ctx, db, n) }
 	for _, p := range missing {
 		c, _ := json.Marshal(map[string]any{"package_id": p.ID, "part_count": p.PartCount, "stored_ids": len(p.DestMessageIDs)})
 		if err := notify(&hoard.Notification{Type: hoard.NotifyMissingPart, Severity: hoard.SeverityWarning, PackageID: p.ID,

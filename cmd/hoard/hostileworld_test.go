@@ -6,7 +6,6 @@ import (
 	"compress/zlib"
 	"context"
 	be "encoding/binary"
-	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -201,14 +200,7 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 			{"title": archives, "username": "hostilearchives", "joined": true, "protected": true, "category": "STL", "posts": archivePosts},
 		},
 	}
-	data, err := json.MarshalIndent(seed, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Seed = filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(w.Seed, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.Seed = writeSeed(t, dir, seed)
 	return w
 }
 
@@ -234,28 +226,25 @@ func TestDemoOnceHostileWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT f.path FROM package_files f JOIN packages p ON p.id = f.package_id
-		WHERE p.file_name = 'Hostile Entries.zip' ORDER BY f.path`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(paths, w.Paths) {
-		t.Errorf("entry paths:\n got  %q\n want %q", paths, w.Paths)
-	}
-	rows, err = conn.Query(ctx, `SELECT title FROM messenger_channels UNION ALL SELECT topic_name FROM topic_progress ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	titles, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(titles, w.Titles) {
-		t.Errorf("channel titles and topic names:\n got  %q\n want %q", titles, w.Titles)
+	for _, c := range []struct {
+		what, sql string
+		want      []string
+	}{
+		{"entry paths", `SELECT f.path FROM package_files f JOIN packages p ON p.id = f.package_id
+			WHERE p.file_name = 'Hostile Entries.zip' ORDER BY f.path`, w.Paths},
+		{"channel titles and topic names", `SELECT title FROM messenger_channels UNION ALL SELECT topic_name FROM topic_progress ORDER BY 1`, w.Titles},
+	} {
+		rows, err := conn.Query(ctx, c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got  %q\n want %q", c.what, got, c.want)
+		}
 	}
 	for name, want := range w.Captions {
 		var got string
