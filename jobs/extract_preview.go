@@ -198,7 +198,7 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 	whole := at != archive.ZIP
 	if at == archive.ZIP {
 		res.method = methodRanged
-		data, err = archive.ReadZipEntry(ctx, rf, rf.size, f.Path, archive.ExtractOptions{MaxInput: RangedPreviewBudget})
+		data, err = archive.ReadZipEntry(ctx, rf, rf.size, f.Path, archive.ExtractOptions{MaxInput: RangedPreviewBudget, NameKey: storedEntryPath})
 		if errors.Is(err, archive.ErrNoRange) {
 			d.Logger.Info("zip index unusable; downloading the whole archive", "package", p.ID, "err", err)
 			whole = true
@@ -249,7 +249,7 @@ func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type
 			return nil, fmt.Errorf("download part %d of %d: %w", i+1, len(rf.parts), err)
 		}
 	}
-	return archive.Extract(ctx, at, paths, entry, archive.ExtractOptions{})
+	return archive.Extract(ctx, at, paths, entry, archive.ExtractOptions{NameKey: storedEntryPath})
 }
 
 // remotePackage resolves the package's destination messages into a

@@ -403,10 +403,7 @@ func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, [
 	entries := archive.PackageFiles(p.FileName, p.FileSize, listing)
 	files := make([]hoard.PackageFile, len(entries))
 	for i, e := range entries {
-		// Entry paths come from strangers' archives: archive lists them as
-		// they are (extraction needs the exact bytes), and they are made
-		// storable here, where they enter the catalog.
-		files[i] = hoard.PackageFile{Path: hoard.StorableLongText(e.Path, hoard.MaxEntryPathLen),
+		files[i] = hoard.PackageFile{Path: storedEntryPath(e.Path),
 			Size: max(e.Size, 0), CompressedSize: max(e.CompressedSize, 0)}
 		if e.HasCRC {
 			crc := e.CRC32
@@ -418,6 +415,13 @@ func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, [
 	}
 	return p, files, nil
 }
+
+// storedEntryPath is the form an archive entry's path is stored in. Paths
+// come from strangers' archives: archive lists them as they are (so that
+// extraction finds the exact bytes) and they are made storable here, where
+// they enter the catalog; extracting a stored entry later maps names the
+// same way (archive.ExtractOptions.NameKey).
+func storedEntryPath(raw string) string { return hoard.StorableLongText(raw, hoard.MaxEntryPathLen) }
 
 // previewTries is how many preview candidates of one archive are tried.
 const previewTries = 3
