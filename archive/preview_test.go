@@ -158,7 +158,9 @@ func TestMatchPhoto(t *testing.T) {
 func TestExtractByStoredName(t *testing.T) {
 	ctx := context.Background()
 	img := pseudoRandom(5000, 3)
-	stored := func(name string) string { return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", "\uFFFD"), "\uFFFD") }
+	stored := func(name string) string {
+		return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", "\uFFFD"), "\uFFFD")
+	}
 	data := makeZip(t, []testFile{{"ok.stl", pseudoRandom(1000, 4)}, {"nul\x00dir/c\xffover.png", img}}, zipOpts{})
 	p := writeTemp(t, "x.zip", data)
 	keyed := ExtractOptions{NameKey: stored}
