@@ -361,10 +361,10 @@ type setOutcome struct {
 func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID map[int64]messenger.Message,
 	photos []archive.Photo, topicID, runID int64) (out setOutcome, err error) {
 	db := d.DB
-	name := hoard.StorableFileName(packageName(set))
+	var name string
 	skip := func(reason hoard.SkipReason, msg string) setOutcome {
 		return setOutcome{skip: &hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
-			SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: name, FileSize: set.TotalSize,
+			SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: hoard.StorableFileName(name), FileSize: set.TotalSize,
 			PartCount: len(set.Parts), Reason: reason, Status: hoard.SkipGaveUp, MaxAttempts: d.MaxSkipAttempts,
 			LastError: truncate(msg, 2000)}}
 	}
@@ -377,6 +377,7 @@ func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID m
 			out, err = skip(hoard.SkipOther, "This message could not be read: "+err.Error()), nil
 		}
 	}()
+	name = hoard.StorableFileName(packageName(set))
 	ids := make([]int64, len(set.Parts))
 	remote := make([]string, 0, len(set.Parts))
 	parts := make([]hoard.SourcePart, len(set.Parts))
