@@ -152,3 +152,20 @@ func FuzzStorableText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStorableText measures the sanitiser on the common case (clean
+// text: no copy) and on hostile text (a copy with replacements and a cut).
+func BenchmarkStorableText(b *testing.B) {
+	for _, bm := range []struct{ name, in string }{
+		{"clean", "Mammoth Factory - 2024-01 Sabertooth Cat.zip"},
+		{"hostile", strings.Repeat("evil\x00nul\xff\u202E", 300)},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = StorableFileName(bm.in)
+				_ = DisplayText(bm.in)
+			}
+		})
+	}
+}
