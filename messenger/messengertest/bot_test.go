@@ -95,7 +95,7 @@ func listening(t testing.TB, bot *telegram.Bot, h messenger.BotHandler) (stop fu
 // newBot connects the seeded bot with cfg.
 func newBot(t testing.TB, env *Env, cfg telegram.Config) *telegram.Bot {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bot, err := telegram.NewBot(ctx, cfg, env.Info.BotToken)
 	if err != nil {
