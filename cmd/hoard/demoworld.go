@@ -134,13 +134,6 @@ func writeDemoWorld(dir string) (string, error) {
 					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
 				}},
 		},
-		// People who talk to the bot: they sign in with the demo's login
-		// code (see the emulator's info file).
-		"users": []map[string]any{
-			{"phone": "+15550000101", "username": "alice", "first_name": "Alice"},
-			{"phone": "+15550000102", "username": "bob", "first_name": "Bob"},
-			{"phone": "+15550000103", "username": "carol", "first_name": "Carol"},
-		},
 	}
 	data, err := json.MarshalIndent(seed, "", "  ")
 	if err != nil {
