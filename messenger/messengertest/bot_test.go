@@ -318,6 +318,14 @@ func TestBotConversation(t *testing.T) {
 		if _, err := b.alice.Press(ctx, got.ID, []byte("p:9")); err == nil {
 			t.Fatal("pressing a button the message does not have succeeded")
 		}
+		b.rec.onCallback = func(context.Context, messenger.CallbackQuery) error { return nil } // never answers
+		b.env.Emu.SetCallbackTimeout(100 * time.Millisecond)
+		if _, err := b.alice.Press(ctx, got.ID, []byte("p:3")); err == nil || !strings.Contains(err.Error(), "BOT_RESPONSE_TIMEOUT") {
+			t.Fatalf("a press the bot never answers: %v, want BOT_RESPONSE_TIMEOUT", err)
+		}
+		if q := <-b.rec.cbs; b.bot.AnswerCallback(ctx, q.QueryID, "too late") == nil {
+			t.Fatal("answering a press that timed out succeeded")
+		}
 	})
 
 	t.Run("refused before sending", func(t *testing.T) {
@@ -563,6 +571,17 @@ func TestBotListenHandover(t *testing.T) {
 	}
 	recB.none(t)
 	recA.none(t)
+
+	// A push lost on the way: the next one reveals the gap, getDifference
+	// fills it.
+	env.Emu.LosePushes(env.Emu.BotID(), 1)
+	send("five")
+	send("six")
+	got = []string{recB.next(t).Text, recB.next(t).Text}
+	slices.Sort(got)
+	if want := []string{"five", "six"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a lost push B received %q, want %q", got, want)
+	}
 }
 
 // TestBotPrivateDestination: the bot learns a private destination when the
