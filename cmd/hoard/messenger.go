@@ -139,7 +139,10 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit b
 			return nil, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
 		}
 		d.info = emulator.Info{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys, Phone: info.Phone,
-			Code: info.Code, BotToken: info.BotToken}
+			Code: info.Code, BotToken: info.BotToken, BotUsername: info.BotUsername}
+		for _, u := range info.Users {
+			d.info.Users = append(d.info.Users, emulator.InfoUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
+		}
 		if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
 			d.close()
 			return nil, err
@@ -289,9 +292,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		bcfg := base
 		bcfg.SessionKey = "bot"
 		bcfg.Limiter = nil // the bot's own limits, not the account's bucket
-		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken, func(_ context.Context, m messenger.IncomingMessage) {
-			a.log.Info("bot: message received (commands arrive with the bot work)", "chat", m.ChatID)
-		})
+		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken)
 		if err != nil {
 			return fmt.Errorf("demo: bot: %w", err)
 		}

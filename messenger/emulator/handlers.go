@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/gotd/td/bin"
 	"github.com/gotd/td/tg"
@@ -22,32 +23,38 @@ var handlers map[string]handler
 
 func init() {
 	handlers = map[string]handler{
-		"help.getConfig":               locked(helpGetConfig),
-		"auth.sendCode":                locked(authSendCode),
-		"auth.signIn":                  locked(authSignIn),
-		"auth.importBotAuthorization":  locked(authImportBot),
-		"auth.checkPassword":           locked(authCheckPassword),
-		"account.getPassword":          locked(accountGetPassword),
-		"users.getUsers":               locked(usersGetUsers),
-		"contacts.resolveUsername":     locked(contactsResolveUsername),
-		"channels.getChannels":         locked(channelsGetChannels),
-		"channels.getMessages":         locked(channelsGetMessages),
-		"channels.joinChannel":         locked(channelsJoinChannel),
-		"messages.checkChatInvite":     locked(messagesCheckChatInvite),
-		"messages.importChatInvite":    locked(messagesImportChatInvite),
-		"messages.getHistory":          locked(messagesGetHistory),
-		"messages.getReplies":          locked(messagesGetReplies),
-		"messages.search":              locked(messagesSearch),
-		"messages.getForumTopics":      locked(messagesGetForumTopics),
-		"messages.sendMessage":         locked(messagesSendMessage),
-		"messages.forwardMessages":     locked(messagesForwardMessages),
-		"messages.sendMedia":           messagesSendMedia,
-		"upload.getFile":               uploadGetFile,
-		"upload.saveFilePart":          uploadSavePart,
-		"upload.saveBigFilePart":       uploadSavePart,
-		"updates.getState":             locked(updatesGetState),
-		"updates.getDifference":        locked(updatesGetDifference),
-		"updates.getChannelDifference": locked(updatesGetChannelDifference),
+		"help.getConfig":                locked(helpGetConfig),
+		"auth.sendCode":                 locked(authSendCode),
+		"auth.signIn":                   locked(authSignIn),
+		"auth.importBotAuthorization":   locked(authImportBot),
+		"auth.checkPassword":            locked(authCheckPassword),
+		"account.getPassword":           locked(accountGetPassword),
+		"users.getUsers":                locked(usersGetUsers),
+		"contacts.resolveUsername":      locked(contactsResolveUsername),
+		"channels.getChannels":          locked(channelsGetChannels),
+		"channels.getMessages":          locked(channelsGetMessages),
+		"channels.joinChannel":          locked(channelsJoinChannel),
+		"messages.checkChatInvite":      locked(messagesCheckChatInvite),
+		"messages.importChatInvite":     locked(messagesImportChatInvite),
+		"messages.getHistory":           locked(messagesGetHistory),
+		"messages.getReplies":           locked(messagesGetReplies),
+		"messages.search":               locked(messagesSearch),
+		"messages.getForumTopics":       locked(messagesGetForumTopics),
+		"messages.sendMessage":          locked(messagesSendMessage),
+		"messages.forwardMessages":      locked(messagesForwardMessages),
+		"messages.sendMedia":            messagesSendMedia,
+		"upload.getFile":                uploadGetFile,
+		"upload.saveFilePart":           uploadSavePart,
+		"upload.saveBigFilePart":        uploadSavePart,
+		"updates.getState":              locked(updatesGetState),
+		"updates.getDifference":         locked(updatesGetDifference),
+		"updates.getChannelDifference":  locked(updatesGetChannelDifference),
+		"messages.editMessage":          locked(messagesEditMessage),
+		"messages.startBot":             locked(messagesStartBot),
+		"messages.getBotCallbackAnswer": messagesGetBotCallbackAnswer,
+		"messages.setBotCallbackAnswer": locked(messagesSetBotCallbackAnswer),
+		"bots.setBotCommands":           locked(botsSetBotCommands),
+		"channels.editAdmin":            locked(channelsEditAdmin),
 	}
 }
 
@@ -81,6 +88,11 @@ func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, 
 		c.e.log.Error("emulator: encode result", "method", c.method, "error", err)
 		return nil, nil, tgerr.New(500, "INTERNAL_ENCODE")
 	}
+	return out, c.encodePushes(pend), nil
+}
+
+// encodePushes encodes updates for their recipients. Called under e.mu.
+func (c *call) encodePushes(pend []pending) []push {
 	var pushes []push
 	for _, p := range pend {
 		data, err := encode(p.updates)
@@ -90,7 +102,7 @@ func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, 
 		}
 		pushes = append(pushes, push{userID: p.userID, data: data})
 	}
-	return out, pushes, nil
+	return pushes
 }
 
 func now() int { return int(time.Now().Unix()) }
@@ -334,11 +346,35 @@ func (c *call) readableChannel(in tg.InputPeerClass) (*channel, error) {
 
 func messagesGetHistory(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesGetHistoryRequest)
+	if p, err := c.e.inputPeer(c.user.id, r.Peer); err == nil && p.u != nil {
+		return c.privateHistory(p.u, r), nil, nil
+	}
 	ch, err := c.readableChannel(r.Peer)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c.channelMessages(ch, page(ch.msgs, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID), len(ch.msgs)), nil, nil
+}
+
+// privateHistory pages the caller's private chat with other.
+func (c *call) privateHistory(other *user, r *tg.MessagesGetHistoryRequest) *tg.MessagesMessagesSlice {
+	var sel []*message
+	for _, m := range c.user.box {
+		if m.peer == other.id {
+			sel = append(sel, m)
+		}
+	}
+	out := &tg.MessagesMessagesSlice{Count: len(sel),
+		Users: []tg.UserClass{c.e.userView(c.user.id, other), c.e.userView(c.user.id, c.user)}}
+	seen := map[int64]bool{}
+	for _, m := range page(sel, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID) {
+		out.Messages = append(out.Messages, c.e.privateView(c.user, m))
+		if ch := c.e.channels[m.fwdFrom]; ch != nil && !seen[ch.id] {
+			seen[ch.id] = true
+			out.Chats = append(out.Chats, c.e.channelView(c.user.id, ch))
+		}
+	}
+	return out
 }
 
 func messagesGetReplies(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
@@ -472,6 +508,7 @@ func (e *Emulator) sendPrivate(c *call, from, to *user, m *message) (*tg.Updates
 	theirs.out, theirs.peer = false, from.id
 	e.appendPrivate(from, &mine)
 	e.appendPrivate(to, &theirs)
+	mine.twin, theirs.twin = theirs.id, mine.id
 	res := &tg.Updates{Date: now(), Updates: []tg.UpdateClass{
 		&tg.UpdateNewMessage{Message: e.privateView(from, &mine), Pts: mine.pts, PtsCount: 1},
 	}, Users: []tg.UserClass{e.userView(from.id, to), e.userView(from.id, from)}}
@@ -497,6 +534,12 @@ func (c *call) deliverTo(p peer, m *message, randomID int64) (*tg.Updates, []pen
 	if p.u == nil || p.u.id == c.user.id {
 		return nil, nil, tgerr.New(400, "PEER_ID_INVALID")
 	}
+	if p.u.blocked[c.user.id] {
+		return nil, nil, tgerr.New(400, "USER_IS_BLOCKED")
+	}
+	if c.user.blocked[p.u.id] {
+		return nil, nil, tgerr.New(400, "YOU_BLOCKED_USER")
+	}
 	res, pend := c.e.sendPrivate(c, c.user, p.u, m)
 	if randomID != 0 {
 		upd := res.Updates[0].(*tg.UpdateNewMessage)
@@ -519,17 +562,72 @@ func messagesSendMessage(c *call, obj bin.Object) (bin.Encoder, []pending, error
 	if strings.TrimSpace(r.Message) == "" {
 		return nil, nil, tgerr.New(400, "MESSAGE_EMPTY")
 	}
-	if len([]rune(r.Message)) > 4096 {
+	if utf16Len(r.Message) > maxMessageText {
 		return nil, nil, tgerr.New(400, "MESSAGE_TOO_LONG")
 	}
 	if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID)]; dup && r.RandomID != 0 {
 		return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
 	}
+	rm, err := c.inlineMarkup(r.ReplyMarkup)
+	if err != nil {
+		return nil, nil, err
+	}
 	p, err := c.e.inputPeer(c.user.id, r.Peer)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.deliverTo(p, &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo)}, r.RandomID)
+	if err := c.e.botFlood(c.user, p.id(), 1); err != nil {
+		return nil, nil, err
+	}
+	return c.deliverTo(p, &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo), markup: rm}, r.RandomID)
+}
+
+// Text limits of the platform, in UTF-16 code units.
+const (
+	maxMessageText = 4096
+	maxCaption     = 1024
+	maxButtonData  = 64
+)
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// inlineMarkup checks the reply markup of a message: bots may attach an
+// inline keyboard of callback and URL buttons (data up to 64 bytes); a
+// user's markup is ignored, as the platform does.
+func (c *call) inlineMarkup(in tg.ReplyMarkupClass) (*tg.ReplyInlineMarkup, error) {
+	if in == nil || !c.user.bot {
+		return nil, nil
+	}
+	rm, ok := in.(*tg.ReplyInlineMarkup)
+	if !ok {
+		return nil, tgerr.New(400, "REPLY_MARKUP_INVALID")
+	}
+	for _, row := range rm.Rows {
+		for _, b := range row.Buttons {
+			if b.Text == "" {
+				return nil, tgerr.New(400, "BUTTON_TEXT_INVALID")
+			}
+			switch t := b.Type.(type) {
+			case *tg.InlineButtonTypeCallback:
+				if len(t.Data) == 0 || len(t.Data) > maxButtonData {
+					return nil, tgerr.New(400, "BUTTON_DATA_INVALID")
+				}
+			case *tg.InlineButtonTypeURL:
+				if !strings.HasPrefix(t.URL, "https://") && !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "tg://") {
+					return nil, tgerr.New(400, "BUTTON_URL_INVALID")
+				}
+			default:
+				return nil, tgerr.New(400, "BUTTON_TYPE_INVALID")
+			}
+		}
+	}
+	return rm, nil
 }
 
 func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
@@ -541,6 +639,10 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.user.bot && from.members[c.user.id] < roleAdmin {
+		// A bot reads a channel only as its administrator.
+		return nil, nil, tgerr.New(400, "CHANNEL_PRIVATE")
+	}
 	if from.protected {
 		return nil, nil, tgerr.New(400, "CHAT_FORWARDS_RESTRICTED")
 	}
@@ -549,11 +651,22 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		return nil, nil, err
 	}
 	var src []*message
-	for _, id := range r.ID {
+	for i, id := range r.ID {
 		if id < 1 || id > len(from.msgs) || from.msgs[id-1].action != nil {
 			return nil, nil, tgerr.New(400, "MESSAGE_ID_INVALID")
 		}
+		if r.RandomID[i] == 0 {
+			return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
+		}
+		if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID[i])]; dup || slices.Index(r.RandomID[:i], r.RandomID[i]) >= 0 {
+			// One forward is all or nothing: a batch holding a random id
+			// already used delivers none of its messages.
+			return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
+		}
 		src = append(src, from.msgs[id-1])
+	}
+	if err := c.e.botFlood(c.user, to.id(), len(src)); err != nil {
+		return nil, nil, err
 	}
 	res := &tg.Updates{Date: now()}
 	var pend []pending
@@ -575,6 +688,9 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		}
 		pend = append(pend, p...)
 	}
+	if c.user.bot {
+		c.e.botForwards[to.id()] += len(src)
+	}
 	if slices.IndexFunc(res.Chats, func(ch tg.ChatClass) bool { return ch.GetID() == from.id }) < 0 {
 		res.Chats = append(res.Chats, c.e.channelView(c.user.id, from))
 	}
@@ -583,18 +699,32 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 
 func updatesGetState(c *call, _ bin.Object) (bin.Encoder, []pending, error) {
 	c.track()
-	return &tg.UpdatesState{Pts: c.user.pts, Date: now()}, nil, nil
+	return &tg.UpdatesState{Pts: c.user.pts, Qts: c.user.qts, Date: now()}, nil, nil
 }
 
 func updatesGetDifference(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.UpdatesGetDifferenceRequest)
 	c.track()
-	state := tg.UpdatesState{Pts: c.user.pts, Date: now()}
-	if r.Pts >= c.user.pts {
+	state := tg.UpdatesState{Pts: c.user.pts, Qts: c.user.qts, Date: now()}
+	if r.Pts >= c.user.pts && r.Qts >= c.user.qts {
 		return &tg.UpdatesDifferenceEmpty{Date: now()}, nil, nil
 	}
 	out := &tg.UpdatesDifference{State: state}
 	seen := map[int64]bool{}
+	for _, ev := range c.user.qtsLog {
+		if ev.Qts <= r.Qts {
+			continue
+		}
+		out.OtherUpdates = append(out.OtherUpdates, c.e.participantUpdate(c.user, ev))
+		if ch := c.e.channels[ev.ChannelID]; ch != nil && !seen[ch.id] {
+			seen[ch.id] = true
+			out.Chats = append(out.Chats, c.e.channelView(c.user.id, ch))
+		}
+		if u := c.e.users[ev.ActorID]; u != nil && !seen[u.id] {
+			seen[u.id] = true
+			out.Users = append(out.Users, c.e.userView(c.user.id, u))
+		}
+	}
 	for _, m := range c.user.box {
 		if m.pts <= r.Pts {
 			continue
@@ -857,11 +987,19 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Unlock()
 		return nil, nil, err
 	}
-	if len([]rune(r.Message)) > 1024 {
+	if utf16Len(r.Message) > maxCaption {
 		c.e.mu.Unlock()
 		return nil, nil, tgerr.New(400, "MEDIA_CAPTION_TOO_LONG")
 	}
-	m := &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo)}
+	rm, err := c.inlineMarkup(r.ReplyMarkup)
+	if err == nil {
+		err = c.e.botFlood(c.user, p.id(), 1)
+	}
+	if err != nil {
+		c.e.mu.Unlock()
+		return nil, nil, err
+	}
+	m := &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo), markup: rm}
 	var (
 		up    *upload
 		parts int

@@ -25,17 +25,38 @@ type snapshot struct {
 	Users    []snapUser     `json:"users"`
 	Docs     []snapDocument `json:"documents"`
 	Photos   []snapPhoto    `json:"photos"`
+	// RandomIDs are the random ids of sends ("sender/random id" → message
+	// id): a retry after a restart must not deliver twice either.
+	RandomIDs   map[string]int `json:"random_ids,omitempty"`
+	BotCommands []BotCommand   `json:"bot_commands,omitempty"`
 }
 
 type snapChannel struct {
 	ID      int64          `json:"id"`
 	Members map[int64]role `json:"members"`
-	Posts   []snapMessage  `json:"posts"` // after the seeded ones
+	// Rights of administrators made by channels.editAdmin, TL-encoded.
+	Rights map[int64][]byte `json:"rights,omitempty"`
+	Posts  []snapMessage    `json:"posts"` // after the seeded ones
 }
 
 type snapUser struct {
 	ID  int64         `json:"id"`
 	Box []snapMessage `json:"box"`
+	// Pts is the box's pts (edits raise it past the last message's).
+	Pts     int               `json:"pts,omitempty"`
+	Qts     int               `json:"qts,omitempty"`
+	QtsLog  []snapParticipant `json:"qts_log,omitempty"`
+	Blocked []int64           `json:"blocked,omitempty"`
+}
+
+type snapParticipant struct {
+	Qts       int    `json:"qts"`
+	Date      int    `json:"date"`
+	ChannelID int64  `json:"channel_id"`
+	ActorID   int64  `json:"actor_id"`
+	WasAdmin  bool   `json:"was_admin,omitempty"`
+	Admin     bool   `json:"admin,omitempty"`
+	Rights    []byte `json:"rights,omitempty"` // TL-encoded
 }
 
 type snapMessage struct {
@@ -55,6 +76,10 @@ type snapMessage struct {
 	FwdPost   int      `json:"fwd_post,omitempty"`
 	FwdDate   int      `json:"fwd_date,omitempty"`
 	Pts       int      `json:"pts"`
+	Markup    []byte   `json:"markup,omitempty"` // TL-encoded
+	Twin      int      `json:"twin,omitempty"`
+	EditDate  int      `json:"edit_date,omitempty"`
+	EditPts   int      `json:"edit_pts,omitempty"`
 }
 
 type snapDocument struct {
@@ -78,7 +103,14 @@ type snapPhoto struct {
 func toSnap(m *message) (snapMessage, error) {
 	s := snapMessage{ID: m.id, Date: m.date, From: m.from, Peer: m.peer, Out: m.out, Text: m.text, Doc: m.doc,
 		Photo: m.photo, GroupedID: m.groupedID, ReplyTo: m.replyTo, TopicID: m.topicID, FwdFrom: m.fwdFrom,
-		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts}
+		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts, Twin: m.twin, EditDate: m.editDate, EditPts: m.editPts}
+	if m.markup != nil {
+		var b bin.Buffer
+		if err := m.markup.Encode(&b); err != nil {
+			return s, err
+		}
+		s.Markup = b.Buf
+	}
 	for _, ent := range m.entities {
 		var b bin.Buffer
 		if err := ent.Encode(&b); err != nil {
@@ -92,7 +124,14 @@ func toSnap(m *message) (snapMessage, error) {
 func fromSnap(s snapMessage) (*message, error) {
 	m := &message{id: s.ID, date: s.Date, from: s.From, peer: s.Peer, out: s.Out, text: s.Text, doc: s.Doc,
 		photo: s.Photo, groupedID: s.GroupedID, replyTo: s.ReplyTo, topicID: s.TopicID, fwdFrom: s.FwdFrom,
-		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts}
+		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts, twin: s.Twin, editDate: s.EditDate, editPts: s.EditPts}
+	if s.Markup != nil {
+		var rm tg.ReplyInlineMarkup
+		if err := rm.Decode(&bin.Buffer{Buf: s.Markup}); err != nil {
+			return nil, err
+		}
+		m.markup = &rm
+	}
 	for _, raw := range s.Entities {
 		ent, err := tg.DecodeMessageEntity(&bin.Buffer{Buf: raw})
 		if err != nil {
@@ -103,11 +142,30 @@ func fromSnap(s snapMessage) (*message, error) {
 	return m, nil
 }
 
+func encodeRights(r tg.ChatAdminRights) []byte {
+	var b bin.Buffer
+	_ = r.Encode(&b) // flags and bools only: cannot fail
+	return b.Buf
+}
+
+func decodeRights(raw []byte) (tg.ChatAdminRights, error) {
+	var r tg.ChatAdminRights
+	err := r.Decode(&bin.Buffer{Buf: raw})
+	r.Flags = 0
+	return r, err
+}
+
 // save writes the state snapshot. Called under e.mu after every change.
 func (e *Emulator) save() {
-	snap := snapshot{RNG: e.rng.state}
+	snap := snapshot{RNG: e.rng.state, RandomIDs: e.randomIDs, BotCommands: e.botCommands}
 	for _, c := range e.channels {
 		sc := snapChannel{ID: c.id, Members: c.members}
+		for id, r := range c.rights {
+			if sc.Rights == nil {
+				sc.Rights = map[int64][]byte{}
+			}
+			sc.Rights[id] = encodeRights(r)
+		}
 		for _, m := range c.msgs[e.seeded[c.id]:] {
 			sm, err := toSnap(m)
 			if err != nil {
@@ -119,7 +177,14 @@ func (e *Emulator) save() {
 		snap.Channels = append(snap.Channels, sc)
 	}
 	for _, u := range e.users {
-		su := snapUser{ID: u.id}
+		su := snapUser{ID: u.id, Pts: u.pts, Qts: u.qts}
+		for id := range u.blocked {
+			su.Blocked = append(su.Blocked, id)
+		}
+		for _, ev := range u.qtsLog {
+			su.QtsLog = append(su.QtsLog, snapParticipant{Qts: ev.Qts, Date: ev.Date, ChannelID: ev.ChannelID,
+				ActorID: ev.ActorID, WasAdmin: ev.WasAdmin, Admin: ev.Admin, Rights: encodeRights(ev.Rights)})
+		}
 		for _, m := range u.box {
 			sm, err := toSnap(m)
 			if err != nil {
@@ -166,6 +231,10 @@ func (e *Emulator) load() error {
 		return fmt.Errorf("%s: %w", worldFile, err)
 	}
 	e.rng.state = snap.RNG
+	if snap.RandomIDs != nil {
+		e.randomIDs = snap.RandomIDs
+	}
+	e.botCommands = snap.BotCommands
 	for _, d := range snap.Docs {
 		e.docs[d.ID] = &document{id: d.ID, name: d.Name, mime: d.Mime, size: d.Size, path: d.Path, date: d.Date, uploaded: true}
 	}
@@ -180,6 +249,13 @@ func (e *Emulator) load() error {
 		c.members = sc.Members
 		if c.members == nil {
 			c.members = map[int64]role{}
+		}
+		for id, raw := range sc.Rights {
+			r, err := decodeRights(raw)
+			if err != nil {
+				return fmt.Errorf("%s: channel %d: rights: %w", worldFile, c.id, err)
+			}
+			c.rights[id] = r
 		}
 		for _, sm := range sc.Posts {
 			m, err := fromSnap(sm)
@@ -205,6 +281,19 @@ func (e *Emulator) load() error {
 			}
 			u.box = append(u.box, m)
 			u.pts = m.pts
+		}
+		u.pts = max(u.pts, su.Pts)
+		u.qts = su.Qts
+		for _, id := range su.Blocked {
+			u.blocked[id] = true
+		}
+		for _, sp := range su.QtsLog {
+			r, err := decodeRights(sp.Rights)
+			if err != nil {
+				return fmt.Errorf("%s: user %d: qts event: %w", worldFile, u.id, err)
+			}
+			u.qtsLog = append(u.qtsLog, &participantEvent{Qts: sp.Qts, Date: sp.Date, ChannelID: sp.ChannelID,
+				ActorID: sp.ActorID, WasAdmin: sp.WasAdmin, Admin: sp.Admin, Rights: r})
 		}
 	}
 	return nil

@@ -29,6 +29,11 @@ type user struct {
 	// box is the user's private message box; ids and pts are per user.
 	box []*message
 	pts int
+	// qts and qtsLog are the user's qts events (channel roles changed).
+	qts    int
+	qtsLog []*participantEvent
+	// blocked holds the users (bots) this user blocked.
+	blocked map[int64]bool
 }
 
 type role int
@@ -50,7 +55,8 @@ type channel struct {
 	joinReq   bool
 	date      int
 	members   map[int64]role
-	msgs      []*message // msgs[i].id == i+1
+	rights    map[int64]tg.ChatAdminRights // administrators made by channels.editAdmin
+	msgs      []*message                   // msgs[i].id == i+1
 	pts       int
 	topics    []*topic
 }
@@ -82,6 +88,13 @@ type message struct {
 	fwdDate   int
 	pts       int
 	noforward bool
+	// markup is the inline keyboard of a bot's message.
+	markup *tg.ReplyInlineMarkup
+	// twin is the id of the same private message in the other side's box.
+	twin int
+	// editDate and editPts are set by the last edit.
+	editDate int
+	editPts  int
 }
 
 type document struct {
@@ -159,7 +172,7 @@ func (e *Emulator) build(s *Seed) error {
 	}
 	dest := e.newChannel(s.Destination.Title, s.Destination.Username, "", false, false)
 	dest.members[acc.id] = roleCreator
-	if e.bot != nil {
+	if e.bot != nil && (s.Destination.BotAdmin == nil || *s.Destination.BotAdmin) {
 		dest.members[e.bot.id] = roleAdmin
 	}
 	e.dest = dest
@@ -183,7 +196,28 @@ func (e *Emulator) build(s *Seed) error {
 			}
 		}
 	}
+	for _, su := range s.Users {
+		u := &user{id: e.userIDFor(normPhone(su.Phone)), phone: normPhone(su.Phone), username: strings.ToLower(su.Username),
+			firstName: su.FirstName}
+		e.addUser(u)
+		e.seededUsers = append(e.seededUsers, u)
+	}
 	return nil
+}
+
+// userIDFor derives a seeded user's id from the phone, not from the id
+// generator, so that adding users to a seed leaves every other id as it was
+// (a saved world stays valid).
+func (e *Emulator) userIDFor(phone string) int64 {
+	h := uint64(e.idSeed)
+	for _, r := range phone {
+		h = mix(h ^ uint64(r))
+	}
+	id := int64(h%1_000_000_000) + 5_000_000_000
+	for e.users[id] != nil || e.channels[id] != nil {
+		id++
+	}
+	return id
 }
 
 func normPhone(p string) string {
@@ -191,6 +225,7 @@ func normPhone(p string) string {
 }
 
 func (e *Emulator) addUser(u *user) {
+	u.blocked = map[int64]bool{}
 	e.users[u.id] = u
 	if u.phone != "" {
 		e.phones[u.phone] = u
@@ -204,6 +239,7 @@ func (e *Emulator) newChannel(title, username, invite string, forum, protected b
 	c := &channel{
 		id: e.newID(), title: title, username: strings.ToLower(username), invite: invite,
 		forum: forum, protected: protected, date: int(baseDate.Unix()), members: map[int64]role{},
+		rights: map[int64]tg.ChatAdminRights{},
 	}
 	e.channels[c.id] = c
 	if c.username != "" {
@@ -359,11 +395,24 @@ func (e *Emulator) channelView(viewer int64, c *channel) tg.ChatClass {
 		return &tg.ChannelForbidden{ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title,
 			Broadcast: !c.forum, Megagroup: c.forum}
 	}
-	return &tg.Channel{
+	v := &tg.Channel{
 		ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title, Username: c.username,
 		Broadcast: !c.forum, Megagroup: c.forum, Forum: c.forum, Noforwards: c.protected,
 		Left: r == roleNone, Creator: r == roleCreator, Photo: &tg.ChatPhotoEmpty{}, Date: c.date,
 	}
+	if r == roleAdmin {
+		v.SetAdminRights(c.adminRights(viewer))
+	}
+	return v
+}
+
+// adminRights are an administrator's rights: as granted by
+// channels.editAdmin, or those of a seeded administrator.
+func (c *channel) adminRights(userID int64) tg.ChatAdminRights {
+	if r, ok := c.rights[userID]; ok {
+		return r
+	}
+	return tg.ChatAdminRights{PostMessages: true, EditMessages: true, DeleteMessages: true}
 }
 
 func (e *Emulator) fileReference(kind string, id int64, ver int) []byte {
@@ -452,6 +501,12 @@ func (e *Emulator) privateView(owner *user, m *message) tg.MessageClass {
 	if m.replyTo != 0 {
 		v.ReplyTo = &tg.MessageReplyHeader{ReplyToMsgID: m.replyTo}
 	}
+	if m.markup != nil {
+		v.ReplyMarkup = m.markup
+	}
+	if m.editDate != 0 {
+		v.SetEditDate(m.editDate)
+	}
 	e.attachMedia(v, m)
 	if m.fwdFrom != 0 {
 		v.SetFwdFrom(tg.MessageFwdHeader{FromID: &tg.PeerChannel{ChannelID: m.fwdFrom}, ChannelPost: m.fwdPost, Date: m.fwdDate})
@@ -482,6 +537,17 @@ func (e *Emulator) inputChannel(viewer int64, in tg.InputChannelClass) (*channel
 type peer struct {
 	c *channel
 	u *user
+}
+
+// id is the channel's or the user's id (the chat of the bot's flood model).
+func (p peer) id() int64 {
+	if p.c != nil {
+		return p.c.id
+	}
+	if p.u != nil {
+		return p.u.id
+	}
+	return 0
 }
 
 func (e *Emulator) inputPeer(viewer int64, in tg.InputPeerClass) (peer, error) {
