@@ -206,9 +206,9 @@ func withParams(u *url.URL, set map[string]string) string {
 		}
 	}
 	if len(v) == 0 {
-		return u.Path
+		return u.EscapedPath()
 	}
-	return u.Path + "?" + v.Encode()
+	return u.EscapedPath() + "?" + v.Encode()
 }
 
 func (s *Server) canCurate(r *http.Request) bool {

@@ -273,8 +273,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	return nil
 }
 
-// redirect answers 303 See Other to a local path.
+// redirect answers 303 See Other to a local path. Every redirect of the
+// application goes through localPath, so none can leave the site, whatever
+// a form's "back" or "next" field said.
 func redirect(w http.ResponseWriter, r *http.Request, path string) error {
-	http.Redirect(w, r, path, http.StatusSeeOther)
+	http.Redirect(w, r, localPath(path), http.StatusSeeOther)
 	return nil
 }
