@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -170,6 +173,69 @@ func TestSignInThrottling(t *testing.T) {
 	other, otherPassword := e.user(hoard.RoleUser)
 	if resp, _ := e.do(nil, "POST", "/login", form("email", other.Email, "password", otherPassword), nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("another account is locked too: %d", resp.StatusCode)
+	}
+}
+
+// fromAddress is a client whose connections come from another loopback
+// address (the server throttles sign-ins per peer address).
+func (e *testEnv) fromAddress(ip string) *http.Client {
+	c := e.client()
+	c.Transport = &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}
+	return c
+}
+
+// TestSignInThrottleRace: 40 wrong passwords at once for one account from
+// one address — exactly maxFailuresAccount of them reach the password
+// check, the rest are refused before it; meanwhile the owner signs in from
+// another address, and after the burst the lock holds for the attackers'
+// address only.
+func TestSignInThrottleRace(t *testing.T) {
+	e := newEnv(t)
+	u, password := e.user(hoard.RoleUser)
+	owner := e.fromAddress("127.0.0.2")
+	statuses := make(chan int, 40)
+	var ownerStatus atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 40 {
+		wg.Go(func() {
+			<-start
+			resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", "wrong password"), nil)
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Go(func() {
+		<-start
+		resp, _ := e.do(owner, "POST", "/login", form("email", u.Email, "password", password), nil)
+		ownerStatus.Store(int64(resp.StatusCode))
+	})
+	close(start)
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for st := range statuses {
+		got[st]++
+	}
+	if want := map[int]int{http.StatusUnauthorized: maxFailuresAccount, http.StatusTooManyRequests: 40 - maxFailuresAccount}; !maps.Equal(got, want) {
+		t.Errorf("statuses of 40 concurrent wrong passwords = %v, want %v", got, want)
+	}
+	// The attackers' checks plus the owner's one.
+	if n := e.srv.passwordChecks.Load(); n != maxFailuresAccount+1 {
+		t.Errorf("%d password checks, want exactly %d + the owner's 1", n, maxFailuresAccount)
+	}
+	if st := ownerStatus.Load(); st != http.StatusSeeOther {
+		t.Errorf("the owner signing in from another address meanwhile = %d, want 303", st)
+	}
+	// Afterwards: the attackers' address stays locked for this account,
+	// even with the right password; the owner's address is not.
+	if resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", password), nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the right password from the locked address = %d, want 429", resp.StatusCode)
+	}
+	if resp, _ := e.do(owner, "POST", "/login", form("email", u.Email, "password", password), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the owner from their address after the burst = %d, want 303", resp.StatusCode)
+	}
+	if n := e.srv.passwordChecks.Load(); n != maxFailuresAccount+2 {
+		t.Errorf("%d password checks after the burst, want %d: a locked attempt reached its password check", n, maxFailuresAccount+2)
 	}
 }
 

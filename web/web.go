@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -134,6 +135,10 @@ type Server struct {
 	titlesAt time.Time
 
 	searches *searchCache
+
+	// passwordChecks counts the sign-in attempts (and current-password
+	// checks) that got past the throttle to a password check.
+	passwordChecks atomic.Int64
 }
 
 // New builds the web application. Call Start before serving.
