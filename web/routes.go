@@ -133,7 +133,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite, Doc: "Delete an invite code"},
 	}
 	if s.riverUI != nil {
-		rts = append(rts, route{Pattern: "/admin/river", Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
+		rts = append(rts, route{Pattern: riverUIPrefix, Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
 			Handler: func(w http.ResponseWriter, r *http.Request) error { s.riverUI.ServeHTTP(w, r); return nil }})
 	}
 	return rts

@@ -122,6 +122,9 @@ type Deps struct {
 	MaxConcurrentRequests int
 }
 
+// riverUIPrefix is where the River UI is mounted.
+const riverUIPrefix = "/admin/river"
+
 // Server is the web application.
 type Server struct {
 	deps    Deps
@@ -161,7 +164,7 @@ func New(deps Deps) (*Server, error) {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
 			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
 			Logger:    deps.Logger,
-			Prefix:    "/admin/river",
+			Prefix:    riverUIPrefix,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
@@ -224,15 +227,27 @@ func (s *Server) Start(ctx context.Context) error {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// securityHeaders sets headers every response carries.
+// contentSecurityPolicy is the policy of every response: only this
+// origin's scripts, styles and images, no framing, forms post here only.
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; form-action 'self'; base-uri 'self'"
+
+// riverUIPolicy is the policy of the River UI under /admin/river: the same,
+// except that its React components set inline styles. (Its schema library
+// probes for eval once; the probe is refused and it works without.)
+const riverUIPolicy = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'"
+
+// securityHeaders sets headers every response carries, those of the River
+// UI mounted under /admin/river included (it sets none of its own).
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
-		if !strings.HasPrefix(r.URL.Path, "/admin/river") { // River UI sets its own policy
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; form-action 'self'")
+		h.Set("X-Frame-Options", "DENY")
+		if r.URL.Path == riverUIPrefix || strings.HasPrefix(r.URL.Path, riverUIPrefix+"/") {
+			h.Set("Content-Security-Policy", riverUIPolicy)
+		} else {
+			h.Set("Content-Security-Policy", contentSecurityPolicy)
 		}
 		next.ServeHTTP(w, r)
 	})
