@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -187,7 +188,7 @@ func readRepairRequest(w http.ResponseWriter, r *http.Request) (repairRequest, e
 		req.NotificationID = id
 	}
 	if err := validate.Struct(req); err != nil {
-		return req, hoard.Errorf(hoard.EINVALID, "Invalid request: %s", validationMessage(err))
+		return req, hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, reflect.TypeOf(req)))
 	}
 	return req, nil
 }

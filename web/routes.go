@@ -3,6 +3,7 @@ package web
 import (
 	"io/fs"
 	"net/http"
+	"reflect"
 )
 
 // Access is who may use a route.
@@ -28,6 +29,32 @@ type route struct {
 	// for long (uploads) or must answer at once (health checks, static
 	// files). Mounted handlers are never gated.
 	Ungated bool
+	// Params is the zero value of the struct the route's query and form
+	// parameters are decoded into and validated as (params.go) before the
+	// handler runs, which reads it with paramsOf; nil for a route that
+	// reads none. Every route's parameters pass checkParams either way.
+	Params any
+}
+
+// checked returns the route's handler behind its input checks: clean
+// text parameters (checkParams), then its Params decoded and validated.
+func (rt route) checked() handlerFunc {
+	var params reflect.Type
+	if rt.Params != nil {
+		params = reflect.TypeOf(rt.Params)
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkParams(w, r); err != nil {
+			return err
+		}
+		if params != nil {
+			var err error
+			if r, err = bindParams(r, params); err != nil {
+				return err
+			}
+		}
+		return rt.Handler(w, r)
+	}
 }
 
 // routes is the whole route table of the application. The authorization

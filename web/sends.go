@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/riverqueue/river"
 )
-
-var validate = validator.New(validator.WithRequiredStructEnabled())
 
 // queueSends queues deliveries of packages to target's linked account: the
 // request rows, their bot_send jobs and the bot_send notification commit in
@@ -101,7 +99,7 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 		req.PackageIDs = ids
 	}
 	if err := validate.Struct(req); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "Invalid request: %s", validationMessage(err))
+		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, reflect.TypeOf(req)))
 	}
 	ids := req.PackageIDs
 	if req.PackageID != 0 {
@@ -141,18 +139,6 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"requests": out})
 	return nil
-}
-
-// validationMessage names the fields a validator error is about.
-func validationMessage(err error) string {
-	var fields []string
-	if ve, ok := err.(validator.ValidationErrors); ok {
-		for _, fe := range ve {
-			fields = append(fields, fmt.Sprintf("%s (%s)", strings.ToLower(fe.Field()), fe.Tag()))
-		}
-		return strings.Join(fields, ", ")
-	}
-	return err.Error()
 }
 
 // handleAPIBotSendStatus answers GET /api/messenger/bot/send/{id}: a

@@ -173,7 +173,7 @@ func New(deps Deps) (*Server, error) {
 	s.router.Use(securityHeaders, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
-		h := s.authorize(rt.Access, rt.Handler)
+		h := s.authorize(rt.Access, rt.checked())
 		if rt.Mount {
 			s.router.Mount(rt.Pattern, h)
 			continue
