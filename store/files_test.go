@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -200,6 +202,10 @@ func TestListPackageFiles(t *testing.T) {
 		{"backslash matches literally", p.ID, -1, 100, `\`, []int{6}},
 		{"no match", p.ID, -1, 100, "nothing", nil},
 		{"unknown package", -1, -1, 100, "", nil},
+		{"after an ordinal past every INTEGER", p.ID, 1 << 40, 100, "", nil},
+		{"query after an ordinal past every INTEGER", p.ID, math.MaxInt, 100, "dragon", nil},
+		{"after below -1 is from the start", p.ID, -1 << 40, 2, "", []int{0, 1}},
+		{"query of 200 characters", p.ID, -1, 100, strings.Repeat("dragon ", 29)[:200], nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
