@@ -82,20 +82,28 @@ type loginForm struct {
 	Next  string
 }
 
+// loginParams are the parameters of the sign-in form and its page.
+type loginParams struct {
+	Email    string `form:"email" validate:"max=320"`
+	Password string `form:"password,raw" validate:"max=256"`
+	Next     string `form:"next" validate:"max=2048"`
+}
+
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) error {
+	next := localPath(paramsOf[loginParams](r).Next)
 	if userFrom(r.Context()) != nil {
-		return redirect(w, r, localPath(r.URL.Query().Get("next")))
+		return redirect(w, r, next)
 	}
-	return s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: localPath(r.URL.Query().Get("next"))}})
+	return s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: next}})
 }
 
 // handleLogin signs a user in with email and password (form contract:
 // POST /login email, password → 303, or the form again with 4xx).
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	email := strings.TrimSpace(r.PostFormValue("email"))
-	password := r.PostFormValue("password")
-	form := loginForm{Email: email, Next: localPath(r.PostFormValue("next"))}
+	in := paramsOf[loginParams](r)
+	email, password := in.Email, in.Password
+	form := loginForm{Email: email, Next: localPath(in.Next)}
 	fail := func(status int, msg string) error {
 		return s.render(w, r, status, "login", page{Title: "Sign in", Error: msg, Data: form})
 	}
@@ -129,16 +137,25 @@ type registerForm struct {
 	Email string
 }
 
+// registerParams are the parameters of the registration form and its page
+// (?code= pre-fills the invite code).
+type registerParams struct {
+	Code     string `form:"code"`
+	Email    string `form:"email" validate:"max=320"`
+	Password string `form:"password,raw" validate:"max=256"`
+}
+
 func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "register", page{Title: "Register",
-		Data: registerForm{Code: strings.TrimSpace(r.URL.Query().Get("code"))}})
+		Data: registerForm{Code: paramsOf[registerParams](r).Code}})
 }
 
 // handleRegister creates an account with an invite code (form contract:
 // POST /register code, email, password → 303, or the form again with 4xx).
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
-	form := registerForm{Code: strings.TrimSpace(r.PostFormValue("code")), Email: strings.TrimSpace(r.PostFormValue("email"))}
-	password := r.PostFormValue("password")
+	in := paramsOf[registerParams](r)
+	form := registerForm{Code: in.Code, Email: in.Email}
+	password := in.Password
 	fail := func(err error) error {
 		if statusFor(err) >= 500 {
 			return err
@@ -210,6 +227,12 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "settings", p)
 }
 
+// passwordParams are the parameters of POST /settings/password.
+type passwordParams struct {
+	Current string `form:"current,raw" validate:"max=256"`
+	New     string `form:"new,raw" validate:"max=256"`
+}
+
 // handleChangePassword checks the current password, stores the new one and
 // signs out every other session of the user.
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) error {
@@ -223,7 +246,8 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 		p.Error = msg
 		return s.render(w, r, status, "settings", p)
 	}
-	ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, r.PostFormValue("current"))
+	in := paramsOf[passwordParams](r)
+	ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
 	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
 		return fail(http.StatusTooManyRequests, hoard.ErrorMessage(err))
 	} else if err != nil {
@@ -232,7 +256,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 	if !ok {
 		return fail(http.StatusUnauthorized, "The current password is wrong.")
 	}
-	next := r.PostFormValue("new")
+	next := in.New
 	if err := checkNewPassword(next); err != nil {
 		return fail(http.StatusUnprocessableEntity, hoard.ErrorMessage(err))
 	}

@@ -26,7 +26,10 @@ import (
 // Params): the adapter decodes the request into it (decodeParams) and
 // validates it with validate, its `validate` tags, before the handler runs,
 // and the handler reads the result with paramsOf. Bad input is EINVALID
-// (422) with a message naming the parameter, never a 500.
+// (422) with a message naming the parameter, never a 500. The few common
+// parameters of the page flow (from, done, sent, changed, back) are read
+// by shared helpers, which only compare them with fixed values or pass them
+// through localPath.
 const (
 	// maxParamLen is the default bound of a text parameter, in characters
 	// (a field's own `validate:"max=…"` tag sets another).
@@ -40,11 +43,14 @@ const (
 	maxFormBytes = 256 << 10
 )
 
-// checkParams refuses a request whose query or url-encoded form holds a
-// value that is not clean text (see above). It parses the request's form
+// checkParams refuses a request whose path, query or url-encoded form holds
+// a value that is not clean text (see above). It parses the request's form
 // (r.Form): the query, and the body of a POST when it is url-encoded, at
 // most maxFormBytes. Multipart and JSON bodies are their handlers' to read.
 func checkParams(w http.ResponseWriter, r *http.Request) error {
+	if err := checkText("The path", r.URL.Path, maxParamBytes); err != nil {
+		return err
+	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" && r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	}
@@ -129,10 +135,28 @@ func paramsOf[T any](r *http.Request) T {
 // no number, out of range or too long is EINVALID naming the parameter.
 func decodeParams(values url.Values, dst any) error {
 	v := reflect.ValueOf(dst).Elem()
+	if err := decodeFields(values, v); err != nil {
+		return err
+	}
+	if err := validate.Struct(dst); err != nil {
+		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, v.Type()))
+	}
+	return nil
+}
+
+// decodeFields decodes the tagged fields of the struct v, and those of the
+// structs it embeds.
+func decodeFields(values url.Values, v reflect.Value) error {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("form"), ",")
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && name == "" {
+			if err := decodeFields(values, v.Field(i)); err != nil {
+				return err
+			}
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
@@ -143,9 +167,6 @@ func decodeParams(values url.Values, dst any) error {
 		if err := d.set(v.Field(i), values[name]); err != nil {
 			return err
 		}
-	}
-	if err := validate.Struct(dst); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, t))
 	}
 	return nil
 }

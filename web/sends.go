@@ -92,7 +92,7 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 			return hoard.Errorf(hoard.EINVALID, "The request body is not valid JSON: %v", err)
 		}
 	} else {
-		ids, err := parseIDs(r)
+		ids, err := paramsOf[idsParams](r).selected()
 		if err != nil {
 			return err
 		}
@@ -174,10 +174,16 @@ func (s *Server) handleBotSendHistory(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
+// sendToMeParams are the parameters of POST /packages/send.
+type sendToMeParams struct {
+	idsParams
+	backParams
+}
+
 // handleSendToMe queues the selected packages for the caller (the catalog's
 // bulk "send to me" and the package page's button).
 func (s *Server) handleSendToMe(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	ids, err := paramsOf[sendToMeParams](r).selected()
 	if err != nil {
 		return err
 	}
