@@ -120,7 +120,17 @@ type Deps struct {
 	// MaxConcurrentRequests bounds the requests served at once; the rest
 	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
+	// StatementTimeout bounds each database statement of a request
+	// (0: defaultStatementTimeout; negative: none): PostgreSQL cancels a
+	// statement that runs longer, and the request answers 503. It applies
+	// to web requests only, never to the worker's jobs on the same pool.
+	StatementTimeout time.Duration
 }
+
+// defaultStatementTimeout bounds a web request's statements unless
+// Deps.StatementTimeout says otherwise: the slowest catalog search at a
+// million packages takes tens of milliseconds.
+const defaultStatementTimeout = 2 * time.Second
 
 // riverUIPrefix is where the River UI is mounted.
 const riverUIPrefix = "/admin/river"
@@ -159,6 +169,9 @@ func New(deps Deps) (*Server, error) {
 	if deps.SearchCacheTTL == 0 {
 		deps.SearchCacheTTL = defaultSearchCacheTTL
 	}
+	if deps.StatementTimeout == 0 {
+		deps.StatementTimeout = defaultStatementTimeout
+	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
 	if deps.Queue != nil {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
@@ -170,7 +183,7 @@ func New(deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(securityHeaders, s.loadSession)
+	s.router.Use(securityHeaders, s.boundStatements, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
 		h := s.authorize(rt.Access, rt.checked())
@@ -250,6 +263,15 @@ func securityHeaders(next http.Handler) http.Handler {
 			h.Set("Content-Security-Policy", contentSecurityPolicy)
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// boundStatements gives every request's database statements the
+// statement timeout (store.WithStatementTimeout), the session lookup's and
+// the River UI's included.
+func (s *Server) boundStatements(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(store.WithStatementTimeout(r.Context(), s.deps.StatementTimeout)))
 	})
 }
 
