@@ -52,6 +52,12 @@ func (db *DB) ReplacePackageFiles(ctx context.Context, packageID int64, files []
 	})
 }
 
+// indexedQueryRunes is how much of a file search's text the trigram index
+// is asked for: each trigram of the pattern is one lookup in the index, and
+// a 200-character text has some 170 where the first 30 already find the
+// few entries that can match.
+const indexedQueryRunes = 32
+
 // ListPackageFiles returns up to limit entries of a package in listing order
 // after the given ordinal (-1 = from the start); query, when not empty,
 // keeps entries whose path contains it (case-insensitive). The filtered
@@ -59,7 +65,10 @@ func (db *DB) ReplacePackageFiles(ctx context.Context, packageID int64, files []
 // cached generic plan would read every entry of the package through the
 // ordinal index and match each, where the path's trigram index finds a
 // rare text at once; with the text in hand PostgreSQL takes the ordinal
-// index only for a common text, which matches within the first entries.
+// index only for a common text, which matches within the first entries. A
+// long text is looked up by its first indexedQueryRunes characters and
+// matched whole on the entries found (strpos of the lower-cased text, the
+// comparison ILIKE makes, which the index does not serve).
 func (db *DB) ListPackageFiles(ctx context.Context, packageID int64, afterOrdinal, limit int, query string) ([]hoard.PackageFile, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
@@ -73,9 +82,16 @@ func (db *DB) ListPackageFiles(ctx context.Context, packageID int64, afterOrdina
 		return getAll[hoard.PackageFile](ctx, db.q, "list package files", `SELECT `+columns+` FROM package_files
 			WHERE package_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`, packageID, afterOrdinal, limit)
 	}
+	head, whole := query, ""
+	if r := []rune(query); len(r) > indexedQueryRunes {
+		head, whole = string(r[:indexedQueryRunes]), `AND strpos(lower(path), lower($5)) > 0`
+	}
+	args := []any{pgx.QueryExecModeExec, packageID, afterOrdinal, limit, "%" + escapeLike(head) + "%"}
+	if whole != "" {
+		args = append(args, query)
+	}
 	return getAll[hoard.PackageFile](ctx, db.q, "list package files", `SELECT `+columns+` FROM package_files
-		WHERE package_id = $1 AND ordinal > $2 AND path ILIKE $4 ORDER BY ordinal LIMIT $3`,
-		pgx.QueryExecModeExec, packageID, afterOrdinal, limit, "%"+escapeLike(query)+"%")
+		WHERE package_id = $1 AND ordinal > $2 AND path ILIKE $4 `+whole+` ORDER BY ordinal LIMIT $3`, args...)
 }
 
 // escapeLike escapes LIKE wildcards so user input matches literally.
