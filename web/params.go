@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -47,7 +48,7 @@ const (
 // a value that is not clean text (see above). It parses the request's form
 // (r.Form): the query, and the body of a POST when it is url-encoded, at
 // most maxFormBytes. Multipart and JSON bodies are their handlers' to read.
-func checkParams(w http.ResponseWriter, r *http.Request) error {
+func checkParams(w http.ResponseWriter, r *http.Request, bounds map[string]int) error {
 	if err := checkText("The path", r.URL.Path, maxParamBytes); err != nil {
 		return err
 	}
@@ -61,11 +62,13 @@ func checkParams(w http.ResponseWriter, r *http.Request) error {
 		}
 		return hoard.Errorf(hoard.EINVALID, "The query string or form is malformed.")
 	}
-	return checkValues(r.Form)
+	return checkValues(r.Form, bounds)
 }
 
-// checkValues applies checkParams' rules to one set of values.
-func checkValues(values url.Values) error {
+// checkValues applies checkParams' rules to one set of values; bounds are
+// the declared parameters' lengths (declaredBounds), for the message about
+// a value past maxParamBytes.
+func checkValues(values url.Values, bounds map[string]int) error {
 	n := 0
 	for name, vals := range values {
 		if err := checkText("A parameter name", name, 64); err != nil {
@@ -74,6 +77,9 @@ func checkValues(values url.Values) error {
 		for _, v := range vals {
 			if n++; n > maxParamValues {
 				return hoard.Errorf(hoard.EINVALID, "The request has more than %d parameters.", maxParamValues)
+			}
+			if n, ok := bounds[name]; ok && len(v) > maxParamBytes {
+				return hoard.Errorf(hoard.EINVALID, "%s is too long (%d characters at most).", name, n)
 			}
 			if err := checkText(name, v, maxParamBytes); err != nil {
 				return err
@@ -241,6 +247,39 @@ func (d fieldDecoder) set(field reflect.Value, vals []string) error {
 		panic(fmt.Sprintf("decodeParams: parameter %s has unsupported type %s", d.name, field.Type()))
 	}
 	return nil
+}
+
+// declaredBounds maps the text parameters of a params struct (those of
+// the structs it embeds too) to their length in characters: the field's
+// `validate:"max=…"` (for a list, the bound of each value), or
+// maxParamLen.
+func declaredBounds(t reflect.Type) map[string]int {
+	bounds := map[string]int{}
+	if t == nil {
+		return bounds
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("form"), ",")
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && name == "" {
+			maps.Copy(bounds, declaredBounds(f.Type))
+			continue
+		}
+		tag := f.Tag.Get("validate")
+		switch {
+		case name == "" || name == "-":
+			continue
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
+			_, tag, _ = strings.Cut(tag, "dive,")
+		case f.Type.Kind() != reflect.String:
+			continue
+		}
+		bounds[name] = maxParamLen
+		if v, ok := tagRule(tag, "max"); ok {
+			bounds[name], _ = strconv.Atoi(v)
+		}
+	}
+	return bounds
 }
 
 // tagRule returns the parameter of rule in a validate tag ("max=200" →

@@ -46,8 +46,9 @@ func (rt route) checked() handlerFunc {
 	if rt.Params != nil {
 		params = reflect.TypeOf(rt.Params)
 	}
+	bounds := declaredBounds(params)
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := checkParams(w, r); err != nil {
+		if err := checkParams(w, r, bounds); err != nil {
 			return err
 		}
 		if params != nil {

@@ -142,6 +142,7 @@ func (e *testEnv) seedFuzzWorld() fuzzWorld {
 		"/uploads/": up.ID, "/api/uploads/": up.ID, "/api/notifications/": n.ID, "/admin/invites/": invite.ID,
 		"/skipped/": skippedID, "/api/messenger/bot/send/": sendID,
 		"{channelId}": p.SourceChannelID, "{accountId}": acc.ID, "{topicId}": 5, "{packageId}": p.ID, "{extractionId}": x.ID,
+		"another package": pk["Knight Helmet.rar"].ID,
 	}}
 }
 
@@ -463,7 +464,7 @@ func FuzzDecodeParams(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		values, err := url.ParseQuery(raw)
-		if err != nil || checkValues(values) != nil {
+		if err != nil || checkValues(values, nil) != nil {
 			return
 		}
 		var cat catalogParams
