@@ -92,7 +92,7 @@ func (s *Server) routes() []route {
 
 		{Method: http.MethodGet, Pattern: "/packages/{id}", Params: packageParams{}, Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
-		{Method: http.MethodPost, Pattern: "/packages/tags", Params: tagsParams{}, Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`)"},
+		{Method: http.MethodPost, Pattern: "/packages/tags", Params: tagsParams{}, Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`: ≤ 64 of ≤ 64 characters; a package keeps ≤ 64)"},
 		{Method: http.MethodPost, Pattern: "/packages/creator", Params: creatorParams{}, Access: Curator, Handler: s.handleSetCreator, Doc: "Set the creator of one or many packages (`id`…, `creator`)"},
 		{Method: http.MethodPost, Pattern: "/packages/send", Params: sendToMeParams{}, Access: SignedIn, Handler: s.handleSendToMe, Doc: "Send selected packages (`id`…) to my messenger account"},
 		{Method: http.MethodPost, Pattern: "/packages/{id}/repair", Access: Admin, Handler: s.handleRepairPackage, Doc: "Repair a package: queue `repair_package` (re-download and re-publish into the same row) → 303, or 202 JSON"},
@@ -127,7 +127,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q`, `after`, `limit` → `{items,next}`"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q` (a substring of the path, ≤ 200 characters), `after`, `limit` (1–1000) → `{items,next}`"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview/extract/{extractionId}", Access: SignedIn, Handler: s.handleExtractionStatus, Doc: "A preview extraction, polled by the package page: `{extraction:{status PENDING/RUNNING/DONE/FAILED,method,bytes_downloaded,error_message,preview_url,…}}`"},
 
