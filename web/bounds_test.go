@@ -27,7 +27,7 @@ func TestHostileInputIsRefusedByName(t *testing.T) {
 		}
 		return b.String()
 	}
-	form := func(kv ...string) url.Values {
+	values := func(kv ...string) url.Values {
 		v := url.Values{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			v.Add(kv[i], kv[i+1])
@@ -57,19 +57,19 @@ func TestHostileInputIsRefusedByName(t *testing.T) {
 		{"crowdfunds host past INTEGER", "GET", "/crowdfunds?host=99999999999", nil, 1, 200, "Crowdfunds"},
 		{"notifications before out of range", "GET", "/api/notifications?before=99999999999999999999999", nil, 2, 422, "before is out of range"},
 		{"notifications before past INTEGER", "GET", "/api/notifications?before=99999999999", nil, 2, 200, `"items"`},
-		{"login email NUL", "POST", "/login", form("email", "a\x00@example.com", "password", "x"), 0, 422, "email contains a NUL"},
-		{"login email of 50,000 characters", "POST", "/login", form("email", strings.Repeat("a", 50_000), "password", "x"), 0, 422, "email is too long"},
-		{"registration code NUL", "POST", "/register", form("code", "\x00", "email", "a@example.com", "password", "long enough pw"), 0, 422, "code contains a NUL"},
-		{"tags NUL", "POST", "/packages/tags", form("id", ids("/packages/"), "tags", "a\x00b"), 2, 422, "tags contains a NUL"},
-		{"65 tags at once", "POST", "/packages/tags", form("id", ids("/packages/"), "tags", tags(65)), 2, 422, "at most 64 tags at a time"},
-		{"a tag of 65 characters", "POST", "/packages/tags", form("id", ids("/packages/"), "tags", strings.Repeat("x", 65)), 2, 422, "at most 64 characters"},
-		{"501 packages at once", "POST", "/packages/tags", form(slices.Repeat([]string{"id", "1"}, 501)...), 2, 422, "id has too many values (500 at most)"},
-		{"group rename NUL", "POST", "/groups/" + ids("/groups/") + "/rename", form("name", "x\x00"), 2, 422, "name contains a NUL"},
-		{"channel category NUL", "POST", "/admin/messenger/channels/" + ids("{channelId}"), form("category", "\x00"), 2, 422, "category contains a NUL"},
-		{"entry past 4,096 characters", "POST", "/packages/" + ids("/packages/") + "/preview/extract", form("entry", strings.Repeat("a", 4097)), 2, 422,
+		{"login email NUL", "POST", "/login", values("email", "a\x00@example.com", "password", "x"), 0, 422, "email contains a NUL"},
+		{"login email of 50,000 characters", "POST", "/login", values("email", strings.Repeat("a", 50_000), "password", "x"), 0, 422, "email is too long"},
+		{"registration code NUL", "POST", "/register", values("code", "\x00", "email", "a@example.com", "password", "long enough pw"), 0, 422, "code contains a NUL"},
+		{"tags NUL", "POST", "/packages/tags", values("id", ids("/packages/"), "tags", "a\x00b"), 2, 422, "tags contains a NUL"},
+		{"65 tags at once", "POST", "/packages/tags", values("id", ids("/packages/"), "tags", tags(65)), 2, 422, "at most 64 tags at a time"},
+		{"a tag of 65 characters", "POST", "/packages/tags", values("id", ids("/packages/"), "tags", strings.Repeat("x", 65)), 2, 422, "at most 64 characters"},
+		{"501 packages at once", "POST", "/packages/tags", values(slices.Repeat([]string{"id", "1"}, 501)...), 2, 422, "id has too many values (500 at most)"},
+		{"group rename NUL", "POST", "/groups/" + ids("/groups/") + "/rename", values("name", "x\x00"), 2, 422, "name contains a NUL"},
+		{"channel category NUL", "POST", "/admin/messenger/channels/" + ids("{channelId}"), values("category", "\x00"), 2, 422, "category contains a NUL"},
+		{"entry past 4,096 characters", "POST", "/packages/" + ids("/packages/") + "/preview/extract", values("entry", strings.Repeat("a", 4097)), 2, 422,
 			"entry is too long (4096 characters at most)"},
-		{"invites count out of range", "POST", "/admin/invites", form("count", "99999999999999999999"), 2, 422, "count is out of range"},
-		{"topic flag not a boolean", "POST", "/api/messenger/channels/" + ids("{channelId}") + "/topics/5", form("fetch_enabled", "maybe"), 2, 422,
+		{"invites count out of range", "POST", "/admin/invites", values("count", "99999999999999999999"), 2, 422, "count is out of range"},
+		{"topic flag not a boolean", "POST", "/api/messenger/channels/" + ids("{channelId}") + "/topics/5", values("fetch_enabled", "maybe"), 2, 422,
 			"fetch_enabled must be true or false"},
 		{"a path with a NUL", "GET", "/packages/%00", nil, 1, 422, "The path contains a NUL"},
 	} {
@@ -93,7 +93,7 @@ func TestHostileInputIsRefusedByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := e.session(w.users[2])
-	resp, body := e.do(nil, "POST", "/packages/tags", form("id", strconv.FormatInt(full, 10), "id", strconv.FormatInt(other, 10),
+	resp, body := e.do(nil, "POST", "/packages/tags", values("id", strconv.FormatInt(full, 10), "id", strconv.FormatInt(other, 10),
 		"mode", "add", "tags", "one more"), admin)
 	if resp.StatusCode != 422 || !strings.Contains(body, "at most 64 tags") {
 		t.Fatalf("a 65th tag = %d %.300s", resp.StatusCode, body)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
-	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 )
@@ -39,36 +37,11 @@ const benchEntries = 100_000
 // 1,000,000; HOARD_BENCH_DB_URL keeps it), the server the default one
 // (admission gate, statement timeout, search cache).
 func BenchmarkCatalogUnderFileSearch(b *testing.B) {
-	ctx := context.Background()
 	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
 	pkg := benchArchive(b, db)
-	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	hash, _ := hashPassword(ctx, "bench password")
-	u, err := db.CreateUser(ctx, fmt.Sprintf("bench-files-%d@example.com", time.Now().UnixNano()), hash, hoard.RoleUser)
-	if err != nil {
-		b.Fatal(err)
-	}
-	token := fmt.Sprintf("bench-files-token-%d", time.Now().UnixNano())
-	if err := db.CreateSession(ctx, &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(nil)
-	srv, err := New(Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(),
-		UploadDir: b.TempDir(), MaxUploadBytes: 1 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
+	client, token := benchClient(b, db)
+	ts, srv, stop := startBenchServer(b, Deps{DB: db, Queue: client})
 	defer stop()
-	if err := srv.Start(sctx); err != nil {
-		b.Fatal(err)
-	}
-	ts.Config.Handler = srv
-	ts.Start()
-	defer ts.Close()
 	cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}, Timeout: time.Minute}
 	get := func(path string) (int, time.Duration) {
