@@ -78,8 +78,8 @@ func checkValues(values url.Values, bounds map[string]int) error {
 			if n++; n > maxParamValues {
 				return hoard.Errorf(hoard.EINVALID, "The request has more than %d parameters.", maxParamValues)
 			}
-			if n, ok := bounds[name]; ok && len(v) > maxParamBytes {
-				return hoard.Errorf(hoard.EINVALID, "%s is too long (%d characters at most).", name, n)
+			if bound, ok := bounds[name]; ok && len(v) > maxParamBytes {
+				return hoard.Errorf(hoard.EINVALID, "%s is too long (%d characters at most).", name, bound)
 			}
 			if err := checkText(name, v, maxParamBytes); err != nil {
 				return err
