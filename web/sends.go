@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/riverqueue/river"
 )
-
-var validate = validator.New(validator.WithRequiredStructEnabled())
 
 // queueSends queues deliveries of packages to target's linked account: the
 // request rows, their bot_send jobs and the bot_send notification commit in
@@ -94,14 +92,14 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 			return hoard.Errorf(hoard.EINVALID, "The request body is not valid JSON: %v", err)
 		}
 	} else {
-		ids, err := parseIDs(r)
+		ids, err := paramsOf[idsParams](r).selected()
 		if err != nil {
 			return err
 		}
 		req.PackageIDs = ids
 	}
 	if err := validate.Struct(req); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "Invalid request: %s", validationMessage(err))
+		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, reflect.TypeOf(req)))
 	}
 	ids := req.PackageIDs
 	if req.PackageID != 0 {
@@ -143,18 +141,6 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// validationMessage names the fields a validator error is about.
-func validationMessage(err error) string {
-	var fields []string
-	if ve, ok := err.(validator.ValidationErrors); ok {
-		for _, fe := range ve {
-			fields = append(fields, fmt.Sprintf("%s (%s)", strings.ToLower(fe.Field()), fe.Tag()))
-		}
-		return strings.Join(fields, ", ")
-	}
-	return err.Error()
-}
-
 // handleAPIBotSendStatus answers GET /api/messenger/bot/send/{id}: a
 // request's status; other users' requests are not found.
 func (s *Server) handleAPIBotSendStatus(w http.ResponseWriter, r *http.Request) error {
@@ -188,10 +174,16 @@ func (s *Server) handleBotSendHistory(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
+// sendToMeParams are the parameters of POST /packages/send.
+type sendToMeParams struct {
+	idsParams
+	backParams
+}
+
 // handleSendToMe queues the selected packages for the caller (the catalog's
 // bulk "send to me" and the package page's button).
 func (s *Server) handleSendToMe(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	ids, err := paramsOf[sendToMeParams](r).selected()
 	if err != nil {
 		return err
 	}
