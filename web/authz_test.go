@@ -15,6 +15,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"GET /":                          {303, 200, 200},
 	"GET /status":                    {200, 200, 200},
 	"GET /packages/{id}":             {303, 404, 404},
+	"GET /creators/{name}":           {303, 200, 200},
+	"GET /tags/{tag}":                {303, 200, 200},
 	"GET /packages/{id}/preview":     {303, 404, 404},
 	"POST /packages/tags":            {401, 403, 422},
 	"POST /packages/creator":         {401, 403, 422},

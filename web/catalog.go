@@ -15,6 +15,15 @@ import (
 	"github.com/hoard/hoard/store"
 )
 
+// kindList names the kinds the type filter takes, for its error message.
+var kindList = func() string {
+	names := make([]string, len(hoard.Kinds))
+	for i, k := range hoard.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}()
+
 // catalogTabs are the tabs of the catalog page.
 var catalogTabs = []string{"all", "groups", "ungrouped"}
 
@@ -23,6 +32,7 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 // (yes/no), tab, view (grid/list), after (opaque cursor), limit.
 type catalogQuery struct {
 	store.SearchQuery
+	Kind hoard.Kind // the type filter: an archive type or a document's format
 	Preview string // "", "yes" or "no"
 	Sort    string // "relevance" or "newest"
 	Tab     string
@@ -64,11 +74,12 @@ func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
 		return q, hoard.Errorf(hoard.EINVALID, "Filter by at most %d tags.", maxTagsPerRequest)
 	}
 	q.ChannelID = p.Channel
-	if t := strings.ToUpper(p.Type); t != "" {
-		if !hoard.ArchiveType(t).Valid() {
-			return q, hoard.Errorf(hoard.EINVALID, "type must be one of ZIP, RAR, 7Z, DOCUMENT.")
+	if p.Type != "" {
+		k, ok := hoard.ParseKind(p.Type)
+		if !ok {
+			return q, invalidField("type", "type must be one of %s or DOCUMENT.", kindList)
 		}
-		q.ArchiveType = hoard.ArchiveType(t)
+		q.Kind, q.ArchiveType, q.Extensions = k, k.ArchiveType(), k.Extensions()
 	}
 	q.Preview = p.Preview
 	switch q.Preview {
@@ -150,6 +161,11 @@ type catalogPage struct {
 	NewestURL string
 	// HitsHTML is the result rows (the "hits" template).
 	HitsHTML template.HTML
+	// Back is this page without its notice, where the selection's forms
+	// return.
+	Back string
+	// Heading introduces a creator's or a tag's page.
+	Heading catalogHeading
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -161,12 +177,18 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if paramsOf[catalogParams](r).Tab == "skipped" {
 		return s.handleSkipped(w, r)
 	}
+	return s.renderCatalog(w, r, catalogHeading{})
+}
+
+// renderCatalog renders the catalog page of the request's search under a
+// heading (a creator's or a tag's page; none for the catalog itself).
+func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading catalogHeading) error {
 	q, res, channels, err := s.catalogSearch(r)
 	if err != nil {
 		return err
 	}
 	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Curate: s.canCurate(r),
-		TabURL: map[string]string{}, ViewURL: map[string]string{}}
+		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading}
 	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
 	}
@@ -179,10 +201,14 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if res.Capped {
 		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
 	}
-	if p.HitsHTML, err = s.hitsHTML(res, q.View, channels); err != nil {
+	if p.HitsHTML, err = s.hitsHTML(r.Context(), res, q.View, channels); err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
+	title := "Catalog"
+	if heading.Title != "" {
+		title = heading.Title
+	}
+	return s.render(w, r, http.StatusOK, "catalog", page{Title: title, Data: p})
 }
 
 // catalogSearch runs the search a catalog request describes and returns it

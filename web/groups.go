@@ -106,7 +106,7 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) error
 			name = strings.TrimSuffix(first.FileName, fileExt(first.FileName))
 		}
 		if g, err = tx.CreateManualGroup(r.Context(), name, ids); err != nil {
-			return err
+			return aboutField("name", err)
 		}
 		_, err = s.deps.Queue.InsertTx(r.Context(), tx.Tx(), hoard.LearnGroupRuleArgs{GroupID: g.ID}, nil)
 		return err
@@ -137,7 +137,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if _, err := s.deps.DB.RenameGroup(r.Context(), g.ID, paramsOf[renameGroupParams](r).Name); err != nil {
-		return err
+		return aboutField("name", err)
 	}
 	return redirect(w, r, groupURL(g.ID, "saved"))
 }
@@ -285,7 +285,7 @@ func (s *Server) handleSetGroupPreview(w http.ResponseWriter, r *http.Request) e
 	}
 	data, err := readPreviewUpload(w, r)
 	if err != nil {
-		return err
+		return aboutField("image", err)
 	}
 	if err := s.deps.DB.SetGroupPreview(r.Context(), g.ID, data); err != nil {
 		return err
@@ -302,7 +302,7 @@ func (s *Server) handleSetPackagePreview(w http.ResponseWriter, r *http.Request)
 	}
 	data, err := readPreviewUpload(w, r)
 	if err != nil {
-		return err
+		return aboutField("image", err)
 	}
 	if err := s.deps.DB.SetPackagePreview(r.Context(), p.ID, data, 0); err != nil {
 		return err

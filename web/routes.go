@@ -90,6 +90,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode, Doc: "generateMessengerLinkCode: one-time code + t.me deep link"},
 		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger, Doc: "unlinkMessenger"},
 
+		{Method: http.MethodGet, Pattern: "/creators/{name}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleCreator, Doc: "A creator's page: every package by the creator (the catalog's views, tabs, paging and selection)"},
+		{Method: http.MethodGet, Pattern: "/tags/{tag}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleTag, Doc: "A tag's page: every package tagged with it"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}", Params: packageParams{}, Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
 		{Method: http.MethodPost, Pattern: "/packages/tags", Params: tagsParams{}, Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`: ≤ 64 of ≤ 64 characters; a package keeps ≤ 64)"},

@@ -77,6 +77,11 @@ var templateFuncs = template.FuncMap{
 	// display shows platform text (names, captions, titles, entry paths)
 	// with direction overrides and invisible controls neutralised.
 	"display": hoard.DisplayText,
+	// kinds are the kinds of file the type filter offers (hoard.Kinds).
+	"kinds": func() []hoard.Kind { return hoard.Kinds },
+	// creatorURL and tagURL are the pages of a creator and of a tag.
+	"creatorURL": func(name string) string { return "/creators/" + url.PathEscape(name) },
+	"tagURL":     func(tag string) string { return "/tags/" + url.PathEscape(tag) },
 }
 
 // humanSize formats a byte count with binary units.
@@ -285,7 +290,13 @@ type page struct {
 	Unread int64 // unread notifications, for administrators' bell
 	Error  string
 	Notice string
-	Data   any
+	// Form is the failed form post the page shows again (forms.go); the
+	// zero value when there is none.
+	Form formState
+	Data any
+	// Content is the page's own part, rendered before the layout around it
+	// (so that the layout knows whether it showed a form's error).
+	Content template.HTML
 }
 
 // render writes a page with a status code.
@@ -297,6 +308,12 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	if p.User == nil {
 		p.User = userFrom(r.Context())
 	}
+	if p.Form.Action == "" {
+		p.Form = formFrom(r.Context())
+	}
+	if p.Notice == "" && p.Form.Action == "" {
+		p.Notice = noticeOf(r)
+	}
 	if p.User.IsAdmin() {
 		n, err := s.deps.DB.CountUnreadNotifications(r.Context())
 		if err != nil {
@@ -305,6 +322,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		p.Unread = n
 	}
 	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "content", p); err != nil {
+		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	p.Content = template.HTML(buf.String()) // the templates' own output, escaped by them
+	buf.Reset()
 	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
 		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
 	}
