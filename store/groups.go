@@ -843,7 +843,7 @@ func (db *DB) raiseGroupingConflicts(ctx context.Context, channelID int64, confl
 		if key == "" {
 			key = fmt.Sprintf("%s:%d:%d", hoard.NotifyGroupingConflict, f.A, f.B)
 		}
-		detail, err := json.Marshal(map[string]any{"group_a": f.A, "group_b": f.B,
+		detail, err := json.Marshal(map[string]any{"group_a": f.A, "group_b": f.B, "name_a": f.NameA, "name_b": f.NameB,
 			"package_ids": nonNilInts(c.PackageIDs), "patterns": nonNilStrings(c.Patterns)})
 		if err != nil {
 			return n, fmt.Errorf("record grouping conflicts: %w", err)

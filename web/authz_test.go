@@ -47,6 +47,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /groups/{id}/rename":                                  {401, 403, 404},
 	"POST /groups/{id}/packages/{packageId}/remove":             {401, 403, 404},
 	"POST /groups/{id}/dissolve":                                {401, 403, 404},
+	"POST /groups/{id}/rules":                                   {401, 403, 404},
+	"POST /groups/{id}/rules/{ruleId}/delete":                   {401, 403, 404},
 	"POST /groups/{id}/merge/start":                             {401, 403, 404},
 	"POST /groups/{id}/merge":                                   {401, 403, 404},
 	"POST /groups/{id}/send":                                    {401, 404, 404},

@@ -180,6 +180,14 @@ func noticeFor(done string) string {
 		return "Password submitted: the worker is checking it."
 	case "extract":
 		return "Extracting the image from the archive: the preview changes when it is done."
+	case "merge-started":
+		return "Merge started: open the group to merge it into (below) and choose “Merge here” there."
+	case "merged":
+		return "Groups merged: the packages of the other group are in this one now."
+	case "rule-removed":
+		return "Rule removed: later grouping runs no longer apply it; the packages it took in stay."
+	case "rule-learned":
+		return "Rule learned: matching packages join this group in a moment."
 	}
 	return ""
 }

@@ -107,6 +107,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/groups/{id}/preview", Access: Curator, Handler: s.handleSetGroupPreview, Doc: "Upload a group preview (`image`)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/rename", Params: renameGroupParams{}, Access: Curator, Handler: s.handleRenameGroup, Doc: "Rename a group (`name`)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/packages/{packageId}/remove", Access: Curator, Handler: s.handleRemoveFromGroup, Doc: "Remove a package from a group (it stays ungrouped)"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/rules", Access: Curator, Handler: s.handleLearnDeclinedRule, Doc: "Learn the rule that learning declined for a manual group (it also matches packages of other groups): rule + `group_channel` job in one transaction"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/rules/{ruleId}/delete", Access: Curator, Handler: s.handleDeleteGroupRule, Doc: "Remove a learned rule of a group (its packages stay)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/dissolve", Access: Curator, Handler: s.handleDissolveGroup, Doc: "Dissolve a group"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/merge/start", Access: Curator, Handler: s.handleStartMerge, Doc: "Start merge here: this group is the source"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Params: mergeParams{}, Access: Curator, Handler: s.handleMergeHere, Doc: "mergeGroupsAction: merge the source (`source` or the started merge) here"},
