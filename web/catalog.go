@@ -32,9 +32,9 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 // (yes/no), tab, view (grid/list), after (opaque cursor), limit.
 type catalogQuery struct {
 	store.SearchQuery
-	Kind hoard.Kind // the type filter: an archive type or a document's format
-	Preview string // "", "yes" or "no"
-	Sort    string // "relevance" or "newest"
+	Kind    hoard.Kind // the type filter: an archive type or a document's format
+	Preview string     // "", "yes" or "no"
+	Sort    string     // "relevance" or "newest"
 	Tab     string
 	View    string
 	Cursor  string

@@ -37,8 +37,8 @@ type groupPage struct {
 	Rules   []hoard.GroupingRule
 	// Declined is the rule learning declined for this manual group, with
 	// why (nil when none).
-	Declined *store.DeclinedRule
-	Curate   bool
+	Declined    *store.DeclinedRule
+	Curate      bool
 	MergeSource *hoard.PackageGroup // a merge started elsewhere, offered here
 	Merging     bool                // this group is the merge source
 }

@@ -42,12 +42,12 @@ type packagePage struct {
 	// SourceURL and DestURL open the source post and the published post
 	// in the messenger ("" when unknown).
 	SourceURL, DestURL string
-	Group    *hoard.PackageGroup
-	Files    []hoard.PackageFile
-	FileQ    string
-	NextFile string
-	Curate   bool
-	Admin    bool // may repair the package
+	Group              *hoard.PackageGroup
+	Files              []hoard.PackageFile
+	FileQ              string
+	NextFile           string
+	Curate             bool
+	Admin              bool // may repair the package
 	// Images are the archive's image entries offered by "Choose preview"
 	// (curators only).
 	Images []hoard.PackageFile
