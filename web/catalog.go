@@ -32,12 +32,14 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 // (yes/no), tab, view (grid/list), after (opaque cursor), limit.
 type catalogQuery struct {
 	store.SearchQuery
-	Kind    hoard.Kind // the type filter: an archive type or a document's format
-	Preview string     // "", "yes" or "no"
-	Sort    string     // "relevance" or "newest"
+	Preview string // "", "yes" or "no"
+	Sort    string // "relevance" or "newest"
 	Tab     string
 	View    string
 	Cursor  string
+
+	// Kind is the type filter: an archive type or a document's format.
+	Kind hoard.Kind
 }
 
 // catalogParams are the parameters of the catalog page and GET
@@ -166,6 +168,8 @@ type catalogPage struct {
 	Back string
 	// Heading introduces a creator's or a tag's page.
 	Heading catalogHeading
+	// Sources are the channel filter's choices: the source channels.
+	Sources map[int64]string
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -187,7 +191,11 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	if err != nil {
 		return err
 	}
-	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Curate: s.canCurate(r),
+	sources, err := s.sourceChannelTitles(r)
+	if err != nil {
+		return err
+	}
+	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
 		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading}
 	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
@@ -260,12 +268,27 @@ func (s *Server) channelTitles(r *http.Request) (map[int64]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[int64]string, len(chs))
+	m, sources := make(map[int64]string, len(chs)), make(map[int64]string, len(chs))
 	for _, c := range chs {
 		m[c.ID] = c.Title
+		if c.Kind == hoard.ChannelSource {
+			sources[c.ID] = c.Title
+		}
 	}
-	s.titles, s.titlesAt = m, time.Now()
+	s.titles, s.sourceTitles, s.titlesAt = m, sources, time.Now()
 	return m, nil
+}
+
+// sourceChannelTitles maps the source channels' ids to their titles: the
+// channel filter's choices (the destination holds copies of them). It
+// shares channelTitles' cache.
+func (s *Server) sourceChannelTitles(r *http.Request) (map[int64]string, error) {
+	if _, err := s.channelTitles(r); err != nil {
+		return nil, err
+	}
+	s.titlesMu.Lock()
+	defer s.titlesMu.Unlock()
+	return s.sourceTitles, nil
 }
 
 // titlesTTL bounds how stale the cached channel titles may be.

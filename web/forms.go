@@ -140,9 +140,10 @@ func (v formView) Err(field string) string {
 }
 
 // Message returns the error message when it is about the form as a whole
-// or about a field not shown inline, "" otherwise.
+// or about a field not shown inline, and no template showed it yet; ""
+// otherwise.
 func (v formView) Message() string {
-	if !v.Failed() || v.state.Field != "" && slices.Contains(v.inline, v.state.Field) {
+	if !v.Failed() || v.state.Field != "" && slices.Contains(v.inline, v.state.Field) || v.state.shown != nil && *v.state.shown {
 		return ""
 	}
 	return v.state.claim()

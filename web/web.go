@@ -151,9 +151,10 @@ type Server struct {
 	secure  bool // APP_URL is https: cookies are Secure
 	riverUI *riverui.Handler
 
-	titlesMu sync.Mutex
-	titles   map[int64]string
-	titlesAt time.Time
+	titlesMu     sync.Mutex
+	titles       map[int64]string
+	sourceTitles map[int64]string // the source channels of titles
+	titlesAt     time.Time
 
 	searches *searchCache
 
