@@ -213,7 +213,7 @@ func TestEditTagsAndCreator(t *testing.T) {
 	if _, body := e.do(nil, "GET", "/api/packages?q=knight", nil, c); !strings.Contains(body, `"Busts"`) {
 		t.Fatalf("the search after the edit does not show the new tag: %s", body)
 	}
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?q=x" {
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?done=tags-added&n=2&q=x" {
 		t.Fatalf("bulk add: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	for _, id := range []int64{a.ID, b.ID} {

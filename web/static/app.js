@@ -354,3 +354,38 @@ if (chooser) {
   const st = status.dataset.status;
   if (status.dataset.statusUrl && (st === "PENDING" || st === "RUNNING")) poll(status.dataset.statusUrl);
 }
+
+// The selection bar of the catalog (and of creator and tag pages): how many
+// packages are selected, "Select all on this page" and "Clear". Boxes a
+// failed form posted are selected again (data-selection), so nothing has
+// to be picked twice. Without JavaScript the boxes work as they are.
+const bulk = document.querySelector("form[data-selection]");
+if (bulk) {
+  const boxes = () => [...bulk.querySelectorAll("input[type=checkbox][name=id]")];
+  const count = bulk.querySelector("[data-selection-count]");
+  const all = bulk.querySelector("[data-select-all]");
+  const none = bulk.querySelector("[data-select-none]");
+  const again = new Set((bulk.dataset.selection || "").split(" ").filter(Boolean));
+  for (const b of boxes()) if (again.has(b.value)) b.checked = true;
+  const show = () => {
+    const n = boxes().filter((b) => b.checked).length;
+    count.textContent = n === 0 ? "None selected" : `${n} selected`;
+    all.hidden = boxes().length === 0 || n === boxes().length;
+    none.hidden = n === 0;
+  };
+  bulk.addEventListener("change", show);
+  all.addEventListener("click", () => { for (const b of boxes()) b.checked = true; show(); });
+  none.addEventListener("click", () => { for (const b of boxes()) b.checked = false; show(); });
+  show();
+}
+
+// A confirmation in the address (?done=…, ?sent=…) is shown once: the
+// address loses it, so a reload or a bookmark does not say it again.
+{
+  const url = new URL(window.location.href);
+  let changed = false;
+  for (const k of ["done", "n", "sent"]) {
+    if (url.searchParams.has(k)) { url.searchParams.delete(k); changed = true; }
+  }
+  if (changed) window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+}
