@@ -81,6 +81,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/ingestion/trigger":                               {401, 403, 202},
 	"POST /admin/messenger/channels/{channelId}/rescan":         {401, 403, 404},
 	"POST /api/notifications/repair":                            {401, 403, 422},
+	"POST /admin/messenger/accounts/{accountId}/delete":         {401, 403, 404},
 	"POST /admin/messenger/rebuild":                             {401, 403, 409}, // no destination channel
 	"GET /api/rebuild/status":                                   {401, 403, 200},
 	"POST /admin/messenger/joins":                               {401, 403, 422}, // no reference

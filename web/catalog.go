@@ -170,6 +170,8 @@ type catalogPage struct {
 	Heading catalogHeading
 	// Sources are the channel filter's choices: the source channels.
 	Sources map[int64]string
+	// Ingesting is the cycle running while the plain catalog is shown.
+	Ingesting *ingestingNote
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -195,8 +197,12 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	if err != nil {
 		return err
 	}
+	ingesting, err := s.catalogIngesting(r, q)
+	if err != nil {
+		return err
+	}
 	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
-		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading}
+		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting}
 	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
 	}

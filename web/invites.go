@@ -180,6 +180,8 @@ func noticeFor(done string) string {
 		return "Password submitted: the worker is checking it."
 	case "extract":
 		return "Extracting the image from the archive: the preview changes when it is done."
+	case "account-removed":
+		return "Account removed."
 	case "merge-started":
 		return "Merge started: open the group to merge it into (below) and choose “Merge here” there."
 	case "merged":

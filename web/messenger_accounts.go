@@ -307,3 +307,18 @@ func (s *Server) handleSetDestination(w http.ResponseWriter, r *http.Request) er
 	}
 	return redirect(w, r, "/admin/messenger?done=destination")
 }
+
+// handleRemoveAccount removes an account that is not signed in (a failed
+// or abandoned login), with its channel settings and stored session; a
+// signed-in account is refused (409).
+func (s *Server) handleRemoveAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "accountId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.RemoveSignedOutAccount(r.Context(), id); err != nil {
+		return notFoundAs(err, "No such account.")
+	}
+	s.forgetChannelTitles()
+	return redirect(w, r, withDone(backOr(r, "/admin/messenger#accounts"), "account-removed"))
+}

@@ -25,6 +25,8 @@ type messengerPage struct {
 	// candidate destinations.
 	SignedIn []hoard.Account
 	Choices  []store.DestinationChoice
+	// DemoNote says, in the demo, how to add an account to its emulator.
+	DemoNote string
 }
 
 // handleMessengerAdmin renders messaging administration: the worker status
@@ -61,7 +63,7 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild,
-		Joins: joins, Choices: choices}
+		Joins: joins, Choices: choices, DemoNote: s.deps.DemoNote}
 	for i := range joins {
 		p.JoinsPending = p.JoinsPending || !joins[i].Status.Final()
 	}

@@ -77,6 +77,10 @@ var templateFuncs = template.FuncMap{
 	// display shows platform text (names, captions, titles, entry paths)
 	// with direction overrides and invisible controls neutralised.
 	"display": hoard.DisplayText,
+	// ago is a moment as people say it ("3 min ago"), in a <time> element
+	// whose datetime the page's script keeps current and shows in local
+	// time on hover.
+	"ago": func(t time.Time) template.HTML { return agoHTML(t, time.Now()) },
 	// kinds are the kinds of file the type filter offers (hoard.Kinds).
 	"kinds": func() []hoard.Kind { return hoard.Kinds },
 	// creatorURL and tagURL are the pages of a creator and of a tag.
@@ -133,6 +137,9 @@ type Deps struct {
 	// statement that runs longer, and the request answers 503. It applies
 	// to web requests only, never to the worker's jobs on the same pool.
 	StatementTimeout time.Duration
+	// DemoNote, in the demo, tells on the messaging page how to add an
+	// account to its emulator ("" otherwise).
+	DemoNote string
 }
 
 // defaultStatementTimeout bounds a web request's statements unless

@@ -29,6 +29,9 @@ type app struct {
 	noSchedule               bool
 	retryBase                time.Duration
 	fetchCooldown, fetchPoll time.Duration
+	// demoNote tells, on the messaging page, how to add an account to the
+	// demo's emulator ("" outside the demo).
+	demoNote string
 }
 
 // openApp starts or connects to the database and applies migrations.

@@ -389,3 +389,56 @@ if (bulk) {
   }
   if (changed) window.history.replaceState(null, "", url.pathname + url.search + url.hash);
 }
+
+// Moments (<time data-ago>) say how long ago they were, kept current, and
+// show the local date and time on hover.
+{
+  const say = (ms) => {
+    const s = Math.round(ms / 1000);
+    if (s < 5) return "just now";
+    if (s < 60) return `${s} s ago`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+    if (s < 48 * 3600) return `${Math.floor(s / 3600)} h ago`;
+    return `${Math.floor(s / 86400)} days ago`;
+  };
+  const update = () => {
+    for (const el of document.querySelectorAll("time[data-ago]")) {
+      const t = Date.parse(el.getAttribute("datetime"));
+      if (Number.isNaN(t)) continue;
+      el.textContent = say(Math.max(0, Date.now() - t));
+      el.title = new Date(t).toLocaleString();
+    }
+  };
+  update();
+  setInterval(update, 15000);
+}
+
+// While an ingestion cycle fills the catalog (the demo's first minute),
+// the catalog looks for new packages every 5 s and shows them: it reloads
+// itself unless the reader is busy with it (a selection, a field being
+// typed in), and otherwise offers the refresh. It stops when the newest
+// package no longer changes for a minute.
+const ingesting = document.querySelector("[data-ingesting]");
+if (ingesting) {
+  let first = ingesting.dataset.first || "";
+  let quiet = 0;
+  const busy = () => document.querySelector("input[name=id]:checked") ||
+    (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName));
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch("/api/packages?limit=1&sort=newest", { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      const body = await res.json();
+      const now = body.items.length ? String(body.items[0].id) : "";
+      if (now === first) {
+        if (++quiet >= 12) clearInterval(timer);
+        return;
+      }
+      quiet = 0;
+      first = now;
+      if (!busy()) { window.location.reload(); return; }
+      const link = ingesting.querySelector("[data-ingesting-refresh]");
+      if (link) link.textContent = "New packages: show them";
+    } catch { /* try again */ }
+  }, 5000);
+}
