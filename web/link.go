@@ -2,10 +2,7 @@ package web
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -28,14 +25,6 @@ func NewLinkCode() (string, error) {
 		b[i] = linkCodeAlphabet[int(b[i])%len(linkCodeAlphabet)]
 	}
 	return string(b), nil
-}
-
-// LinkCodeHash is what is stored for a link code: the SHA-256 of the code
-// in upper case, so the table never holds a usable code. The bot hashes what
-// the user sends the same way.
-func LinkCodeHash(code string) string {
-	sum := sha256.Sum256([]byte(strings.ToUpper(strings.TrimSpace(code))))
-	return hex.EncodeToString(sum[:])
 }
 
 type linkCard struct {
@@ -69,7 +58,7 @@ func (s *Server) handleGenerateLinkCode(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	expires := time.Now().Add(linkCodeTTL)
-	if err := s.deps.DB.CreateLinkCode(r.Context(), userFrom(r.Context()).ID, LinkCodeHash(code), expires); err != nil {
+	if err := s.deps.DB.CreateLinkCode(r.Context(), userFrom(r.Context()).ID, hoard.LinkCodeHash(code), expires); err != nil {
 		return err
 	}
 	card := linkCard{Code: code, ExpiresAt: expires}

@@ -17,10 +17,10 @@ func (e *testEnv) link(u *hoard.User, platformID int64) {
 	e.t.Helper()
 	code, _ := NewLinkCode()
 	ctx := context.Background()
-	if err := e.db.CreateLinkCode(ctx, u.ID, LinkCodeHash(code), time.Now().Add(time.Minute)); err != nil {
+	if err := e.db.CreateLinkCode(ctx, u.ID, hoard.LinkCodeHash(code), time.Now().Add(time.Minute)); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.db.ConsumeLinkCode(ctx, LinkCodeHash(code), platformID, 1, "tg"); err != nil {
+	if _, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(code), platformID, 1, "tg"); err != nil {
 		e.t.Fatal(err)
 	}
 }
