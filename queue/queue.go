@@ -145,6 +145,24 @@ func NewInsertOnly(pool *pgxpool.Pool, log *slog.Logger) (*Client, error) {
 	return client, nil
 }
 
+// InsertBotSends returns the enqueue function of store.QueueBotSends: it
+// inserts the bot_send jobs with client in the order's transaction.
+func InsertBotSends(ctx context.Context, client *Client) func(tx pgx.Tx, jobs []hoard.BotSendArgs) error {
+	return func(tx pgx.Tx, jobs []hoard.BotSendArgs) error {
+		if client == nil {
+			return errors.New("queue: no client to insert bot sends with")
+		}
+		params := make([]river.InsertManyParams, len(jobs))
+		for i, j := range jobs {
+			params[i] = river.InsertManyParams{Args: j}
+		}
+		if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+			return fmt.Errorf("queue: insert bot sends: %w", err)
+		}
+		return nil
+	}
+}
+
 // Stop stops a started client: running jobs get the client's soft-stop time
 // to finish, then ctx's deadline; past that their contexts are cancelled.
 // Always stop the client before closing its pool.

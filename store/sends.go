@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hoard/hoard"
+	"github.com/jackc/pgx/v5"
 )
 
 const sendColumns = `r.id, r.user_id, r.package_id, r.platform_user_id, coalesce(r.requested_by, 0) AS requested_by,
@@ -70,9 +71,9 @@ const maxBatchTitle = 500
 // QueueBotSends queues an order in one transaction: its requests (see
 // CreateBotSendRequests for which packages are skipped), the batch that
 // keeps them in order when there are several or a title, the bot_send jobs
-// (enqueue inserts them with the transaction it is given) and the bot_send
-// notification. It returns the new requests; none is not an error.
-func (db *DB) QueueBotSends(ctx context.Context, o SendOrder, enqueue func(tx *DB, jobs []hoard.BotSendArgs) error) ([]hoard.BotSendRequest, error) {
+// (enqueue inserts them with the transaction it is given, see
+// queue.InsertBotSends) and the bot_send notification. It returns the new requests; none is not an error.
+func (db *DB) QueueBotSends(ctx context.Context, o SendOrder, enqueue func(tx pgx.Tx, jobs []hoard.BotSendArgs) error) ([]hoard.BotSendRequest, error) {
 	var reqs []hoard.BotSendRequest
 	err := db.InTx(ctx, func(tx *DB) error {
 		var batchID int64
@@ -101,7 +102,7 @@ func (db *DB) QueueBotSends(ctx context.Context, o SendOrder, enqueue func(tx *D
 		if batchID != 0 {
 			jobs = append(jobs, hoard.BotSendArgs{BatchID: batchID})
 		}
-		if err := enqueue(tx, jobs); err != nil {
+		if err := enqueue(tx.Tx(), jobs); err != nil {
 			return fmt.Errorf("queue bot sends: %w", err)
 		}
 		payload, _ := json.Marshal(map[string]any{"request_ids": ids})

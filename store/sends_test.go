@@ -9,6 +9,7 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestBotSendRequests(t *testing.T) {
@@ -97,7 +98,7 @@ func TestQueueBotSends(t *testing.T) {
 	run := func(o store.SendOrder) queued {
 		t.Helper()
 		var jobs []hoard.BotSendArgs
-		reqs, err := db.QueueBotSends(ctx, o, func(_ *store.DB, j []hoard.BotSendArgs) error { jobs = j; return nil })
+		reqs, err := db.QueueBotSends(ctx, o, func(_ pgx.Tx, j []hoard.BotSendArgs) error { jobs = j; return nil })
 		must(t, err)
 		got := queued{Jobs: len(jobs)}
 		for _, r := range reqs {

@@ -135,21 +135,22 @@ func (db *DB) queueSubscriberCheck(ctx context.Context, packageID int64) error {
 	return wrap("queue subscriber check", err)
 }
 
-// NotifyInbox is the state of the notifier's inbox.
+// NotifyInbox is the state of the notifier's inbox: how many packages
+// wait, and how long ago the oldest and the newest arrived (by the
+// database's clock).
 type NotifyInbox struct {
-	Packages       int
-	Oldest, Newest time.Time // zero when empty
+	Packages                 int
+	SinceOldest, SinceNewest time.Duration
 }
 
-// FindNotifyInbox returns how many packages wait for the notifier and
-// when the oldest and newest arrived.
+// FindNotifyInbox returns the state of the notifier's inbox.
 func (db *DB) FindNotifyInbox(ctx context.Context) (NotifyInbox, error) {
 	var in NotifyInbox
-	var oldest, newest *time.Time
-	err := db.q.QueryRow(ctx, `SELECT count(*), min(queued_at), max(queued_at) FROM bot_notify_inbox`).Scan(&in.Packages, &oldest, &newest)
-	if oldest != nil {
-		in.Oldest, in.Newest = *oldest, *newest
-	}
+	var oldest, newest float64
+	err := db.q.QueryRow(ctx, `SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at)), 0)::float8,
+		coalesce(extract(epoch FROM now() - max(queued_at)), 0)::float8 FROM bot_notify_inbox`).Scan(&in.Packages, &oldest, &newest)
+	in.SinceOldest = time.Duration(oldest * float64(time.Second))
+	in.SinceNewest = time.Duration(newest * float64(time.Second))
 	return in, wrap("read notify inbox", err)
 }
 
