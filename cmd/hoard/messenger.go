@@ -289,9 +289,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		bcfg := base
 		bcfg.SessionKey = "bot"
 		bcfg.Limiter = nil // the bot's own limits, not the account's bucket
-		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken, func(_ context.Context, m messenger.IncomingMessage) {
-			a.log.Info("bot: message received (commands arrive with the bot work)", "chat", m.ChatID)
-		})
+		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken)
 		if err != nil {
 			return fmt.Errorf("demo: bot: %w", err)
 		}

@@ -393,6 +393,13 @@ func (e *Emulator) PrivateMessages() []PrivateMessage {
 		for _, ent := range m.entities {
 			pm.Entities = append(pm.Entities, ent.TypeName())
 		}
+		if m.markup != nil {
+			for _, row := range m.markup.Rows {
+				for _, b := range row.Buttons {
+					pm.Buttons = append(pm.Buttons, b.Text)
+				}
+			}
+		}
 		out = append(out, pm)
 	}
 	return out
@@ -404,6 +411,7 @@ type PrivateMessage struct {
 	Out           bool
 	Text          string
 	Entities      []string
+	Buttons       []string // inline keyboard button texts, row by row
 	ForwardedPost int
 	HasDocument   bool
 	HasPhoto      bool

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/gotd/td/bin"
 	"github.com/gotd/td/tg"
@@ -334,11 +335,35 @@ func (c *call) readableChannel(in tg.InputPeerClass) (*channel, error) {
 
 func messagesGetHistory(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesGetHistoryRequest)
+	if p, err := c.e.inputPeer(c.user.id, r.Peer); err == nil && p.u != nil {
+		return c.privateHistory(p.u, r), nil, nil
+	}
 	ch, err := c.readableChannel(r.Peer)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c.channelMessages(ch, page(ch.msgs, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID), len(ch.msgs)), nil, nil
+}
+
+// privateHistory pages the caller's private chat with other.
+func (c *call) privateHistory(other *user, r *tg.MessagesGetHistoryRequest) *tg.MessagesMessagesSlice {
+	var sel []*message
+	for _, m := range c.user.box {
+		if m.peer == other.id {
+			sel = append(sel, m)
+		}
+	}
+	out := &tg.MessagesMessagesSlice{Count: len(sel),
+		Users: []tg.UserClass{c.e.userView(c.user.id, other), c.e.userView(c.user.id, c.user)}}
+	seen := map[int64]bool{}
+	for _, m := range page(sel, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID) {
+		out.Messages = append(out.Messages, c.e.privateView(c.user, m))
+		if ch := c.e.channels[m.fwdFrom]; ch != nil && !seen[ch.id] {
+			seen[ch.id] = true
+			out.Chats = append(out.Chats, c.e.channelView(c.user.id, ch))
+		}
+	}
+	return out
 }
 
 func messagesGetReplies(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
@@ -472,6 +497,7 @@ func (e *Emulator) sendPrivate(c *call, from, to *user, m *message) (*tg.Updates
 	theirs.out, theirs.peer = false, from.id
 	e.appendPrivate(from, &mine)
 	e.appendPrivate(to, &theirs)
+	mine.twin, theirs.twin = theirs.id, mine.id
 	res := &tg.Updates{Date: now(), Updates: []tg.UpdateClass{
 		&tg.UpdateNewMessage{Message: e.privateView(from, &mine), Pts: mine.pts, PtsCount: 1},
 	}, Users: []tg.UserClass{e.userView(from.id, to), e.userView(from.id, from)}}
@@ -519,17 +545,69 @@ func messagesSendMessage(c *call, obj bin.Object) (bin.Encoder, []pending, error
 	if strings.TrimSpace(r.Message) == "" {
 		return nil, nil, tgerr.New(400, "MESSAGE_EMPTY")
 	}
-	if len([]rune(r.Message)) > 4096 {
+	if utf16Len(r.Message) > maxMessageText {
 		return nil, nil, tgerr.New(400, "MESSAGE_TOO_LONG")
 	}
 	if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID)]; dup && r.RandomID != 0 {
 		return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
 	}
+	rm, err := c.inlineMarkup(r.ReplyMarkup)
+	if err != nil {
+		return nil, nil, err
+	}
 	p, err := c.e.inputPeer(c.user.id, r.Peer)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.deliverTo(p, &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo)}, r.RandomID)
+	return c.deliverTo(p, &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo), markup: rm}, r.RandomID)
+}
+
+// Text limits of the platform, in UTF-16 code units.
+const (
+	maxMessageText = 4096
+	maxCaption     = 1024
+	maxButtonData  = 64
+)
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// inlineMarkup checks the reply markup of a message: bots may attach an
+// inline keyboard of callback and URL buttons (data up to 64 bytes); a
+// user's markup is ignored, as the platform does.
+func (c *call) inlineMarkup(in tg.ReplyMarkupClass) (*tg.ReplyInlineMarkup, error) {
+	if in == nil || !c.user.bot {
+		return nil, nil
+	}
+	rm, ok := in.(*tg.ReplyInlineMarkup)
+	if !ok {
+		return nil, tgerr.New(400, "REPLY_MARKUP_INVALID")
+	}
+	for _, row := range rm.Rows {
+		for _, b := range row.Buttons {
+			if b.Text == "" {
+				return nil, tgerr.New(400, "BUTTON_TEXT_INVALID")
+			}
+			switch t := b.Type.(type) {
+			case *tg.InlineButtonTypeCallback:
+				if len(t.Data) == 0 || len(t.Data) > maxButtonData {
+					return nil, tgerr.New(400, "BUTTON_DATA_INVALID")
+				}
+			case *tg.InlineButtonTypeURL:
+				if !strings.HasPrefix(t.URL, "https://") && !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "tg://") {
+					return nil, tgerr.New(400, "BUTTON_URL_INVALID")
+				}
+			default:
+				return nil, tgerr.New(400, "BUTTON_TYPE_INVALID")
+			}
+		}
+	}
+	return rm, nil
 }
 
 func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
@@ -541,6 +619,10 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.user.bot && from.members[c.user.id] < roleAdmin {
+		// A bot reads a channel only as its administrator.
+		return nil, nil, tgerr.New(400, "CHANNEL_PRIVATE")
+	}
 	if from.protected {
 		return nil, nil, tgerr.New(400, "CHAT_FORWARDS_RESTRICTED")
 	}
@@ -549,9 +631,17 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		return nil, nil, err
 	}
 	var src []*message
-	for _, id := range r.ID {
+	for i, id := range r.ID {
 		if id < 1 || id > len(from.msgs) || from.msgs[id-1].action != nil {
 			return nil, nil, tgerr.New(400, "MESSAGE_ID_INVALID")
+		}
+		if r.RandomID[i] == 0 {
+			return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
+		}
+		if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID[i])]; dup || slices.Index(r.RandomID[:i], r.RandomID[i]) >= 0 {
+			// One forward is all or nothing: a batch holding a random id
+			// already used delivers none of its messages.
+			return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
 		}
 		src = append(src, from.msgs[id-1])
 	}
@@ -857,11 +947,16 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Unlock()
 		return nil, nil, err
 	}
-	if len([]rune(r.Message)) > 1024 {
+	if utf16Len(r.Message) > maxCaption {
 		c.e.mu.Unlock()
 		return nil, nil, tgerr.New(400, "MEDIA_CAPTION_TOO_LONG")
 	}
-	m := &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo)}
+	rm, err := c.inlineMarkup(r.ReplyMarkup)
+	if err != nil {
+		c.e.mu.Unlock()
+		return nil, nil, err
+	}
+	m := &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo), markup: rm}
 	var (
 		up    *upload
 		parts int

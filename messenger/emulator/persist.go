@@ -55,6 +55,10 @@ type snapMessage struct {
 	FwdPost   int      `json:"fwd_post,omitempty"`
 	FwdDate   int      `json:"fwd_date,omitempty"`
 	Pts       int      `json:"pts"`
+	Markup    []byte   `json:"markup,omitempty"` // TL-encoded
+	Twin      int      `json:"twin,omitempty"`
+	EditDate  int      `json:"edit_date,omitempty"`
+	EditPts   int      `json:"edit_pts,omitempty"`
 }
 
 type snapDocument struct {
@@ -78,7 +82,14 @@ type snapPhoto struct {
 func toSnap(m *message) (snapMessage, error) {
 	s := snapMessage{ID: m.id, Date: m.date, From: m.from, Peer: m.peer, Out: m.out, Text: m.text, Doc: m.doc,
 		Photo: m.photo, GroupedID: m.groupedID, ReplyTo: m.replyTo, TopicID: m.topicID, FwdFrom: m.fwdFrom,
-		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts}
+		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts, Twin: m.twin, EditDate: m.editDate, EditPts: m.editPts}
+	if m.markup != nil {
+		var b bin.Buffer
+		if err := m.markup.Encode(&b); err != nil {
+			return s, err
+		}
+		s.Markup = b.Buf
+	}
 	for _, ent := range m.entities {
 		var b bin.Buffer
 		if err := ent.Encode(&b); err != nil {
@@ -92,7 +103,14 @@ func toSnap(m *message) (snapMessage, error) {
 func fromSnap(s snapMessage) (*message, error) {
 	m := &message{id: s.ID, date: s.Date, from: s.From, peer: s.Peer, out: s.Out, text: s.Text, doc: s.Doc,
 		photo: s.Photo, groupedID: s.GroupedID, replyTo: s.ReplyTo, topicID: s.TopicID, fwdFrom: s.FwdFrom,
-		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts}
+		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts, twin: s.Twin, editDate: s.EditDate, editPts: s.EditPts}
+	if s.Markup != nil {
+		var rm tg.ReplyInlineMarkup
+		if err := rm.Decode(&bin.Buffer{Buf: s.Markup}); err != nil {
+			return nil, err
+		}
+		m.markup = &rm
+	}
 	for _, raw := range s.Entities {
 		ent, err := tg.DecodeMessageEntity(&bin.Buffer{Buf: raw})
 		if err != nil {

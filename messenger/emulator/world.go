@@ -50,7 +50,8 @@ type channel struct {
 	joinReq   bool
 	date      int
 	members   map[int64]role
-	msgs      []*message // msgs[i].id == i+1
+	rights    map[int64]tg.ChatAdminRights // administrators made by channels.editAdmin
+	msgs      []*message                   // msgs[i].id == i+1
 	pts       int
 	topics    []*topic
 }
@@ -82,6 +83,13 @@ type message struct {
 	fwdDate   int
 	pts       int
 	noforward bool
+	// markup is the inline keyboard of a bot's message.
+	markup *tg.ReplyInlineMarkup
+	// twin is the id of the same private message in the other side's box.
+	twin int
+	// editDate and editPts are set by the last edit.
+	editDate int
+	editPts  int
 }
 
 type document struct {
@@ -359,11 +367,24 @@ func (e *Emulator) channelView(viewer int64, c *channel) tg.ChatClass {
 		return &tg.ChannelForbidden{ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title,
 			Broadcast: !c.forum, Megagroup: c.forum}
 	}
-	return &tg.Channel{
+	v := &tg.Channel{
 		ID: c.id, AccessHash: e.accessHash(viewer, c.id), Title: c.title, Username: c.username,
 		Broadcast: !c.forum, Megagroup: c.forum, Forum: c.forum, Noforwards: c.protected,
 		Left: r == roleNone, Creator: r == roleCreator, Photo: &tg.ChatPhotoEmpty{}, Date: c.date,
 	}
+	if r == roleAdmin {
+		v.SetAdminRights(c.adminRights(viewer))
+	}
+	return v
+}
+
+// adminRights are an administrator's rights: as granted by
+// channels.editAdmin, or those of a seeded administrator.
+func (c *channel) adminRights(userID int64) tg.ChatAdminRights {
+	if r, ok := c.rights[userID]; ok {
+		return r
+	}
+	return tg.ChatAdminRights{PostMessages: true, EditMessages: true, DeleteMessages: true}
 }
 
 func (e *Emulator) fileReference(kind string, id int64, ver int) []byte {
@@ -451,6 +472,12 @@ func (e *Emulator) privateView(owner *user, m *message) tg.MessageClass {
 	}
 	if m.replyTo != 0 {
 		v.ReplyTo = &tg.MessageReplyHeader{ReplyToMsgID: m.replyTo}
+	}
+	if m.markup != nil {
+		v.ReplyMarkup = m.markup
+	}
+	if m.editDate != 0 {
+		v.SetEditDate(m.editDate)
 	}
 	e.attachMedia(v, m)
 	if m.fwdFrom != 0 {

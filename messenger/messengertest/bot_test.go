@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
-	"strings"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,196 +16,208 @@ import (
 	"github.com/hoard/hoard/messenger/telegram"
 )
 
-func TestBot(t *testing.T) {
+// botMsg is what a test checks of a private message.
+type botMsg struct {
+	Text     string
+	Entities []string
+	Buttons  []string
+	Photo    bool
+	Document bool
+}
+
+func summarize(ms []emulator.PrivateMessage) []botMsg {
+	out := make([]botMsg, len(ms))
+	for i, m := range ms {
+		out[i] = botMsg{Text: m.Text, Entities: m.Entities, Buttons: m.Buttons, Photo: m.HasPhoto, Document: m.HasDocument}
+	}
+	return out
+}
+
+// recorder is a BotHandler that hands every update to the test.
+type recorder struct {
+	msgs chan messenger.IncomingMessage
+	cbs  chan messenger.CallbackQuery
+	// onCallback, when set, answers each button press.
+	onCallback func(ctx context.Context, q messenger.CallbackQuery) error
+}
+
+func newRecorder() *recorder {
+	return &recorder{msgs: make(chan messenger.IncomingMessage, 100), cbs: make(chan messenger.CallbackQuery, 100)}
+}
+
+func (r *recorder) HandleMessage(_ context.Context, m messenger.IncomingMessage) error {
+	r.msgs <- m
+	return nil
+}
+
+func (r *recorder) HandleCallback(ctx context.Context, q messenger.CallbackQuery) error {
+	r.cbs <- q
+	if r.onCallback != nil {
+		return r.onCallback(ctx, q)
+	}
+	return nil
+}
+
+// next waits for the next message.
+func (r *recorder) next(t *testing.T) messenger.IncomingMessage {
+	t.Helper()
+	select {
+	case m := <-r.msgs:
+		return m
+	case <-time.After(15 * time.Second):
+		t.Fatal("the bot received nothing")
+	}
+	return messenger.IncomingMessage{}
+}
+
+// none checks that no message is queued (call after a later message was
+// received: updates arrive in order).
+func (r *recorder) none(t *testing.T) {
+	t.Helper()
+	select {
+	case m := <-r.msgs:
+		t.Fatalf("unexpected message %+v", m)
+	default:
+	}
+}
+
+// listening runs bot.Listen until the test ends (or stop is called) and
+// returns stop, which waits for Listen to return.
+func listening(t *testing.T, bot *telegram.Bot, h messenger.BotHandler) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Listen(ctx, h) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Listen: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// newBot connects the seeded bot with cfg.
+func newBot(t *testing.T, env *Env, cfg telegram.Config) *telegram.Bot {
+	t.Helper()
+	bot, err := telegram.NewBot(ctxT(t), cfg, env.Info.BotToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bot.Close() })
+	return bot
+}
+
+// postDocuments uploads n small documents to the destination and returns
+// their message ids.
+func postDocuments(t *testing.T, f *fixture, n int) []int {
+	t.Helper()
+	var ids []int
+	for i := range n {
+		size := int64(1000 + i)
+		id, err := f.acc.Upload(ctxT(t), messenger.UploadRequest{Channel: f.dest, FileName: fmt.Sprintf("part%d.zip", i+1),
+			Data: io.NewSectionReader(bytes.NewReader(generated(size)), 0, size)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// waitCanRead waits until the bot has learned a channel from its updates.
+func waitCanRead(t *testing.T, bot *telegram.Bot, channelID int64) {
+	t.Helper()
+	ctx := ctxT(t)
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		ok, err := bot.CanRead(ctx, channelID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bot never learned channel %d", channelID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBotListenSendCopy(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := ctxT(t)
-	incoming := make(chan messenger.IncomingMessage, 10)
-	cfg := f.env.Config("bot")
-	cfg.BotChatRate = 20
-	if _, err := telegram.NewBot(ctx, cfg, "111:wrong", nil); err == nil {
+	if _, err := telegram.NewBot(ctx, f.env.Config("bot"), "111:wrong"); err == nil {
 		t.Fatal("wrong token accepted")
 	}
-	bot, err := telegram.NewBot(ctx, cfg, f.env.Info.BotToken, func(_ context.Context, m messenger.IncomingMessage) { incoming <- m })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bot.Close()
+	bot := newBot(t, f.env, f.env.Config("bot"))
 	self, err := bot.Self(ctx)
-	if err != nil || !self.Bot || self.ID != f.env.Emu.BotID() || self.Username != "hoard_bot" {
-		t.Fatalf("bot self = %+v, %v", self, err)
+	if want := (messenger.User{ID: f.env.Emu.BotID(), Username: "hoard_bot", FirstName: "hoard_bot", Bot: true}); err != nil || self != want {
+		t.Fatalf("Self = %+v, %v; want %+v", self, err, want)
 	}
-
-	if _, err := bot.Reply(ctx, f.env.Emu.AccountID(), "hi"); !errors.Is(err, messenger.ErrNotFound) {
-		t.Fatalf("reply to an unseen user: %v", err)
+	if _, err := bot.Send(ctx, f.env.Emu.AccountID(), messenger.OutgoingMessage{HTML: "hi"}); !errors.Is(err, messenger.ErrNotFound) {
+		t.Fatalf("Send to a user the bot never saw: %v, want ErrNotFound", err)
 	}
+	rec := newRecorder()
+	listening(t, bot, rec)
 	if err := f.env.Emu.SendToBot(ctx, "/start"); err != nil {
 		t.Fatal(err)
 	}
-	var in messenger.IncomingMessage
-	select {
-	case in = <-incoming:
-	case <-time.After(10 * time.Second):
-		t.Fatal("bot received nothing")
-	}
-	if in.Text != "/start" || in.UserID != f.env.Emu.AccountID() || in.ChatID != in.UserID {
+	in := rec.next(t)
+	if in.Text != "/start" || in.UserID != f.env.Emu.AccountID() || in.ChatID != in.UserID || in.AccessHash == 0 || in.MessageID == 0 {
 		t.Fatalf("incoming = %+v", in)
 	}
-	text := "<b>Found</b> " + messenger.EscapeHTML("Tom & <Jerry>.zip")
-	if _, err := bot.Reply(ctx, in.ChatID, text); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bot.SendPhoto(ctx, in.ChatID, "preview.jpg", JPEG(t, 32, 32), "<i>preview</i>"); err != nil {
-		t.Fatal(err)
-	}
 
-	// A post in the destination reaches the bot, which learns its own
-	// access hash for the channel and forwards the post to the user.
-	size := int64(4096)
-	postID, err := f.acc.Upload(ctx, messenger.UploadRequest{Channel: f.dest, FileName: "pack.zip",
-		Data: io.NewSectionReader(bytes.NewReader(generated(size)), 0, size)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err = bot.Forward(ctx, in.ChatID, f.dest.ID, []int{postID}, false)
-		if err == nil || !errors.Is(err, messenger.ErrNotFound) || time.Now().After(deadline) {
-			break
+	t.Run("send", func(t *testing.T) {
+		kb := messenger.Keyboard{{{Text: "Next", Data: []byte("p:2")}, {Text: "Web", URL: "https://example.org/p/1"}}}
+		rid := messenger.DeriveRandomID(in.ChatID, int64(in.MessageID))
+		text := "<b>Found</b> " + messenger.EscapeHTML("Tom & <Jerry>.zip")
+		id, err := bot.Send(ctx, in.ChatID, messenger.OutgoingMessage{HTML: text, Keyboard: kb, RandomID: rid})
+		if err != nil || id == 0 {
+			t.Fatalf("Send = %d, %v", id, err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bot.Forward(ctx, in.ChatID, f.dest.ID, []int{postID}, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := bot.Forward(ctx, in.ChatID, f.mammoth.ID, []int{1}, false); !errors.Is(err, messenger.ErrNotFound) {
-		t.Fatalf("forward from a channel the bot never saw: %v", err)
-	}
-
-	msgs := f.env.Emu.PrivateMessages()
-	if len(msgs) != 5 {
-		t.Fatalf("private messages = %+v", msgs)
-	}
-	if m := msgs[1]; m.Out || m.Text != "Found Tom & <Jerry>.zip" || len(m.Entities) != 1 || m.Entities[0] != "messageEntityBold" {
-		t.Fatalf("reply = %+v", m)
-	}
-	if m := msgs[2]; !m.HasPhoto || m.Text != "preview" {
-		t.Fatalf("photo = %+v", m)
-	}
-	if m := msgs[3]; !m.HasDocument || m.ForwardedPost != postID {
-		t.Fatalf("forward = %+v", m)
-	}
-	if m := msgs[4]; !m.HasDocument || m.ForwardedPost != 0 {
-		t.Fatalf("copy = %+v", m)
-	}
-
-	t.Run("resolve channel", func(t *testing.T) {
-		ch, err := bot.ResolveChannel(ctx, mustRef(t, "@hoardarchive"))
-		if err != nil || ch.ID != f.dest.ID || ch.AccessHash == f.dest.AccessHash {
-			t.Fatalf("bot's destination = %+v, %v (access hashes are per viewer)", ch, err)
+		if _, err := bot.Send(ctx, in.ChatID, messenger.OutgoingMessage{HTML: "again", RandomID: rid}); !errors.Is(err, messenger.ErrDuplicate) {
+			t.Fatalf("Send with a used random id: %v, want ErrDuplicate", err)
 		}
-	})
-	t.Run("rate limited per chat", func(t *testing.T) {
-		time.Sleep(200 * time.Millisecond) // refill the burst of 3
-		start := time.Now()
-		for range 6 { // burst of 3, then 20/s
-			if err := bot.Forward(ctx, in.ChatID, f.dest.ID, []int{postID}, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if d := time.Since(start); d < 140*time.Millisecond {
-			t.Fatalf("6 messages in %s: per-chat limit not applied", d)
-		}
-	})
-	t.Run("lost push recovered with getDifference", func(t *testing.T) {
-		f.env.Emu.LosePushes(f.env.Emu.BotID(), 1)
-		if err := f.env.Emu.SendToBot(ctx, "/search dragon"); err != nil {
+		if _, err := bot.Send(ctx, in.ChatID, messenger.OutgoingMessage{HTML: "<i>preview</i>", Photo: JPEG(t, 32, 32)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.env.Emu.SendToBot(ctx, "/latest"); err != nil {
-			t.Fatal(err)
+		msgs := f.env.Emu.PrivateMessages()
+		got := msgs[len(msgs)-2:]
+		want := []botMsg{
+			{Text: "Found Tom & <Jerry>.zip", Entities: []string{"messageEntityBold"}, Buttons: []string{"Next", "Web"}},
+			{Text: "preview", Entities: []string{"messageEntityItalic"}, Photo: true},
 		}
-		var got []string
-		for len(got) < 2 {
-			select {
-			case m := <-incoming:
-				got = append(got, m.Text)
-			case <-time.After(10 * time.Second):
-				t.Fatalf("received %v, want both messages", got)
-			}
-		}
-		if got[0] != "/search dragon" && got[1] != "/search dragon" {
-			t.Fatalf("received %v", got)
-		}
-		if f.env.Emu.Calls("updates.getDifference") == 0 {
-			t.Fatal("the gap was not recovered through getDifference")
+		if g := summarize(got); !reflect.DeepEqual(g, want) {
+			t.Fatalf("bot's messages = %+v, want %+v", g, want)
 		}
 	})
-	t.Run("flood wait is typed", func(t *testing.T) {
-		f.env.Emu.InjectFault(emulator.Fault{Method: "messages.sendMessage", Error: "FLOOD_WAIT_120", Times: 1})
-		_, err := bot.Reply(ctx, in.ChatID, "x")
-		fw, ok := messenger.AsFloodWait(err)
-		if !ok || fw.RetryAfter != 120*time.Second {
-			t.Fatalf("err = %v", err)
+
+	t.Run("copy", func(t *testing.T) {
+		ids := postDocuments(t, f, 3)
+		waitCanRead(t, bot, f.dest.ID)
+		rids := []int64{messenger.DeriveRandomID(1, 1), messenger.DeriveRandomID(1, 2), messenger.DeriveRandomID(1, 3)}
+		before := len(f.env.Emu.PrivateMessages())
+		n, err := bot.Copy(ctx, in.ChatID, f.dest.ID, ids, rids)
+		if err != nil || n != 3 {
+			t.Fatalf("Copy = %d, %v", n, err)
+		}
+		n, err = bot.Copy(ctx, in.ChatID, f.dest.ID, ids, rids)
+		if err != nil || n != 3 {
+			t.Fatalf("Copy again = %d, %v; want 3 delivered before", n, err)
+		}
+		got := summarize(f.env.Emu.PrivateMessages()[before:])
+		want := []botMsg{{Document: true}, {Document: true}, {Document: true}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("copies = %+v, want %+v", got, want)
+		}
+		if _, err := bot.Copy(ctx, in.ChatID, f.mammoth.ID, []int{1}, []int64{7}); !errors.Is(err, messenger.ErrAccessLost) {
+			t.Fatalf("Copy from a channel the bot cannot read: %v, want ErrAccessLost", err)
 		}
 	})
-}
-
-func TestBotRestartCatchesUp(t *testing.T) {
-	t.Parallel()
-	env := Start(t, "")
-	ctx := ctxT(t)
-	cfg := env.Config("bot")
-	incoming := make(chan messenger.IncomingMessage, 10)
-	handler := func(_ context.Context, m messenger.IncomingMessage) { incoming <- m }
-	receive := func() messenger.IncomingMessage {
-		select {
-		case m := <-incoming:
-			return m
-		case <-time.After(10 * time.Second):
-			t.Fatal("bot received nothing")
-		}
-		return messenger.IncomingMessage{}
-	}
-
-	bot, err := telegram.NewBot(ctx, cfg, env.Info.BotToken, handler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Emu.SendToBot(ctx, "/start"); err != nil {
-		t.Fatal(err)
-	}
-	first := receive()
-	if _, err := bot.ResolveChannel(ctx, mustRef(t, "@hoardarchive")); err != nil {
-		t.Fatal(err)
-	}
-	if err := bot.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	// Sent while the bot is down.
-	if err := env.Emu.SendToBot(ctx, "/latest"); err != nil {
-		t.Fatal(err)
-	}
-	bot, err = telegram.NewBot(ctx, cfg, env.Info.BotToken, handler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bot.Close()
-	if m := receive(); m.Text != "/latest" {
-		t.Fatalf("after restart got %q, want /latest", m.Text)
-	}
-	// Access hashes survive the restart: reply and forward right away.
-	if _, err := bot.Reply(ctx, first.ChatID, "back"); err != nil {
-		t.Fatal(err)
-	}
-	dest := env.Emu.DestinationID()
-	if err := bot.Forward(ctx, first.ChatID, dest, []int{1}, true); err == nil {
-		t.Fatal("forwarding a service message succeeded")
-	} else if errors.Is(err, messenger.ErrNotFound) && !strings.Contains(err.Error(), "MESSAGE_ID_INVALID") {
-		t.Fatalf("channel hash lost across the restart: %v", err)
-	}
 }

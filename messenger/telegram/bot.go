@@ -2,49 +2,64 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/gotd/td/telegram/message"
-	"github.com/gotd/td/telegram/message/html"
+	"github.com/gotd/td/telegram"
 	"github.com/gotd/td/telegram/updates"
-	"github.com/gotd/td/telegram/uploader"
+	"github.com/gotd/td/telegram/updates/hook"
 	"github.com/gotd/td/tg"
 
 	"github.com/hoard/hoard/messenger"
 )
 
-// Bot is the gotd implementation of messenger.Bot: signed in with a token,
-// receiving messages through gotd's updates manager (gaps recovered with
-// getDifference). Access hashes of users and channels are learned from
-// updates (they are per viewer: the bot never uses the worker's). It is safe
-// for concurrent use.
+// Bot is the gotd implementation of messenger.Bot, signed in with a token.
+//
+// Processes of one bot share one session: each loads the auth key stored
+// under Config.SessionKey, so the token is imported once per bot, not once
+// per process (re-importing it on every start earns long FLOOD_WAITs). The
+// update state (SessionKey+"/updates") and the access hashes learned from
+// updates (SessionKey+"/peers") live next to it. Connecting consumes no
+// updates: only Listen runs gotd's updates manager and advances the stored
+// state, so a process that only sends leaves every update to the listening
+// one, or to the next process that listens.
+//
+// The results of the bot's own requests are fed to the updates manager (an
+// update hook), so it never mistakes the bot's own messages for a gap. It is
+// safe for concurrent use.
 type Bot struct {
-	cfg       Config
-	conn      *conn
-	onMessage func(context.Context, messenger.IncomingMessage)
-	global    *messenger.Limiter
-
-	state *updatesState
-
-	mu       sync.Mutex
-	runCtx   context.Context
-	self     messenger.User
-	users    map[int64]int64
-	channels map[int64]int64
-	chats    map[int64]*messenger.Limiter
+	cfg     Config
+	conn    *conn
+	self    messenger.User
+	peers   *peerStore
+	updates *updateSwitch
+	// listening guards against two Listens in one process.
+	listening atomic.Bool
 }
 
-// TODO(bot-layer): implement the whole messenger.Bot port; until then the
-// adapter offers the older Reply/SendPhoto/Forward calls.
-// var _ messenger.Bot = (*Bot)(nil)
+var _ messenger.Bot = (*Bot)(nil)
 
-// NewBot connects the bot, signs in with token when the stored session is
-// not signed in (the session is persisted: re-importing a token on every
-// start earns long flood waits), and delivers every incoming private text
-// message to onMessage (called in its own goroutine).
-func NewBot(ctx context.Context, cfg Config, token string, onMessage func(context.Context, messenger.IncomingMessage)) (*Bot, error) {
+// botMaxInlineFloodWait is the longest FLOOD_WAIT a bot sleeps through
+// before returning it: a reply may wait a moment, a delivery snoozes.
+const botMaxInlineFloodWait = 2 * time.Second
+
+// NewBot connects the bot and signs in with token when the stored session is
+// not signed in. It does not listen (see Listen). Close releases the
+// connection.
+func NewBot(ctx context.Context, cfg Config, token string) (*Bot, error) {
+	if cfg.MaxInlineFloodWait == 0 {
+		cfg.MaxInlineFloodWait = botMaxInlineFloodWait
+	}
+	if cfg.BotLimits == (messenger.BotLimits{}) {
+		cfg.BotLimits = messenger.DefaultBotLimits
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = messenger.NewLimiter(4*cfg.BotLimits.Global, globalBurst(cfg.BotLimits))
+	}
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -52,21 +67,9 @@ func NewBot(ctx context.Context, cfg Config, token string, onMessage func(contex
 	if err != nil {
 		return nil, err
 	}
-	b := &Bot{cfg: cfg, onMessage: onMessage, global: messenger.NewLimiter(cfg.BotGlobalRate, int(cfg.BotGlobalRate)),
-		users: map[int64]int64{}, channels: map[int64]int64{}, chats: map[int64]*messenger.Limiter{}}
-	d := tg.NewUpdateDispatcher()
-	d.OnNewMessage(b.handleNewMessage)
-	d.OnNewChannelMessage(func(ctx context.Context, e tg.Entities, _ *tg.UpdateNewChannelMessage) error {
-		b.learn(e)
-		return nil
-	})
-	state, err := loadUpdatesState(ctx, cfg.Sessions, cfg.SessionKey)
-	if err != nil {
-		return nil, err
-	}
-	b.state = state
-	mgr := updates.New(updates.Config{Handler: d, Storage: state, AccessHasher: state, UserAccessHasher: state})
-	opts.UpdateHandler = mgr
+	b := &Bot{cfg: cfg, updates: &updateSwitch{}}
+	opts.UpdateHandler = b.updates
+	opts.Middlewares = append(opts.Middlewares, hook.UpdateHook(b.updates.Handle))
 	c, err := start(ctx, &b.cfg, opts, func(ctx context.Context, c *conn) error {
 		st, err := c.client.Auth().Status(ctx)
 		if err != nil {
@@ -81,222 +84,244 @@ func NewBot(ctx context.Context, cfg Config, token string, onMessage func(contex
 		if err != nil {
 			return mapErr("bot self", err)
 		}
-		b.mu.Lock()
 		b.self = convertUser(me)
-		b.runCtx = ctx
-		// Hashes learned before a restart.
-		b.state.read(me.ID, func(d *stateData) {
-			for id, h := range d.UserHash {
-				b.users[id] = h
-			}
-			for id, h := range d.ChannelHash {
-				b.channels[id] = h
-			}
-		})
-		b.mu.Unlock()
-		started := make(chan struct{})
-		go func() {
-			err := mgr.Run(ctx, c.api, me.ID, updates.AuthOptions{IsBot: true, OnStart: func(context.Context) { close(started) }})
-			if err != nil && ctx.Err() == nil {
-				b.cfg.Logger.Error("telegram: bot updates stopped", "error", err)
-			}
-		}()
-		select {
-		case <-started:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	b.conn = c
+	if b.peers, err = loadPeers(ctx, cfg.Sessions, cfg.SessionKey, b.self.ID); err != nil {
+		_ = c.close()
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	if err := b.initUpdatesState(ctx); err != nil {
+		_ = c.close()
+		return nil, err
+	}
 	return b, nil
+}
+
+// initUpdatesState stores the platform's update state when none is stored
+// yet (a new bot), so that the first Listen, whenever it comes, delivers
+// what users sent since the bot first connected.
+func (b *Bot) initUpdatesState(ctx context.Context) error {
+	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.SessionKey, b.peers)
+	if err != nil {
+		return fmt.Errorf("bot: %w", err)
+	}
+	if _, found, _ := state.GetState(ctx, b.self.ID); found {
+		return nil
+	}
+	remote, err := b.conn.api.UpdatesGetState(ctx)
+	if err != nil {
+		return mapErr("bot: get update state", err)
+	}
+	st := updates.State{Pts: remote.Pts, Qts: remote.Qts, Date: remote.Date, Seq: remote.Seq}
+	if err := state.SetState(ctx, b.self.ID, st); err != nil {
+		return fmt.Errorf("bot: %w", err)
+	}
+	return nil
 }
 
 // Close disconnects.
 func (b *Bot) Close() error { return b.conn.close() }
 
-func (b *Bot) learn(e tg.Entities) {
-	b.mu.Lock()
-	selfID := b.self.ID
-	for id, u := range e.Users {
-		b.users[id] = u.AccessHash
-	}
-	for id, c := range e.Channels {
-		b.channels[id] = c.AccessHash
-	}
-	b.mu.Unlock()
-	// Persist users for replies after a restart (the manager persists
-	// channel hashes itself).
-	for id, u := range e.Users {
-		if id == selfID {
-			continue
-		}
-		if h, ok, _ := b.state.GetUserAccessHash(context.Background(), selfID, id); !ok || h != u.AccessHash {
-			if err := b.state.SetUserAccessHash(context.Background(), selfID, id, u.AccessHash); err != nil {
-				b.cfg.Logger.Warn("telegram: save user access hash", "error", err)
-			}
-		}
-	}
+// Self implements messenger.Bot.
+func (b *Bot) Self(context.Context) (messenger.User, error) { return b.self, nil }
+
+// updateSwitch is the client's update handler: it passes updates to the
+// updates manager of a running Listen and drops them otherwise (the next
+// Listen fetches them with getDifference from the stored state).
+type updateSwitch struct {
+	mu sync.RWMutex
+	h  telegram.UpdateHandler
 }
 
-func (b *Bot) handleNewMessage(ctx context.Context, e tg.Entities, u *tg.UpdateNewMessage) error {
-	b.learn(e)
+func (s *updateSwitch) set(h telegram.UpdateHandler) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
+
+// Handle implements telegram.UpdateHandler.
+func (s *updateSwitch) Handle(ctx context.Context, u tg.UpdatesClass) error {
+	s.mu.RLock()
+	h := s.h
+	s.mu.RUnlock()
+	if h == nil {
+		return nil
+	}
+	return h.Handle(ctx, u)
+}
+
+// Listen implements messenger.Bot. It loads the stored update state,
+// catches up with getDifference and then hands every private text message
+// and button press to h, each in its own goroutine, until ctx ends; it
+// returns nil then, after the handlers it started have returned. A second
+// Listen in the same process while one runs is an error.
+func (b *Bot) Listen(ctx context.Context, h messenger.BotHandler) error {
+	if !b.listening.CompareAndSwap(false, true) {
+		return errors.New("bot listen: already listening in this process")
+	}
+	defer b.listening.Store(false)
+	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.SessionKey, b.peers)
+	if err != nil {
+		return fmt.Errorf("bot listen: %w", err)
+	}
+	var handlers sync.WaitGroup
+	mgr := updates.New(updates.Config{
+		Handler:          learningHandler{peers: b.peers, next: b.dispatcher(ctx, h, &handlers)},
+		Storage:          state,
+		AccessHasher:     b.peers,
+		UserAccessHasher: b.peers,
+	})
+	err = mgr.Run(ctx, b.conn.api, b.self.ID, updates.AuthOptions{IsBot: true,
+		// Only now is the manager tracking pts: before, Handle would pass
+		// updates through unordered.
+		OnStart: func(context.Context) { b.updates.set(mgr) }})
+	b.updates.set(nil)
+	handlers.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return mapErr("bot listen", err)
+}
+
+// learningHandler records the access hashes of every update's users and
+// channels before passing it on, so any process of the bot can address them.
+type learningHandler struct {
+	peers *peerStore
+	next  telegram.UpdateHandler
+}
+
+// Handle implements telegram.UpdateHandler.
+func (l learningHandler) Handle(ctx context.Context, u tg.UpdatesClass) error {
+	if v, ok := u.(*tg.Updates); ok {
+		if err := l.peers.learn(ctx, v.Users, v.Chats); err != nil {
+			return err
+		}
+	}
+	return l.next.Handle(ctx, u)
+}
+
+// dispatcher routes private messages and button presses to h, each call in
+// its own goroutine counted in wg, with ctx (Listen's).
+func (b *Bot) dispatcher(ctx context.Context, h messenger.BotHandler, wg *sync.WaitGroup) tg.UpdateDispatcher {
+	run := func(kind string, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				b.cfg.Logger.Warn("telegram: bot handler failed", "update", kind, "error", err)
+			}
+		}()
+	}
+	d := tg.NewUpdateDispatcher()
+	d.OnNewMessage(func(_ context.Context, e tg.Entities, u *tg.UpdateNewMessage) error {
+		if in, ok := incomingMessage(e, u); ok {
+			run("message", func() error { return h.HandleMessage(ctx, in) })
+		}
+		return nil
+	})
+	d.OnBotCallbackQuery(func(_ context.Context, e tg.Entities, u *tg.UpdateBotCallbackQuery) error {
+		p, ok := u.Peer.(*tg.PeerUser)
+		if !ok {
+			return nil
+		}
+		q := messenger.CallbackQuery{QueryID: u.QueryID, ChatID: p.UserID, UserID: u.UserID, MessageID: u.MsgID, Data: u.Data}
+		if usr, ok := e.Users[u.UserID]; ok {
+			q.AccessHash = usr.AccessHash
+		}
+		run("callback", func() error { return h.HandleCallback(ctx, q) })
+		return nil
+	})
+	return d
+}
+
+// incomingMessage converts a private text message from a user; ok is false
+// for the bot's own messages, service messages and other chats.
+func incomingMessage(e tg.Entities, u *tg.UpdateNewMessage) (messenger.IncomingMessage, bool) {
 	msg, ok := u.Message.(*tg.Message)
 	if !ok || msg.Out {
-		return nil
+		return messenger.IncomingMessage{}, false
 	}
 	p, ok := msg.PeerID.(*tg.PeerUser)
 	if !ok {
-		return nil // groups and channels are not bot chats here
+		return messenger.IncomingMessage{}, false
 	}
 	in := messenger.IncomingMessage{MessageID: msg.ID, ChatID: p.UserID, UserID: p.UserID, Text: msg.Message,
 		Date: time.Unix(int64(msg.Date), 0).UTC()}
 	if usr, ok := e.Users[p.UserID]; ok {
-		in.Username = usr.Username
+		in.AccessHash, in.Username, in.FirstName = usr.AccessHash, usr.Username, usr.FirstName
 	}
-	if b.onMessage != nil {
-		b.mu.Lock()
-		runCtx := b.runCtx
-		b.mu.Unlock()
-		go b.onMessage(runCtx, in)
-	}
-	return nil
+	return in, true
 }
 
-// Self implements messenger.Bot.
-func (b *Bot) Self(context.Context) (messenger.User, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.self, nil
+// Pacer keys of the bot's limits: the bot overall, and one chat of it.
+func (b *Bot) paceKeys(chatID int64) (global, chat string) {
+	global = "bot:" + strconv.FormatInt(b.self.ID, 10)
+	return global, global + ":chat:" + strconv.FormatInt(chatID, 10)
 }
 
-// ResolveChannel finds a public channel by reference for the bot and
-// remembers its (bot-specific) access hash for Forward.
-func (b *Bot) ResolveChannel(ctx context.Context, ref messenger.ChannelRef) (messenger.Channel, error) {
-	if ref.IsInvite() {
-		return messenger.Channel{}, fmt.Errorf("bot resolve %s: bots cannot use invite links: %w", ref, messenger.ErrNotFound)
-	}
-	res, err := b.conn.api.ContactsResolveUsername(ctx, &tg.ContactsResolveUsernameRequest{Username: ref.Username})
-	if err != nil {
-		return messenger.Channel{}, mapErr("bot resolve "+ref.String(), err)
-	}
-	p, ok := res.Peer.(*tg.PeerChannel)
-	if !ok {
-		return messenger.Channel{}, fmt.Errorf("bot resolve %s: not a channel: %w", ref, messenger.ErrNotFound)
-	}
-	chat, _ := findChannel(res.Chats, p.ChannelID)
-	ch, err := chatToChannel("bot resolve "+ref.String(), chat)
-	if err != nil {
-		return ch, err
-	}
-	b.mu.Lock()
-	b.channels[ch.ID] = ch.AccessHash
-	selfID := b.self.ID
-	b.mu.Unlock()
-	if err := b.state.SetChannelAccessHash(ctx, selfID, ch.ID, ch.AccessHash); err != nil {
-		b.cfg.Logger.Warn("telegram: save channel access hash", "error", err)
-	}
-	return ch, nil
+// globalBurst is the burst of the overall limit: one second's worth.
+func globalBurst(l messenger.BotLimits) int {
+	return max(1, int(l.Global))
 }
 
-// wait applies the per-chat and global bot limits for n messages.
-func (b *Bot) wait(ctx context.Context, chatID int64, n int) error {
-	b.mu.Lock()
-	lim := b.chats[chatID]
-	if lim == nil {
-		lim = messenger.NewLimiter(b.cfg.BotChatRate, 3)
-		b.chats[chatID] = lim
-	}
-	b.mu.Unlock()
+// pace waits until n more messages may go to chatID under both limits.
+func (b *Bot) pace(ctx context.Context, chatID int64, n int) error {
+	global, chat := b.paceKeys(chatID)
+	l := b.cfg.BotLimits
 	for range n {
-		if err := lim.Wait(ctx); err != nil {
-			return err
+		if err := b.cfg.Pacer.Wait(ctx, chat, l.PerChat, l.PerChatBurst); err != nil {
+			return fmt.Errorf("pace chat %d: %w", chatID, err)
 		}
-		if err := b.global.Wait(ctx); err != nil {
-			return err
+		if err := b.cfg.Pacer.Wait(ctx, global, l.Global, globalBurst(l)); err != nil {
+			return fmt.Errorf("pace bot: %w", err)
 		}
 	}
 	return nil
 }
 
-func (b *Bot) userPeer(chatID int64) (*tg.InputPeerUser, error) {
-	b.mu.Lock()
-	hash, ok := b.users[chatID]
-	b.mu.Unlock()
+// sendAttempts is how many times a request whose answer never arrives is
+// sent (with the same random ids).
+const sendAttempts = 3
+
+// deliver runs one message-delivering request with Config.SendTimeout per
+// attempt. An unanswered attempt (the request may have been carried out)
+// is repeated as is: its random ids make the platform answer
+// RANDOM_ID_DUPLICATE instead of delivering twice.
+func (b *Bot) deliver(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, b.cfg.SendTimeout)
+		err := f(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || attempt == sendAttempts {
+			return err
+		}
+		b.cfg.Logger.Warn("telegram: bot request unanswered, sending it again", "op", op, "attempt", attempt)
+	}
+}
+
+// userPeer addresses a private chat with the hash learned by any process.
+func (b *Bot) userPeer(ctx context.Context, chatID int64) (*tg.InputPeerUser, error) {
+	hash, ok, err := b.peers.lookup(ctx, false, chatID)
+	if err != nil {
+		return nil, fmt.Errorf("chat %d: %w", chatID, err)
+	}
 	if !ok {
-		return nil, fmt.Errorf("chat %d: the bot has not seen this user yet: %w", chatID, messenger.ErrNotFound)
+		return nil, fmt.Errorf("chat %d: the bot has not seen this user (they must write to it first): %w", chatID, messenger.ErrNotFound)
 	}
 	return &tg.InputPeerUser{UserID: chatID, AccessHash: hash}, nil
 }
 
-// Reply implements messenger.Bot. text is HTML (escape user data with
-// messenger.EscapeHTML).
-func (b *Bot) Reply(ctx context.Context, chatID int64, text string) (int, error) {
-	peer, err := b.userPeer(chatID)
-	if err != nil {
-		return 0, err
+// channelPeer addresses a channel with the bot's own access hash, learned
+// from an update (a post, or being made an administrator).
+func (b *Bot) channelPeer(ctx context.Context, channelID int64) (*tg.InputPeerChannel, bool, error) {
+	hash, ok, err := b.peers.lookup(ctx, true, channelID)
+	if err != nil || !ok {
+		return nil, false, err
 	}
-	if err := b.wait(ctx, chatID, 1); err != nil {
-		return 0, err
-	}
-	upd, err := message.NewSender(b.conn.api).To(peer).StyledText(ctx, html.String(nil, text))
-	if err != nil {
-		return 0, mapErr(fmt.Sprintf("reply to %d", chatID), err)
-	}
-	id, _ := sentMessageID(upd, 0)
-	return id, nil
-}
-
-// SendPhoto implements messenger.Bot.
-func (b *Bot) SendPhoto(ctx context.Context, chatID int64, name string, image []byte, captionHTML string) (int, error) {
-	peer, err := b.userPeer(chatID)
-	if err != nil {
-		return 0, err
-	}
-	if err := b.wait(ctx, chatID, 1); err != nil {
-		return 0, err
-	}
-	file, err := uploader.NewUploader(b.conn.transfer).WithPartSize(messenger.UploadPartSize).FromBytes(ctx, name, image)
-	if err != nil {
-		return 0, mapErr("upload photo", err)
-	}
-	upd, err := message.NewSender(b.conn.api).To(peer).Media(ctx, message.UploadedPhoto(file, html.String(nil, captionHTML)))
-	if err != nil {
-		return 0, mapErr(fmt.Sprintf("send photo to %d", chatID), err)
-	}
-	id, _ := sentMessageID(upd, 0)
-	return id, nil
-}
-
-// Forward implements messenger.Bot. The channel must be known to the bot
-// (seen in an update or through ResolveChannel).
-func (b *Bot) Forward(ctx context.Context, chatID int64, channelID int64, msgIDs []int, copy bool) error {
-	peer, err := b.userPeer(chatID)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	hash, ok := b.channels[channelID]
-	b.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("forward from %d: the bot has not seen this channel: %w", channelID, messenger.ErrNotFound)
-	}
-	if err := b.wait(ctx, chatID, len(msgIDs)); err != nil {
-		return err
-	}
-	rids := make([]int64, len(msgIDs))
-	for i := range rids {
-		rids[i] = randomID()
-	}
-	_, err = b.conn.api.MessagesForwardMessages(ctx, &tg.MessagesForwardMessagesRequest{
-		FromPeer: &tg.InputPeerChannel{ChannelID: channelID, AccessHash: hash},
-		ID:       msgIDs, RandomID: rids, ToPeer: peer, DropAuthor: copy,
-	})
-	if err != nil {
-		return mapErr(fmt.Sprintf("forward %v from %d to %d", msgIDs, channelID, chatID), err)
-	}
-	return nil
+	return &tg.InputPeerChannel{ChannelID: channelID, AccessHash: hash}, true, nil
 }

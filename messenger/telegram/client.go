@@ -14,6 +14,7 @@ import (
 	"github.com/gotd/td/tg"
 	"github.com/gotd/td/tgerr"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 )
 
@@ -149,6 +150,12 @@ func methodName(in bin.Encoder) string {
 	return fmt.Sprintf("%T", in)
 }
 
+// Errors of the bot's requests that the port has no sentinel for.
+var (
+	errQueryExpired = &hoard.Error{Code: hoard.ENOTFOUND, Message: "The button press expired; press it again."}
+	errRefused      = &hoard.Error{Code: hoard.EINVALID, Message: "The messaging platform refused the message."}
+)
+
 // mapErr turns platform errors into the port's typed errors, keeping the
 // cause, with op as context.
 func mapErr(op string, err error) error {
@@ -181,6 +188,16 @@ func mapErr(op string, err error) error {
 		sentinel = messenger.ErrProtected
 	case tgerr.Is(err, "FILE_PARTS_INVALID"):
 		sentinel = messenger.ErrTooLarge
+	case tgerr.Is(err, "USER_IS_BLOCKED", "INPUT_USER_DEACTIVATED", "YOU_BLOCKED_USER"):
+		sentinel = messenger.ErrBlocked
+	case tgerr.Is(err, "RANDOM_ID_DUPLICATE"):
+		sentinel = messenger.ErrDuplicate
+	case tgerr.Is(err, "QUERY_ID_INVALID"):
+		sentinel = errQueryExpired
+	case tgerr.Is(err, "MESSAGE_TOO_LONG", "MEDIA_CAPTION_TOO_LONG", "MESSAGE_EMPTY", "BUTTON_DATA_INVALID",
+		"BUTTON_URL_INVALID", "BUTTON_TEXT_INVALID", "ENTITY_BOUNDS_INVALID", "BOT_COMMAND_INVALID",
+		"BOT_COMMAND_DESCRIPTION_INVALID", "START_PARAM_INVALID"):
+		sentinel = errRefused
 	default:
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -79,7 +79,9 @@ type Config struct {
 	// logged.
 	Logger *slog.Logger
 	// Limiter is shared by every request of this account; default 10 req/s,
-	// burst 5.
+	// burst 5. A bot's default is four times BotLimits.Global with a burst
+	// of BotLimits.Global: its messages are paced by Pacer, and answering
+	// callbacks and catching up on updates must not queue behind them.
 	Limiter *messenger.Limiter
 	// MaxInlineFloodWait is the longest FLOOD_WAIT slept through in place
 	// (transfer parts resume, never restart); longer ones return a
@@ -91,9 +93,19 @@ type Config struct {
 	StallTimeout time.Duration
 	// Connections is the size of the transfer connection pool; default 4.
 	Connections int
-	// BotChatRate and BotGlobalRate bound bot messages per second per chat
-	// and overall; default 1 and 30.
-	BotChatRate, BotGlobalRate float64
+	// Pacer spaces the bot's messages (its per-chat and overall limits);
+	// default an in-process messenger.MemoryPacer. Give every process of
+	// one bot the same database-backed Pacer so that the limits hold
+	// across them.
+	Pacer messenger.Pacer
+	// BotLimits are the rates the bot's messages are paced at; default
+	// messenger.DefaultBotLimits.
+	BotLimits messenger.BotLimits
+	// SendTimeout bounds one attempt of a bot request that delivers
+	// messages; an attempt whose answer does not arrive in time is sent
+	// again with the same random ids (the platform delivers nothing twice).
+	// Default 30 s.
+	SendTimeout time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -121,11 +133,17 @@ func (c *Config) setDefaults() error {
 	if c.Connections <= 0 {
 		c.Connections = 4
 	}
-	if c.BotChatRate == 0 {
-		c.BotChatRate = 1
+	if c.Pacer == nil {
+		c.Pacer = messenger.NewMemoryPacer()
 	}
-	if c.BotGlobalRate == 0 {
-		c.BotGlobalRate = 30
+	if c.BotLimits == (messenger.BotLimits{}) {
+		c.BotLimits = messenger.DefaultBotLimits
+	}
+	if c.BotLimits.PerChatBurst < 1 {
+		c.BotLimits.PerChatBurst = 1
+	}
+	if c.SendTimeout <= 0 {
+		c.SendTimeout = 30 * time.Second
 	}
 	return nil
 }

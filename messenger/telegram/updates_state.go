@@ -11,13 +11,13 @@ import (
 	"github.com/hoard/hoard/messenger"
 )
 
-// updatesState persists the bot's updates state (pts, qts, date, seq, channel
-// pts) and the access hashes it learned in the SessionStore, next to the
-// session (key + "/updates"). After a restart the updates manager resumes
-// with getDifference from the saved state, so messages sent while the bot
-// was down are delivered, and replies and forwards work without waiting for
-// a new update. It implements updates.StateStorage, ChannelAccessHasher and
-// UserAccessHasher; every change is written through.
+// updatesState persists a client's update state (pts, qts, date, seq and
+// channel pts) in the SessionStore under SessionKey+"/updates". It is loaded
+// when Bot.Listen starts, so a process that listens after another resumes
+// from where that one stopped, with getDifference: updates that arrived
+// while nobody listened are delivered, not lost. Only the listening process
+// writes it. It implements updates.StateStorage; every change is written
+// through.
 type updatesState struct {
 	store messenger.SessionStore
 	key   string
@@ -27,15 +27,19 @@ type updatesState struct {
 }
 
 type stateData struct {
-	UserID      int64           `json:"user_id"`
-	HasState    bool            `json:"has_state"`
-	State       updates.State   `json:"state"`
-	ChannelPts  map[int64]int   `json:"channel_pts"`
-	ChannelHash map[int64]int64 `json:"channel_hash"`
-	UserHash    map[int64]int64 `json:"user_hash"`
+	UserID     int64         `json:"user_id"`
+	HasState   bool          `json:"has_state"`
+	State      updates.State `json:"state"`
+	ChannelPts map[int64]int `json:"channel_pts"`
+	// Access hashes stored here by earlier versions; loadUpdatesState
+	// moves them to the peers blob.
+	ChannelHash map[int64]int64 `json:"channel_hash,omitempty"`
+	UserHash    map[int64]int64 `json:"user_hash,omitempty"`
 }
 
-func loadUpdatesState(ctx context.Context, store messenger.SessionStore, key string) (*updatesState, error) {
+// loadUpdatesState reads the stored state; hashes of the older layout are
+// handed to peers.
+func loadUpdatesState(ctx context.Context, store messenger.SessionStore, key string, peers *peerStore) (*updatesState, error) {
 	s := &updatesState{store: store, key: key + "/updates"}
 	blob, err := store.LoadSession(ctx, s.key)
 	if err != nil {
@@ -46,36 +50,33 @@ func loadUpdatesState(ctx context.Context, store messenger.SessionStore, key str
 			return nil, fmt.Errorf("load updates state: %w", err)
 		}
 	}
-	s.init()
-	return s, nil
-}
-
-func (s *updatesState) init() {
+	if len(s.data.UserHash) > 0 || len(s.data.ChannelHash) > 0 {
+		if err := peers.merge(ctx, s.data.UserID, s.data.UserHash, s.data.ChannelHash); err != nil {
+			return nil, err
+		}
+		s.data.UserHash, s.data.ChannelHash = nil, nil
+	}
 	if s.data.ChannelPts == nil {
 		s.data.ChannelPts = map[int64]int{}
 	}
-	if s.data.ChannelHash == nil {
-		s.data.ChannelHash = map[int64]int64{}
-	}
-	if s.data.UserHash == nil {
-		s.data.UserHash = map[int64]int64{}
-	}
+	return s, nil
 }
 
-// change applies f for userID (a new user starts from scratch) and saves.
+// change applies f for userID (another user starts from scratch) and saves.
+// The save outlives a cancelled ctx: a state not saved after its updates
+// were handed out would hand them out again.
 func (s *updatesState) change(ctx context.Context, userID int64, f func(d *stateData)) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.data.UserID != userID {
-		s.data = stateData{UserID: userID}
-		s.init()
+		s.data = stateData{UserID: userID, ChannelPts: map[int64]int{}}
 	}
 	f(&s.data)
 	blob, err := json.Marshal(s.data)
-	s.mu.Unlock()
 	if err != nil {
-		return err
+		return fmt.Errorf("save updates state: %w", err)
 	}
-	if err := s.store.SaveSession(ctx, s.key, blob); err != nil {
+	if err := s.store.SaveSession(context.WithoutCancel(ctx), s.key, blob); err != nil {
 		return fmt.Errorf("save updates state: %w", err)
 	}
 	return nil
@@ -156,30 +157,4 @@ func (s *updatesState) ForEachChannels(ctx context.Context, userID int64, f func
 	return nil
 }
 
-// SetChannelAccessHash implements updates.ChannelAccessHasher.
-func (s *updatesState) SetChannelAccessHash(ctx context.Context, userID, channelID, hash int64) error {
-	return s.change(ctx, userID, func(d *stateData) { d.ChannelHash[channelID] = hash })
-}
-
-// GetChannelAccessHash implements updates.ChannelAccessHasher.
-func (s *updatesState) GetChannelAccessHash(_ context.Context, userID, channelID int64) (hash int64, found bool, err error) {
-	s.read(userID, func(d *stateData) { hash, found = d.ChannelHash[channelID] })
-	return hash, found, nil
-}
-
-// SetUserAccessHash implements updates.UserAccessHasher.
-func (s *updatesState) SetUserAccessHash(ctx context.Context, userID, targetID, hash int64) error {
-	return s.change(ctx, userID, func(d *stateData) { d.UserHash[targetID] = hash })
-}
-
-// GetUserAccessHash implements updates.UserAccessHasher.
-func (s *updatesState) GetUserAccessHash(_ context.Context, userID, targetID int64) (hash int64, found bool, err error) {
-	s.read(userID, func(d *stateData) { hash, found = d.UserHash[targetID] })
-	return hash, found, nil
-}
-
-var (
-	_ updates.StateStorage        = (*updatesState)(nil)
-	_ updates.ChannelAccessHasher = (*updatesState)(nil)
-	_ updates.UserAccessHasher    = (*updatesState)(nil)
-)
+var _ updates.StateStorage = (*updatesState)(nil)
