@@ -70,6 +70,9 @@ type Service struct {
 	deps  Deps
 	queue *queue.Client
 	id    string
+	// slots bounds the answers in progress: each holds a database
+	// connection for its transaction and paces its replies on another.
+	slots chan struct{}
 
 	mu         sync.Mutex
 	self       messenger.User
@@ -81,8 +84,11 @@ type Service struct {
 // process in the lease and on the admin page; give every process its own.
 func NewService(deps Deps, client *queue.Client, id string) *Service {
 	deps.defaults()
-	return &Service{deps: deps, queue: client, id: id}
+	return &Service{deps: deps, queue: client, id: id, slots: make(chan struct{}, maxAnswering)}
 }
+
+// maxAnswering is how many updates one process answers at once.
+const maxAnswering = 8
 
 // Random id namespaces: each kind of message the bot sends derives its
 // random id from its own namespace and what it is about.
@@ -143,6 +149,12 @@ func (s *Service) HandleCallback(ctx context.Context, q messenger.CallbackQuery)
 // process that answers it again sends with the same random ids, which the
 // platform does not deliver twice.
 func (s *Service) answer(ctx context.Context, kind string, chatID, updateID int64, build func(tx *store.DB) (*reply, error)) error {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	err := s.deps.DB.InTx(ctx, func(tx *store.DB) error {
 		won, err := tx.ClaimBotUpdate(ctx, kind, chatID, updateID)
 		if err != nil || !won {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/web"
 )
 
@@ -58,7 +59,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg)
+	a, err := openApp(ctx, cfg, botPoolSize)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitFailure
@@ -86,6 +87,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	clients.lend(dm.accountID, dm.account)
 	a.clients = clients
+	a.emulator = &telegram.EmulatorInfo{Addr: dm.info.Addr, DC: dm.info.DC, PublicKeys: dm.info.PublicKeys, BotToken: dm.info.BotToken}
 	if *once {
 		return a.demoOnce(ctx, dm, stdout, stderr)
 	}

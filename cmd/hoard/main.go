@@ -74,8 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "worker":
 		return runParts(ctx, cmd, rest, getenv, stdout, stderr, parts{worker: true})
 	case "bot":
-		fmt.Fprintln(stderr, "hoard bot: the chat bot is not available yet: it needs the messenger adapter (issue #3) and the bot work that follows it")
-		return exitFailure
+		return runParts(ctx, cmd, rest, getenv, stdout, stderr, parts{bot: true})
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stderr)
 	case "demo":
@@ -133,7 +132,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if !ok {
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg)
+	a, err := openApp(ctx, cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard migrate: %v\n", err)
 		return exitFailure
