@@ -34,6 +34,9 @@ var (
 	// ErrDuplicate: a send with this random id was already delivered
 	// (RANDOM_ID_DUPLICATE).
 	ErrDuplicate = &hoard.Error{Code: hoard.ECONFLICT, Message: "Already delivered."}
+	// ErrAdminRequired: the account may not make administrators in the
+	// channel (only its owner may), so the bot must be added by hand.
+	ErrAdminRequired = &hoard.Error{Code: hoard.EFORBIDDEN, Message: "Only the channel's owner can make the bot an administrator."}
 	// ErrRateLimited is matched by every *FloodWait.
 	ErrRateLimited = &hoard.Error{Code: hoard.ERATELIMITED, Message: "Rate limited by the messaging platform."}
 )

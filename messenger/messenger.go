@@ -263,6 +263,12 @@ type Account interface {
 	// Resend posts an existing document to dest without uploading it. The
 	// source must not be Protected (ErrProtected).
 	Resend(ctx context.Context, dest Channel, src Channel, msg Message, caption string) (int, error)
+	// AddBotAdmin makes the bot @botUsername an administrator of ch with
+	// the least right there is (managing the channel, which lets it read
+	// and copy posts), so that the bot learns the channel and can deliver
+	// from it. Doing it again is harmless. An account that may not make
+	// administrators there gets ErrAdminRequired.
+	AddBotAdmin(ctx context.Context, ch Channel, botUsername string) error
 }
 
 // LoginCode is a login code request in flight: the phone number and the

@@ -66,6 +66,12 @@ type Options struct {
 	ReadTimeout time.Duration
 	// Logger receives the emulator's logs; default slog.Default().
 	Logger *slog.Logger
+	// CallbackTimeout is how long a button press waits for the bot's
+	// answer before failing with BOT_RESPONSE_TIMEOUT; default 15 s.
+	CallbackTimeout time.Duration
+	// BotFlood is the bot's flood model; the zero value is
+	// DefaultBotFlood.
+	BotFlood BotFlood
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -109,6 +115,14 @@ type Emulator struct {
 	// password is still due.
 	awaiting2FA map[[8]byte]int64
 	dirty       bool // world changed since the last save
+
+	seededUsers  []*user // the seed's extra users, in seed order
+	queries      map[int64]*callbackQuery
+	botCommands  []BotCommand
+	flood        BotFlood
+	floodBuckets map[int64]*bucket // chat id → bucket; 0: the bot overall
+	floodTrips   int
+	botForwards  map[int64]int // chat id → messages the bot forwarded there
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.
@@ -128,6 +142,9 @@ func New(opts Options) (*Emulator, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.CallbackTimeout <= 0 {
+		opts.CallbackTimeout = 15 * time.Second
+	}
 	e := &Emulator{
 		opts: opts, log: opts.Logger.With("component", "emulator"),
 		users: map[int64]*user{}, phones: map[string]*user{}, usernames: map[string]int64{},
@@ -135,6 +152,8 @@ func New(opts Options) (*Emulator, error) {
 		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]tgtest.Session{},
 		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
 		calls: map[string]int{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
+		queries: map[int64]*callbackQuery{}, flood: opts.BotFlood.withDefaults(), floodBuckets: map[int64]*bucket{},
+		botForwards: map[int64]int{},
 	}
 	e.dir = opts.StateDir
 	if e.dir == "" {
@@ -253,15 +272,45 @@ type Info struct {
 	Phone      string   `json:"phone"`
 	Code       string   `json:"code"`
 	BotToken   string   `json:"bot_token"`
+	// BotUsername is the bot's username (users start a chat with it).
+	BotUsername string `json:"bot_username,omitempty"`
+	// Users are the seed's extra users, who sign in with Code to talk to
+	// the bot.
+	Users []InfoUser `json:"users,omitempty"`
+}
+
+// InfoUser is a seeded user of the info file.
+type InfoUser struct {
+	Phone     string `json:"phone"`
+	Username  string `json:"username,omitempty"`
+	FirstName string `json:"first_name,omitempty"`
 }
 
 // Info returns the connection info; call after Start.
 func (e *Emulator) Info() Info {
 	pub := pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&e.key.PublicKey)})
-	return Info{
+	info := Info{
 		Addr: e.Addr(), DC: dcID, PublicKeys: []string{string(pub)},
 		Phone: "+" + e.account.phone, Code: e.opts.LoginCode, BotToken: e.opts.Seed.Bot.Token,
 	}
+	if e.bot != nil {
+		info.BotUsername = e.bot.username
+	}
+	for _, u := range e.seededUsers {
+		info.Users = append(info.Users, InfoUser{Phone: "+" + u.phone, Username: u.username, FirstName: u.firstName})
+	}
+	return info
+}
+
+// UserID returns the id of the user (the account or a seeded user) with
+// this phone number, 0 if none.
+func (e *Emulator) UserID(phone string) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if u := e.phones[normPhone(phone)]; u != nil {
+		return u.id
+	}
+	return 0
 }
 
 // WriteInfo writes the info file (JSON) to path with mode 0600; it holds the
@@ -433,6 +482,11 @@ type Fault struct {
 	Stall time.Duration
 	// Drop closes the client's connection instead of answering.
 	Drop bool
+	// DropAnswer carries the request out (updates are pushed as usual) and
+	// then sends no answer: "sent, but we never heard back". The client
+	// times out and retries; random ids must keep the retry from
+	// delivering twice.
+	DropAnswer bool
 	// After lets this many matching calls pass first.
 	After int
 	// Times is how many calls are affected; 0 means every call.
@@ -461,7 +515,7 @@ func (e *Emulator) ClearFaults() {
 
 func (e *Emulator) seedFault(f SeedFault) (Fault, error) {
 	ft := Fault{Method: f.Method, Error: f.Error, Stall: time.Duration(f.StallMS) * time.Millisecond,
-		Drop: f.Drop, After: f.After, Times: f.Times}
+		Drop: f.Drop, DropAnswer: f.DropAnswer, After: f.After, Times: f.Times}
 	if f.Channel != "" {
 		id, ok := e.usernames[strings.ToLower(f.Channel)]
 		if !ok {
@@ -630,7 +684,8 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		return
 	}
 	if fired != nil {
-		e.log.Info("emulator: fault", "method", name, "error", fired.Error, "stall", fired.Stall, "drop", fired.Drop)
+		e.log.Info("emulator: fault", "method", name, "error", fired.Error, "stall", fired.Stall, "drop", fired.Drop,
+			"drop_answer", fired.DropAnswer)
 		if fired.Stall > 0 && !sleep(c.ctx, fired.Stall) {
 			return
 		}
@@ -643,6 +698,7 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 			return
 		}
 	}
+	dropAnswer := fired != nil && fired.DropAnswer
 	h := handlers[name]
 	if h == nil {
 		e.log.Error("emulator: UNIMPLEMENTED METHOD called; answering INPUT_METHOD_INVALID", "method", name)
@@ -654,7 +710,12 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		return
 	}
 	res, push, err := h(c, obj)
-	if err != nil {
+	switch {
+	case dropAnswer:
+		e.log.Info("emulator: fault: answer dropped", "method", name, "error", err)
+		c.deliver(push)
+		return
+	case err != nil:
 		c.fail(err)
 		return
 	}

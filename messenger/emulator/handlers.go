@@ -23,32 +23,38 @@ var handlers map[string]handler
 
 func init() {
 	handlers = map[string]handler{
-		"help.getConfig":               locked(helpGetConfig),
-		"auth.sendCode":                locked(authSendCode),
-		"auth.signIn":                  locked(authSignIn),
-		"auth.importBotAuthorization":  locked(authImportBot),
-		"auth.checkPassword":           locked(authCheckPassword),
-		"account.getPassword":          locked(accountGetPassword),
-		"users.getUsers":               locked(usersGetUsers),
-		"contacts.resolveUsername":     locked(contactsResolveUsername),
-		"channels.getChannels":         locked(channelsGetChannels),
-		"channels.getMessages":         locked(channelsGetMessages),
-		"channels.joinChannel":         locked(channelsJoinChannel),
-		"messages.checkChatInvite":     locked(messagesCheckChatInvite),
-		"messages.importChatInvite":    locked(messagesImportChatInvite),
-		"messages.getHistory":          locked(messagesGetHistory),
-		"messages.getReplies":          locked(messagesGetReplies),
-		"messages.search":              locked(messagesSearch),
-		"messages.getForumTopics":      locked(messagesGetForumTopics),
-		"messages.sendMessage":         locked(messagesSendMessage),
-		"messages.forwardMessages":     locked(messagesForwardMessages),
-		"messages.sendMedia":           messagesSendMedia,
-		"upload.getFile":               uploadGetFile,
-		"upload.saveFilePart":          uploadSavePart,
-		"upload.saveBigFilePart":       uploadSavePart,
-		"updates.getState":             locked(updatesGetState),
-		"updates.getDifference":        locked(updatesGetDifference),
-		"updates.getChannelDifference": locked(updatesGetChannelDifference),
+		"help.getConfig":                locked(helpGetConfig),
+		"auth.sendCode":                 locked(authSendCode),
+		"auth.signIn":                   locked(authSignIn),
+		"auth.importBotAuthorization":   locked(authImportBot),
+		"auth.checkPassword":            locked(authCheckPassword),
+		"account.getPassword":           locked(accountGetPassword),
+		"users.getUsers":                locked(usersGetUsers),
+		"contacts.resolveUsername":      locked(contactsResolveUsername),
+		"channels.getChannels":          locked(channelsGetChannels),
+		"channels.getMessages":          locked(channelsGetMessages),
+		"channels.joinChannel":          locked(channelsJoinChannel),
+		"messages.checkChatInvite":      locked(messagesCheckChatInvite),
+		"messages.importChatInvite":     locked(messagesImportChatInvite),
+		"messages.getHistory":           locked(messagesGetHistory),
+		"messages.getReplies":           locked(messagesGetReplies),
+		"messages.search":               locked(messagesSearch),
+		"messages.getForumTopics":       locked(messagesGetForumTopics),
+		"messages.sendMessage":          locked(messagesSendMessage),
+		"messages.forwardMessages":      locked(messagesForwardMessages),
+		"messages.sendMedia":            messagesSendMedia,
+		"upload.getFile":                uploadGetFile,
+		"upload.saveFilePart":           uploadSavePart,
+		"upload.saveBigFilePart":        uploadSavePart,
+		"updates.getState":              locked(updatesGetState),
+		"updates.getDifference":         locked(updatesGetDifference),
+		"updates.getChannelDifference":  locked(updatesGetChannelDifference),
+		"messages.editMessage":          locked(messagesEditMessage),
+		"messages.startBot":             locked(messagesStartBot),
+		"messages.getBotCallbackAnswer": messagesGetBotCallbackAnswer,
+		"messages.setBotCallbackAnswer": locked(messagesSetBotCallbackAnswer),
+		"bots.setBotCommands":           locked(botsSetBotCommands),
+		"channels.editAdmin":            locked(channelsEditAdmin),
 	}
 }
 
@@ -82,6 +88,11 @@ func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, 
 		c.e.log.Error("emulator: encode result", "method", c.method, "error", err)
 		return nil, nil, tgerr.New(500, "INTERNAL_ENCODE")
 	}
+	return out, c.encodePushes(pend), nil
+}
+
+// encodePushes encodes updates for their recipients. Called under e.mu.
+func (c *call) encodePushes(pend []pending) []push {
 	var pushes []push
 	for _, p := range pend {
 		data, err := encode(p.updates)
@@ -91,7 +102,7 @@ func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, 
 		}
 		pushes = append(pushes, push{userID: p.userID, data: data})
 	}
-	return out, pushes, nil
+	return pushes
 }
 
 func now() int { return int(time.Now().Unix()) }
@@ -523,6 +534,12 @@ func (c *call) deliverTo(p peer, m *message, randomID int64) (*tg.Updates, []pen
 	if p.u == nil || p.u.id == c.user.id {
 		return nil, nil, tgerr.New(400, "PEER_ID_INVALID")
 	}
+	if p.u.blocked[c.user.id] {
+		return nil, nil, tgerr.New(400, "USER_IS_BLOCKED")
+	}
+	if c.user.blocked[p.u.id] {
+		return nil, nil, tgerr.New(400, "YOU_BLOCKED_USER")
+	}
 	res, pend := c.e.sendPrivate(c, c.user, p.u, m)
 	if randomID != 0 {
 		upd := res.Updates[0].(*tg.UpdateNewMessage)
@@ -557,6 +574,9 @@ func messagesSendMessage(c *call, obj bin.Object) (bin.Encoder, []pending, error
 	}
 	p, err := c.e.inputPeer(c.user.id, r.Peer)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.e.botFlood(c.user, p.id(), 1); err != nil {
 		return nil, nil, err
 	}
 	return c.deliverTo(p, &message{text: r.Message, entities: r.Entities, date: now(), replyTo: replyTo(r.ReplyTo), markup: rm}, r.RandomID)
@@ -645,6 +665,9 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		}
 		src = append(src, from.msgs[id-1])
 	}
+	if err := c.e.botFlood(c.user, to.id(), len(src)); err != nil {
+		return nil, nil, err
+	}
 	res := &tg.Updates{Date: now()}
 	var pend []pending
 	for i, s := range src {
@@ -665,6 +688,9 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		}
 		pend = append(pend, p...)
 	}
+	if c.user.bot {
+		c.e.botForwards[to.id()] += len(src)
+	}
 	if slices.IndexFunc(res.Chats, func(ch tg.ChatClass) bool { return ch.GetID() == from.id }) < 0 {
 		res.Chats = append(res.Chats, c.e.channelView(c.user.id, from))
 	}
@@ -673,18 +699,32 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 
 func updatesGetState(c *call, _ bin.Object) (bin.Encoder, []pending, error) {
 	c.track()
-	return &tg.UpdatesState{Pts: c.user.pts, Date: now()}, nil, nil
+	return &tg.UpdatesState{Pts: c.user.pts, Qts: c.user.qts, Date: now()}, nil, nil
 }
 
 func updatesGetDifference(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.UpdatesGetDifferenceRequest)
 	c.track()
-	state := tg.UpdatesState{Pts: c.user.pts, Date: now()}
-	if r.Pts >= c.user.pts {
+	state := tg.UpdatesState{Pts: c.user.pts, Qts: c.user.qts, Date: now()}
+	if r.Pts >= c.user.pts && r.Qts >= c.user.qts {
 		return &tg.UpdatesDifferenceEmpty{Date: now()}, nil, nil
 	}
 	out := &tg.UpdatesDifference{State: state}
 	seen := map[int64]bool{}
+	for _, ev := range c.user.qtsLog {
+		if ev.Qts <= r.Qts {
+			continue
+		}
+		out.OtherUpdates = append(out.OtherUpdates, c.e.participantUpdate(c.user, ev))
+		if ch := c.e.channels[ev.ChannelID]; ch != nil && !seen[ch.id] {
+			seen[ch.id] = true
+			out.Chats = append(out.Chats, c.e.channelView(c.user.id, ch))
+		}
+		if u := c.e.users[ev.ActorID]; u != nil && !seen[u.id] {
+			seen[u.id] = true
+			out.Users = append(out.Users, c.e.userView(c.user.id, u))
+		}
+	}
 	for _, m := range c.user.box {
 		if m.pts <= r.Pts {
 			continue
@@ -952,6 +992,9 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		return nil, nil, tgerr.New(400, "MEDIA_CAPTION_TOO_LONG")
 	}
 	rm, err := c.inlineMarkup(r.ReplyMarkup)
+	if err == nil {
+		err = c.e.botFlood(c.user, p.id(), 1)
+	}
 	if err != nil {
 		c.e.mu.Unlock()
 		return nil, nil, err

@@ -25,17 +25,38 @@ type snapshot struct {
 	Users    []snapUser     `json:"users"`
 	Docs     []snapDocument `json:"documents"`
 	Photos   []snapPhoto    `json:"photos"`
+	// RandomIDs are the random ids of sends ("sender/random id" → message
+	// id): a retry after a restart must not deliver twice either.
+	RandomIDs   map[string]int `json:"random_ids,omitempty"`
+	BotCommands []BotCommand   `json:"bot_commands,omitempty"`
 }
 
 type snapChannel struct {
 	ID      int64          `json:"id"`
 	Members map[int64]role `json:"members"`
-	Posts   []snapMessage  `json:"posts"` // after the seeded ones
+	// Rights of administrators made by channels.editAdmin, TL-encoded.
+	Rights map[int64][]byte `json:"rights,omitempty"`
+	Posts  []snapMessage    `json:"posts"` // after the seeded ones
 }
 
 type snapUser struct {
 	ID  int64         `json:"id"`
 	Box []snapMessage `json:"box"`
+	// Pts is the box's pts (edits raise it past the last message's).
+	Pts     int               `json:"pts,omitempty"`
+	Qts     int               `json:"qts,omitempty"`
+	QtsLog  []snapParticipant `json:"qts_log,omitempty"`
+	Blocked []int64           `json:"blocked,omitempty"`
+}
+
+type snapParticipant struct {
+	Qts       int    `json:"qts"`
+	Date      int    `json:"date"`
+	ChannelID int64  `json:"channel_id"`
+	ActorID   int64  `json:"actor_id"`
+	WasAdmin  bool   `json:"was_admin,omitempty"`
+	Admin     bool   `json:"admin,omitempty"`
+	Rights    []byte `json:"rights,omitempty"` // TL-encoded
 }
 
 type snapMessage struct {
@@ -121,11 +142,30 @@ func fromSnap(s snapMessage) (*message, error) {
 	return m, nil
 }
 
+func encodeRights(r tg.ChatAdminRights) []byte {
+	var b bin.Buffer
+	_ = r.Encode(&b) // flags and bools only: cannot fail
+	return b.Buf
+}
+
+func decodeRights(raw []byte) (tg.ChatAdminRights, error) {
+	var r tg.ChatAdminRights
+	err := r.Decode(&bin.Buffer{Buf: raw})
+	r.Flags = 0
+	return r, err
+}
+
 // save writes the state snapshot. Called under e.mu after every change.
 func (e *Emulator) save() {
-	snap := snapshot{RNG: e.rng.state}
+	snap := snapshot{RNG: e.rng.state, RandomIDs: e.randomIDs, BotCommands: e.botCommands}
 	for _, c := range e.channels {
 		sc := snapChannel{ID: c.id, Members: c.members}
+		for id, r := range c.rights {
+			if sc.Rights == nil {
+				sc.Rights = map[int64][]byte{}
+			}
+			sc.Rights[id] = encodeRights(r)
+		}
 		for _, m := range c.msgs[e.seeded[c.id]:] {
 			sm, err := toSnap(m)
 			if err != nil {
@@ -137,7 +177,14 @@ func (e *Emulator) save() {
 		snap.Channels = append(snap.Channels, sc)
 	}
 	for _, u := range e.users {
-		su := snapUser{ID: u.id}
+		su := snapUser{ID: u.id, Pts: u.pts, Qts: u.qts}
+		for id := range u.blocked {
+			su.Blocked = append(su.Blocked, id)
+		}
+		for _, ev := range u.qtsLog {
+			su.QtsLog = append(su.QtsLog, snapParticipant{Qts: ev.Qts, Date: ev.Date, ChannelID: ev.ChannelID,
+				ActorID: ev.ActorID, WasAdmin: ev.WasAdmin, Admin: ev.Admin, Rights: encodeRights(ev.Rights)})
+		}
 		for _, m := range u.box {
 			sm, err := toSnap(m)
 			if err != nil {
@@ -184,6 +231,10 @@ func (e *Emulator) load() error {
 		return fmt.Errorf("%s: %w", worldFile, err)
 	}
 	e.rng.state = snap.RNG
+	if snap.RandomIDs != nil {
+		e.randomIDs = snap.RandomIDs
+	}
+	e.botCommands = snap.BotCommands
 	for _, d := range snap.Docs {
 		e.docs[d.ID] = &document{id: d.ID, name: d.Name, mime: d.Mime, size: d.Size, path: d.Path, date: d.Date, uploaded: true}
 	}
@@ -198,6 +249,13 @@ func (e *Emulator) load() error {
 		c.members = sc.Members
 		if c.members == nil {
 			c.members = map[int64]role{}
+		}
+		for id, raw := range sc.Rights {
+			r, err := decodeRights(raw)
+			if err != nil {
+				return fmt.Errorf("%s: channel %d: rights: %w", worldFile, c.id, err)
+			}
+			c.rights[id] = r
 		}
 		for _, sm := range sc.Posts {
 			m, err := fromSnap(sm)
@@ -223,6 +281,19 @@ func (e *Emulator) load() error {
 			}
 			u.box = append(u.box, m)
 			u.pts = m.pts
+		}
+		u.pts = max(u.pts, su.Pts)
+		u.qts = su.Qts
+		for _, id := range su.Blocked {
+			u.blocked[id] = true
+		}
+		for _, sp := range su.QtsLog {
+			r, err := decodeRights(sp.Rights)
+			if err != nil {
+				return fmt.Errorf("%s: user %d: qts event: %w", worldFile, u.id, err)
+			}
+			u.qtsLog = append(u.qtsLog, &participantEvent{Qts: sp.Qts, Date: sp.Date, ChannelID: sp.ChannelID,
+				ActorID: sp.ActorID, WasAdmin: sp.WasAdmin, Admin: sp.Admin, Rights: r})
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +20,9 @@ type Seed struct {
 	Destination SeedDestination `json:"destination"`
 	Channels    []SeedChannel   `json:"channels"`
 	Faults      []SeedFault     `json:"faults"`
+	// Users are people who talk to the bot: they sign in with the login
+	// code like the account.
+	Users []SeedUser `json:"users,omitempty"`
 	// IDSeed makes ids, access hashes and file references deterministic;
 	// default 1.
 	IDSeed int64 `json:"id_seed,omitempty"`
@@ -31,6 +36,13 @@ type SeedAccount struct {
 	Password string `json:"password,omitempty"`
 }
 
+// SeedUser is a user who talks to the bot.
+type SeedUser struct {
+	Phone     string `json:"phone"`
+	Username  string `json:"username,omitempty"`
+	FirstName string `json:"first_name,omitempty"`
+}
+
 // SeedBot is the bot. Its token has the form "<id>:<secret>".
 type SeedBot struct {
 	Username string `json:"username"`
@@ -38,10 +50,13 @@ type SeedBot struct {
 }
 
 // SeedDestination is the destination channel: the account is its creator and
-// the bot a member.
+// the bot an administrator, unless BotAdmin is false (the account then makes
+// the bot an administrator itself, with channels.editAdmin). Without a
+// username it is private: the bot learns it only from an update.
 type SeedDestination struct {
 	Title    string `json:"title"`
 	Username string `json:"username,omitempty"`
+	BotAdmin *bool  `json:"bot_admin,omitempty"`
 }
 
 // SeedChannel is a source channel (or forum supergroup).
@@ -99,8 +114,10 @@ type SeedFault struct {
 	Error   string `json:"error,omitempty"`
 	StallMS int    `json:"stall_ms,omitempty"`
 	Drop    bool   `json:"drop,omitempty"`
-	Times   int    `json:"times,omitempty"`
-	After   int    `json:"after,omitempty"`
+	// DropAnswer carries the request out but sends no answer.
+	DropAnswer bool `json:"drop_answer,omitempty"`
+	Times      int  `json:"times,omitempty"`
+	After      int  `json:"after,omitempty"`
 }
 
 // LoadSeed reads and validates a seed file. File paths in posts are made
@@ -165,6 +182,24 @@ func (s *Seed) validate(baseDir string) error {
 	if err := addName(s.Destination.Username, "destination"); err != nil {
 		return err
 	}
+	phones := map[string]bool{normPhone(s.Account.Phone): true}
+	for i, u := range s.Users {
+		where := fmt.Sprintf("users[%d]", i)
+		p := normPhone(u.Phone)
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return fmt.Errorf("%s.phone: %q is not a phone number", where, u.Phone)
+		}
+		if phones[p] {
+			return fmt.Errorf("%s.phone: %q is used twice", where, u.Phone)
+		}
+		phones[p] = true
+		if err := addName(strings.ToLower(u.Username), where); err != nil {
+			return err
+		}
+		if s.Users[i].FirstName == "" {
+			s.Users[i].FirstName = "User " + strconv.Itoa(i+1)
+		}
+	}
 	for i := range s.Channels {
 		ch := &s.Channels[i]
 		where := fmt.Sprintf("channels[%d]", i)
@@ -201,8 +236,8 @@ func (s *Seed) validate(baseDir string) error {
 		if _, ok := methodIDs[f.Method]; !ok {
 			return fmt.Errorf("%s.method: unknown method %q", where, f.Method)
 		}
-		if f.Error == "" && f.StallMS == 0 && !f.Drop {
-			return fmt.Errorf("%s: one of error, stall_ms or drop is required", where)
+		if f.Error == "" && f.StallMS == 0 && !f.Drop && !f.DropAnswer {
+			return fmt.Errorf("%s: one of error, stall_ms, drop or drop_answer is required", where)
 		}
 		if f.Channel != "" && !names[f.Channel] {
 			return fmt.Errorf("%s.channel: no channel with username %q", where, f.Channel)

@@ -29,6 +29,11 @@ type user struct {
 	// box is the user's private message box; ids and pts are per user.
 	box []*message
 	pts int
+	// qts and qtsLog are the user's qts events (channel roles changed).
+	qts    int
+	qtsLog []*participantEvent
+	// blocked holds the users (bots) this user blocked.
+	blocked map[int64]bool
 }
 
 type role int
@@ -167,7 +172,7 @@ func (e *Emulator) build(s *Seed) error {
 	}
 	dest := e.newChannel(s.Destination.Title, s.Destination.Username, "", false, false)
 	dest.members[acc.id] = roleCreator
-	if e.bot != nil {
+	if e.bot != nil && (s.Destination.BotAdmin == nil || *s.Destination.BotAdmin) {
 		dest.members[e.bot.id] = roleAdmin
 	}
 	e.dest = dest
@@ -191,7 +196,28 @@ func (e *Emulator) build(s *Seed) error {
 			}
 		}
 	}
+	for _, su := range s.Users {
+		u := &user{id: e.userIDFor(normPhone(su.Phone)), phone: normPhone(su.Phone), username: strings.ToLower(su.Username),
+			firstName: su.FirstName}
+		e.addUser(u)
+		e.seededUsers = append(e.seededUsers, u)
+	}
 	return nil
+}
+
+// userIDFor derives a seeded user's id from the phone, not from the id
+// generator, so that adding users to a seed leaves every other id as it was
+// (a saved world stays valid).
+func (e *Emulator) userIDFor(phone string) int64 {
+	h := uint64(e.idSeed)
+	for _, r := range phone {
+		h = mix(h ^ uint64(r))
+	}
+	id := int64(h%1_000_000_000) + 5_000_000_000
+	for e.users[id] != nil || e.channels[id] != nil {
+		id++
+	}
+	return id
 }
 
 func normPhone(p string) string {
@@ -199,6 +225,7 @@ func normPhone(p string) string {
 }
 
 func (e *Emulator) addUser(u *user) {
+	u.blocked = map[int64]bool{}
 	e.users[u.id] = u
 	if u.phone != "" {
 		e.phones[u.phone] = u
@@ -212,6 +239,7 @@ func (e *Emulator) newChannel(title, username, invite string, forum, protected b
 	c := &channel{
 		id: e.newID(), title: title, username: strings.ToLower(username), invite: invite,
 		forum: forum, protected: protected, date: int(baseDate.Unix()), members: map[int64]role{},
+		rights: map[int64]tg.ChatAdminRights{},
 	}
 	e.channels[c.id] = c
 	if c.username != "" {
@@ -509,6 +537,17 @@ func (e *Emulator) inputChannel(viewer int64, in tg.InputChannelClass) (*channel
 type peer struct {
 	c *channel
 	u *user
+}
+
+// id is the channel's or the user's id (the chat of the bot's flood model).
+func (p peer) id() int64 {
+	if p.c != nil {
+		return p.c.id
+	}
+	if p.u != nil {
+		return p.u.id
+	}
+	return 0
 }
 
 func (e *Emulator) inputPeer(viewer int64, in tg.InputPeerClass) (peer, error) {

@@ -48,9 +48,21 @@ const (
 	GeneratedSeed = 42
 )
 
+// Seeded users who talk to the bot.
+const (
+	AlicePhone = "+15550000101"
+	BobPhone   = "+15550000102"
+)
+
 // DefaultSeed is the seed used by Start: the example world with
 // small files (written to dir).
 func DefaultSeed(t testing.TB, dir string) string {
+	return DefaultSeedWith(t, dir, nil)
+}
+
+// DefaultSeedWith is DefaultSeed changed by mutate (the seed's JSON
+// object) before it is written.
+func DefaultSeedWith(t testing.TB, dir string, mutate func(seed map[string]any)) string {
 	t.Helper()
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o755); err != nil {
@@ -97,6 +109,13 @@ func DefaultSeed(t testing.TB, dir string) string {
 			map[string]any{"title": "Open Shelf", "username": "openshelf", "joined": false,
 				"posts": []any{map[string]any{"text": "welcome"}}},
 		},
+		"users": []any{
+			map[string]any{"phone": AlicePhone, "username": "alice", "first_name": "Alice"},
+			map[string]any{"phone": BobPhone, "username": "bob", "first_name": "Bob"},
+		},
+	}
+	if mutate != nil {
+		mutate(seed)
 	}
 	data, _ := json.MarshalIndent(seed, "", " ")
 	path := filepath.Join(dir, "seed.json")
@@ -213,6 +232,21 @@ func (e *Env) Account(t testing.TB, cfg telegram.Config) *telegram.Account {
 		}
 	}
 	return acc
+}
+
+// UserChat signs a seeded user in (a fresh session) and opens their chat
+// with the bot.
+func (e *Env) UserChat(t testing.TB, phone string) *telegram.UserChat {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := e.Config("user:" + phone)
+	uc, err := telegram.NewUserChat(ctx, cfg, phone, e.Info.Code, e.Info.BotUsername)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = uc.Close() })
+	return uc
 }
 
 // MemFile is an in-memory io.WriterAt for downloads in tests.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gotd/td/telegram/auth"
@@ -389,6 +390,36 @@ func (a *Account) Resend(ctx context.Context, dest, src messenger.Channel, msg m
 		}
 		return id, nil
 	}
+}
+
+// botAdminRights is the least right an administrator can have ("manage
+// the channel"): enough for a bot to receive and copy the channel's posts.
+var botAdminRights = tg.ChatAdminRights{Other: true}
+
+// AddBotAdmin implements messenger.Account with contacts.resolveUsername and
+// channels.editAdmin.
+func (a *Account) AddBotAdmin(ctx context.Context, ch messenger.Channel, botUsername string) error {
+	name := strings.TrimPrefix(botUsername, "@")
+	op := fmt.Sprintf("make @%s an administrator of %d", name, ch.ID)
+	res, err := a.conn.api.ContactsResolveUsername(ctx, &tg.ContactsResolveUsernameRequest{Username: name})
+	if err != nil {
+		return mapErr(op, err)
+	}
+	var bot *tg.User
+	for _, u := range res.Users {
+		if v, ok := u.(*tg.User); ok && v.ID == peerUserID(res.Peer) {
+			bot = v
+		}
+	}
+	if bot == nil || !bot.Bot {
+		return hoard.Errorf(hoard.EINVALID, "%s: @%s is not a bot", op, name)
+	}
+	_, err = a.conn.api.ChannelsEditAdmin(ctx, &tg.ChannelsEditAdminRequest{Channel: inputChannel(ch),
+		UserID: &tg.InputUser{UserID: bot.ID, AccessHash: bot.AccessHash}, AdminRights: botAdminRights})
+	if tgerr.Is(err, "CHAT_ADMIN_REQUIRED", "RIGHT_FORBIDDEN", "USER_PRIVACY_RESTRICTED", "FRESH_CHANGE_ADMINS_FORBIDDEN", "ADMINS_TOO_MUCH", "BOTS_TOO_MUCH") {
+		return fmt.Errorf("%s: %w: %w", op, messenger.ErrAdminRequired, err)
+	}
+	return mapErr(op, err)
 }
 
 func isFileRefError(err error) bool {

@@ -33,14 +33,24 @@ type Endpoint struct {
 }
 
 // EmulatorInfo is the emulator's info file: the endpoint plus the demo
-// account's phone and login code and the bot token.
+// account's phone and login code, the bot's token and username, and the
+// users who may talk to the bot (they sign in with the same code).
 type EmulatorInfo struct {
-	Addr       string   `json:"addr"`
-	DC         int      `json:"dc"`
-	PublicKeys []string `json:"public_keys"`
-	Phone      string   `json:"phone"`
-	Code       string   `json:"code"`
-	BotToken   string   `json:"bot_token"`
+	Addr        string         `json:"addr"`
+	DC          int            `json:"dc"`
+	PublicKeys  []string       `json:"public_keys"`
+	Phone       string         `json:"phone"`
+	Code        string         `json:"code"`
+	BotToken    string         `json:"bot_token"`
+	BotUsername string         `json:"bot_username,omitempty"`
+	Users       []EmulatorUser `json:"users,omitempty"`
+}
+
+// EmulatorUser is a seeded user of the emulator.
+type EmulatorUser struct {
+	Phone     string `json:"phone"`
+	Username  string `json:"username,omitempty"`
+	FirstName string `json:"first_name,omitempty"`
 }
 
 // Endpoint returns the connection part of the info.
