@@ -17,8 +17,10 @@ const (
 	leaseTTL   = 10 * time.Second
 	leaseEvery = time.Second
 	// setupEvery is how often the holder checks that it can read the
-	// destination channels.
+	// destination channels; setupRetry how soon it checks again when it
+	// cannot (an account may have signed in meanwhile).
 	setupEvery = 5 * time.Minute
+	setupRetry = 10 * time.Second
 	// handlerTimeout bounds answering one update. A lost lease does not
 	// cut an answer short: the answer's transaction decides who answered.
 	handlerTimeout = time.Minute
@@ -79,7 +81,7 @@ func (s *Service) Run(ctx context.Context) error {
 			l = nil
 		}
 		if held {
-			if time.Since(checked) >= setupEvery {
+			if time.Since(checked) >= setupEvery || (!setup.ok() && time.Since(checked) >= setupRetry) {
 				setup, checked = s.checkSetup(ctx), time.Now()
 			}
 			s.saveStatus(ctx, hoard.BotStatus{CanReadDest: setup.canRead, SetupHint: setup.hint})
@@ -138,6 +140,9 @@ type setupState struct {
 	canRead *bool
 	hint    string
 }
+
+// ok reports that the bot can read every destination.
+func (s setupState) ok() bool { return s.canRead != nil && *s.canRead }
 
 // checkSetup checks that the bot can read every destination channel (it
 // copies packages from them), asks Deps.AddToChannel to make it an

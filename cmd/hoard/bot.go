@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
@@ -51,7 +53,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 		return nil, err
 	}
 	cfg := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
-		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits}
+		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout}
 	token := a.cfg.BotToken
 	info, emulated, err := a.emulatorInfo()
 	if err != nil {
@@ -81,7 +83,45 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 
 // botDeps is what the bot package needs in this process.
 func (a *app) botDeps(b messenger.Bot) bot.Deps {
-	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL}
+	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel}
+}
+
+// addBotToChannel makes the bot an administrator of a destination channel
+// through the account that posts there, so the bot can copy from it. It
+// says what to do by hand when that account may not.
+func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername string) error {
+	byHand := fmt.Sprintf("add @%s to the channel “%s” as an administrator by hand (it needs no further rights)", botUsername, ch.Title)
+	m, err := a.db.FindWriterMap(ctx, ch.ID, 0)
+	if err != nil {
+		return hoard.Errorf(hoard.ENOTFOUND, "No signed-in worker account posts to “%s” to make the bot an administrator: %s.", ch.Title, byHand)
+	}
+	if a.clients == nil {
+		if a.clients, err = a.newAccountClients(); err != nil {
+			return err
+		}
+	}
+	acc, err := a.clients.Account(ctx, m.AccountID)
+	if err != nil {
+		return hoard.Errorf(hoard.EINTERNAL, "The worker account of “%s” is not usable (%v): %s.", ch.Title, err, byHand)
+	}
+	err = acc.AddBotAdmin(ctx, messenger.Channel{ID: ch.PlatformID, AccessHash: m.AccessHash, Title: ch.Title}, botUsername)
+	if errors.Is(err, messenger.ErrAdminRequired) {
+		return hoard.Errorf(hoard.EFORBIDDEN, "The worker account may not make administrators in “%s”: %s.", ch.Title, byHand)
+	} else if err != nil {
+		return fmt.Errorf("make the bot an administrator of %q: %w", ch.Title, err)
+	}
+	a.log.Info("made the bot an administrator of a destination channel", "channel", ch.Title, "bot", botUsername)
+	return nil
+}
+
+// telegramInfo is an emulator's info as the telegram adapter reads it.
+func telegramInfo(in emulator.Info) *telegram.EmulatorInfo {
+	out := &telegram.EmulatorInfo{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
+		BotToken: in.BotToken, BotUsername: in.BotUsername}
+	for _, u := range in.Users {
+		out.Users = append(out.Users, telegram.EmulatorUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
+	}
+	return out
 }
 
 // runBot answers commands (or stands by) until ctx ends; done is closed

@@ -34,6 +34,7 @@ type Config struct {
 	BotToken              string
 	BotUsername           string
 	BotLimits             messenger.BotLimits // the pace of the bot's messages
+	BotSendTimeout        time.Duration       // an unconfirmed send is sent again (same random id) after this
 	WorkerInterval        time.Duration
 	WorkerMaxSkipAttempts int
 	WorkerSettle          time.Duration // a set whose newest part is younger waits
@@ -75,6 +76,7 @@ var envVars = []envVar{
 	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links. Unset: the name the running bot reports."},
 	{"BOT_CHAT_RATE", "`1`", "Messages per second the bot sends to one chat, after a burst of `BOT_CHAT_BURST` (the platform's limit is about 1; 0.01–1000)."},
 	{"BOT_CHAT_BURST", "`3`", "Messages the bot may send to one chat at once before `BOT_CHAT_RATE` applies (1–100)."},
+	{"BOT_SEND_TIMEOUT_SECONDS", "`30`", "How long the bot waits for the platform to confirm a message before sending it again; the repeat carries the same random id, so nothing arrives twice (1–600)."},
 	{"BOT_GLOBAL_RATE", "`30`", "Messages per second the bot sends in all, across every bot process (the platform's limit is about 30; 0.01–100000)."},
 	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080)."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
@@ -164,6 +166,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
+		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
 	}
 	c.BotLimits = messenger.BotLimits{
 		PerChat:      decimal("BOT_CHAT_RATE", messenger.DefaultBotLimits.PerChat, 0.01, 1000),

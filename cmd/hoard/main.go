@@ -41,6 +41,7 @@ Commands:
   admin      create-admin (one-time administrator link) or invite (invite codes)
   demo       the whole service on this machine with no outside dependencies
   emulator   run the messenger emulator alone
+  chat       talk to the bot as a user of the emulator: chat --as alice
   version    print the version
 
 Configuration is read from environment variables; see README.md.
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAdmin(ctx, rest, getenv, stdout, stderr)
 	case "emulator":
 		return runEmulator(ctx, rest, stdout, stderr)
+	case "chat":
+		return runChat(ctx, rest, getenv, os.Stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "hoard: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
