@@ -118,6 +118,10 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		Workers:             opts.Workers,
 		Queues:              queues,
 		FetchOnlyKnownKinds: true,
+		// Processes insert kinds other processes work: the worker queues
+		// notify_subscribers for the bot, a leading bot the worker's
+		// periodic jobs.
+		SkipUnknownJobCheck: true,
 		JobTimeout:          timeout,
 		FetchCooldown:       opts.FetchCooldown,
 		FetchPollInterval:   opts.FetchPollInterval,

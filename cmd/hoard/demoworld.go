@@ -121,8 +121,8 @@ func writeDemoWorld(dir string) (string, error) {
 		forgePosts = append(forgePosts, map[string]any{"file": "files/Knight Helmet.7z", "caption": "Knight helmet"})
 	}
 	seed := map[string]any{
-		"account":     map[string]any{"phone": "+15550000001", "premium": false},
-		"bot":         map[string]any{"username": "hoard_demo_bot", "token": "111:demo"},
+		"account": map[string]any{"phone": "+15550000001", "premium": false},
+		"bot":     map[string]any{"username": "hoard_demo_bot", "token": "111:demo"},
 		// People who talk to the bot: `hoard chat --as alice`.
 		"users": []map[string]any{
 			{"phone": "+15550000101", "username": "alice", "first_name": "Alice"},
