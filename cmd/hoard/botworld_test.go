@@ -123,6 +123,9 @@ func newBotWorld(t testing.TB, o botSeedOptions, limits messenger.BotLimits) *bo
 	t.Cleanup(func() {
 		for _, p := range w.procs {
 			p.kill()
+			if t.Failed() {
+				t.Logf("%s's log:\n%s", p.name, tail(p.stderr.String(), 6000))
+			}
 		}
 	})
 	return w
