@@ -353,6 +353,11 @@ func (w *botWorld) link(t testing.TB, c *chatter, email string) *hoard.User {
 	if got := c.say("/link " + code); !strings.Contains(got.Text, "Linked") {
 		t.Fatalf("%s: /link answered %q", c.name, got.Text)
 	}
+	// The answer goes out just before its transaction commits.
+	waitUntil(t, c.name+"'s link", 10*time.Second, func() bool {
+		_, err := w.db.FindMessengerLink(ctx, u.ID)
+		return err == nil
+	})
 	return u
 }
 
