@@ -145,16 +145,18 @@ func (w *botWorld) vars(extra map[string]string) map[string]string {
 }
 
 // ingest runs one ingestion cycle (`hoard demo --once`).
-func (w *botWorld) ingest(t *testing.T) onceSummary {
+func (w *botWorld) ingest(t testing.TB) onceSummary {
 	t.Helper()
-	r := runHoardFor(t, 5*time.Minute, w.vars(nil), "demo", "--once", "--seed", w.seed)
-	if r.code != 0 {
-		t.Fatalf("demo --once exited %d\n%s", r.code, tail(r.stderr, 4000))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := hoardCmd(ctx, w.vars(nil), "demo", "--once", "--seed", w.seed)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo --once: %v\n%s", err, tail(stderr.String(), 4000))
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum onceSummary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("summary: %v\n%s", err, r.stdout)
+		t.Fatalf("summary: %v\n%s", err, stdout)
 	}
 	return sum
 }
