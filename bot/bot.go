@@ -123,10 +123,7 @@ func (r *reply) say(html string) *reply {
 func (s *Service) HandleMessage(ctx context.Context, m messenger.IncomingMessage) error {
 	ctx, cancel := s.handling(ctx)
 	defer cancel()
-	return s.answer(ctx, store.UpdateMessage, m.ChatID, int64(m.MessageID), func(tx *store.DB) (*reply, error) {
-		if _, err := tx.ResumeSubscriptions(ctx, m.UserID); err != nil {
-			return nil, err
-		}
+	return s.answer(ctx, store.UpdateMessage, m.ChatID, int64(m.MessageID), m.UserID, func(tx *store.DB) (*reply, error) {
 		return s.command(ctx, tx, m)
 	})
 }
@@ -136,19 +133,20 @@ func (s *Service) HandleMessage(ctx context.Context, m messenger.IncomingMessage
 func (s *Service) HandleCallback(ctx context.Context, q messenger.CallbackQuery) error {
 	ctx, cancel := s.handling(ctx)
 	defer cancel()
-	return s.answer(ctx, store.UpdateCallback, q.ChatID, q.QueryID, func(tx *store.DB) (*reply, error) {
+	return s.answer(ctx, store.UpdateCallback, q.ChatID, q.QueryID, 0, func(tx *store.DB) (*reply, error) {
 		return s.button(ctx, tx, q)
 	})
 }
 
 // answer answers an update exactly once: in one transaction it claims the
-// update (a concurrent or earlier claim wins: nothing is sent), builds the
+// update (a concurrent or earlier claim wins: nothing is sent; a message
+// from a user resumes their paused subscriptions), builds the
 // reply (its side effects in a savepoint of the same transaction), sends
 // it with random ids derived from the update, and commits. A crash before
 // the commit leaves the update unclaimed and its side effects undone; the
 // process that answers it again sends with the same random ids, which the
 // platform does not deliver twice.
-func (s *Service) answer(ctx context.Context, kind string, chatID, updateID int64, build func(tx *store.DB) (*reply, error)) error {
+func (s *Service) answer(ctx context.Context, kind string, chatID, updateID, fromUser int64, build func(tx *store.DB) (*reply, error)) error {
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
@@ -156,7 +154,7 @@ func (s *Service) answer(ctx context.Context, kind string, chatID, updateID int6
 		return ctx.Err()
 	}
 	err := s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		won, err := tx.ClaimBotUpdate(ctx, kind, chatID, updateID)
+		won, err := tx.ClaimBotUpdate(ctx, kind, chatID, updateID, fromUser)
 		if err != nil || !won {
 			return err
 		}

@@ -19,14 +19,22 @@ const (
 // whether this caller won it: false when it was answered before, or by a
 // concurrent transaction that committed (a concurrent claim waits for the
 // other transaction to end). Call it in the transaction that answers, so a
-// crash before the commit leaves the update to be answered again.
-func (db *DB) ClaimBotUpdate(ctx context.Context, kind string, chatID, updateID int64) (bool, error) {
-	tag, err := db.q.Exec(ctx, `INSERT INTO bot_handled_updates (kind, chat_id, update_id) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, kind, chatID, updateID)
+// crash before the commit leaves the update to be answered again. With a
+// fromUser (the messenger account that sent a message), a won claim also
+// resumes that user's paused subscriptions: they wrote to the bot again.
+func (db *DB) ClaimBotUpdate(ctx context.Context, kind string, chatID, updateID, fromUser int64) (bool, error) {
+	var won bool
+	err := db.q.QueryRow(ctx, `
+		WITH claim AS (INSERT INTO bot_handled_updates (kind, chat_id, update_id) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING RETURNING 1),
+		resume AS (UPDATE bot_subscriptions s SET paused_at = NULL FROM messenger_links l
+			WHERE $4 <> 0 AND EXISTS (SELECT 1 FROM claim) AND l.platform_user_id = $4 AND s.user_id = l.user_id
+			AND s.paused_at IS NOT NULL)
+		SELECT EXISTS (SELECT 1 FROM claim)`, kind, chatID, updateID, fromUser).Scan(&won)
 	if err != nil {
 		return false, wrap("claim bot update", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return won, nil
 }
 
 // BotSearchPage is the paging state of one /search: the query, and the

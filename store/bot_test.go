@@ -29,7 +29,7 @@ func TestClaimBotUpdate(t *testing.T) {
 		{store.UpdateCallback, 1, 10, true},
 		{store.UpdateCallback, 1, 10, false},
 	} {
-		if got, err := db.ClaimBotUpdate(ctx, tc.kind, tc.chat, tc.update); err != nil || got != tc.want {
+		if got, err := db.ClaimBotUpdate(ctx, tc.kind, tc.chat, tc.update, 0); err != nil || got != tc.want {
 			t.Errorf("ClaimBotUpdate(%s, %d, %d) = %v, %v; want %v", tc.kind, tc.chat, tc.update, got, err, tc.want)
 		}
 	}
@@ -42,7 +42,7 @@ func TestClaimBotUpdateRace(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
 	rolledBack := db.InTx(ctx, func(tx *store.DB) error {
-		if ok, err := tx.ClaimBotUpdate(ctx, store.UpdateMessage, 5, 50); err != nil || !ok {
+		if ok, err := tx.ClaimBotUpdate(ctx, store.UpdateMessage, 5, 50, 0); err != nil || !ok {
 			t.Fatalf("first claim = %v, %v", ok, err)
 		}
 		return hoard.Errorf(hoard.EINTERNAL, "crash before the answer was committed")
@@ -57,7 +57,7 @@ func TestClaimBotUpdateRace(t *testing.T) {
 		go func() {
 			defer wins.Done()
 			err := db.InTx(ctx, func(tx *store.DB) error {
-				ok, err := tx.ClaimBotUpdate(ctx, store.UpdateMessage, 5, 50)
+				ok, err := tx.ClaimBotUpdate(ctx, store.UpdateMessage, 5, 50, 0)
 				won <- ok
 				return err
 			})

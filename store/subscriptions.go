@@ -114,18 +114,6 @@ func (db *DB) PauseSubscriptions(ctx context.Context, userID int64) error {
 	return wrap("pause subscriptions", err)
 }
 
-// ResumeSubscriptions resumes the paused subscriptions of the user linked
-// to a messenger account (who wrote to the bot again) and returns how many
-// it resumed.
-func (db *DB) ResumeSubscriptions(ctx context.Context, platformUserID int64) (int64, error) {
-	tag, err := db.q.Exec(ctx, `UPDATE bot_subscriptions s SET paused_at = NULL FROM messenger_links l
-		WHERE l.platform_user_id = $1 AND s.user_id = l.user_id AND s.paused_at IS NOT NULL`, platformUserID)
-	if err != nil {
-		return 0, wrap("resume subscriptions", err)
-	}
-	return tag.RowsAffected(), nil
-}
-
 // queueSubscriberCheck puts a new package in the notifier's inbox, when
 // anyone subscribes to anything. It runs in the transaction that indexes
 // the package.

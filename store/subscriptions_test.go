@@ -170,9 +170,13 @@ func TestCollectNotices(t *testing.T) {
 		t.Fatalf("unsent after finishing = %+v, %v", rest, err)
 	}
 
-	// Resumed subscriptions get later packages.
-	if n, err := db.ResumeSubscriptions(ctx, 9204); err != nil || n != 1 {
-		t.Fatalf("ResumeSubscriptions = %d, %v", n, err)
+	// Dave writes to the bot: his subscriptions resume and get later
+	// packages.
+	if won, err := db.ClaimBotUpdate(ctx, store.UpdateMessage, 9204, 1, 9204); err != nil || !won {
+		t.Fatalf("ClaimBotUpdate = %v, %v", won, err)
+	}
+	if subs, err := db.ListSubscriptions(ctx, dave.ID); err != nil || subs[0].PausedAt != nil {
+		t.Fatalf("dave's subscription after he wrote: %+v, %v", subs, err)
 	}
 	index("Dragon Egg.zip")
 	if n, err := db.CollectNotices(ctx); err != nil || n != 3 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -187,6 +189,10 @@ func TestBotEndToEnd(t *testing.T) {
 		return st[hoard.SendSent] == 1+len(members)+1+len(members)+2 && len(st) == 1
 	})
 
+	// The terminal client: Dave links, asks for a package, presses its
+	// Send button by number, and the document lands in his folder.
+	chatDocument(t, w, botUsers[3], pack2)
+
 	// Bob's link is removed between his request and its delivery: he
 	// gets nothing and the request fails.
 	bot.stop()
@@ -304,5 +310,58 @@ func (s *site) json(t *testing.T, method, path string, body io.Reader, out any) 
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		t.Fatalf("%s %s: %v: %s", method, path, err, data)
+	}
+}
+
+// chatDocument runs `hoard chat --as USER`: it links the user, shows a
+// package, presses its Send button by number and checks the saved
+// document.
+func chatDocument(t *testing.T, w *botWorld, u botUser, packageID int64) {
+	t.Helper()
+	ctx := context.Background()
+	user, err := w.db.CreateUser(ctx, u.name+"@example.com", "x", hoard.RoleUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.db.CreateLinkCode(ctx, user.ID, hoard.LinkCodeHash("CHAT2345"), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.db.FindPackageByID(ctx, packageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := hoardCmd(cctx, w.vars(nil), "chat", "--as", u.name, "--dir", dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	expect := func(what string) {
+		t.Helper()
+		waitUntil(t, "hoard chat to show "+what, time.Minute, func() bool { return strings.Contains(stdout.String(), what) })
+	}
+	type_ := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("type %q: %v\n%s", line, err, stderr)
+		}
+	}
+	expect("Signed in as")
+	type_("/link CHAT2345")
+	expect("Linked to " + u.name + "@example.com")
+	type_(fmt.Sprintf("/package %d", packageID))
+	expect("[1] 📥 Send it to me")
+	type_("1")
+	saved := fmt.Sprintf("[document %s (%d bytes) saved to %s/%s]", p.FileName, p.FileSize, dir, p.FileName)
+	expect(saved)
+	data, err := os.ReadFile(filepath.Join(dir, p.FileName))
+	if err != nil || int64(len(data)) != p.FileSize {
+		t.Fatalf("saved document: %d bytes, %v; want %d", len(data), err, p.FileSize)
 	}
 }
