@@ -28,7 +28,7 @@ func (db *DB) ClaimBotUpdate(ctx context.Context, kind string, chatID, updateID,
 		WITH claim AS (INSERT INTO bot_handled_updates (kind, chat_id, update_id) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING RETURNING 1),
 		resume AS (UPDATE bot_subscriptions s SET paused_at = NULL FROM messenger_links l
-			WHERE $4 <> 0 AND EXISTS (SELECT 1 FROM claim) AND l.platform_user_id = $4 AND s.user_id = l.user_id
+			WHERE $4::bigint <> 0 AND EXISTS (SELECT 1 FROM claim) AND l.platform_user_id = $4::bigint AND s.user_id = l.user_id
 			AND s.paused_at IS NOT NULL)
 		SELECT EXISTS (SELECT 1 FROM claim)`, kind, chatID, updateID, fromUser).Scan(&won)
 	if err != nil {

@@ -28,8 +28,9 @@ func TestClaimBotUpdate(t *testing.T) {
 		{store.UpdateMessage, 2, 10, true},
 		{store.UpdateCallback, 1, 10, true},
 		{store.UpdateCallback, 1, 10, false},
+		{store.UpdateMessage, 5239676574, 1, true}, // ids beyond 32 bits
 	} {
-		if got, err := db.ClaimBotUpdate(ctx, tc.kind, tc.chat, tc.update, 0); err != nil || got != tc.want {
+		if got, err := db.ClaimBotUpdate(ctx, tc.kind, tc.chat, tc.update, tc.chat); err != nil || got != tc.want {
 			t.Errorf("ClaimBotUpdate(%s, %d, %d) = %v, %v; want %v", tc.kind, tc.chat, tc.update, got, err, tc.want)
 		}
 	}
