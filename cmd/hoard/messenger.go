@@ -136,7 +136,10 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit b
 			return nil, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
 		}
 		d.info = emulator.Info{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys, Phone: info.Phone,
-			Code: info.Code, BotToken: info.BotToken}
+			Code: info.Code, BotToken: info.BotToken, BotUsername: info.BotUsername}
+		for _, u := range info.Users {
+			d.info.Users = append(d.info.Users, emulator.InfoUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
+		}
 		if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
 			d.close()
 			return nil, err

@@ -146,6 +146,14 @@ func (e *Emulator) SetBlocked(userID int64, blocked bool) error {
 	return nil
 }
 
+// SetCallbackTimeout changes how long a button press waits for the bot's
+// answer (Options.CallbackTimeout).
+func (e *Emulator) SetCallbackTimeout(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.opts.CallbackTimeout = d
+}
+
 // BotCommand is an entry of the bot's command list.
 type BotCommand struct {
 	Command     string `json:"command"`

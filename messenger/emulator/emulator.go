@@ -5,8 +5,11 @@
 // invite links, protected channels, posts with documents, photos, albums,
 // replies and captions, file references, chunked downloads and part uploads
 // under the platform's rules, sendMedia, forwarding and pushed updates with
-// getDifference. Every other method answers INPUT_METHOD_INVALID and is
-// logged at error level.
+// getDifference. For the chat bot it models seeded users who sign in and
+// talk to it, private-chat history, deep-link starts, inline keyboards,
+// button presses answered by the bot, edits, blocking, the command list,
+// channels.editAdmin and the bot's flood model (see bot.go). Every other
+// method answers INPUT_METHOD_INVALID and is logged at error level.
 //
 // File bytes live on disk (the seed's files, uploads under the state
 // directory) or are generated on the fly, never whole in memory. Tests steer

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,9 +25,9 @@ func writeFiles(t *testing.T) string {
 func TestParseSeed(t *testing.T) {
 	dir := writeFiles(t)
 	const base = `{"account": {"phone": "+15550000001"}, "bot": {"username": "hoard_bot", "token": "111:demo"},
-		"destination": {"title": "Hoard Archive"}, "channels": [%s], "faults": [%s]}`
+		"destination": {"title": "Hoard Archive"}, "channels": [%s], "faults": [%s], "users": [%s]}`
 	tests := []struct {
-		name, channels, faults, wantErr string
+		name, channels, faults, users, wantErr string
 	}{
 		{name: "ok", channels: `{"title": "A", "username": "chan_a", "joined": true, "category": "STL", "posts": [
 			{"file": "files/a.zip", "caption": "x", "album": 7, "date": "2024-01-05T10:00:00Z"},
@@ -51,16 +52,23 @@ func TestParseSeed(t *testing.T) {
 		{name: "unknown method", faults: `{"method": "upload.getFiles", "error": "X"}`, wantErr: "unknown method"},
 		{name: "fault without action", faults: `{"method": "upload.getFile"}`, wantErr: "one of error"},
 		{name: "fault unknown channel", faults: `{"method": "upload.getFile", "channel": "zzzz", "error": "X"}`, wantErr: "zzzz"},
+		{name: "users and a dropped answer", users: `{"phone": "+1 555 000-0101", "username": "alice", "first_name": "Alice"}, {"phone": "+15550000102"}`,
+			faults: `{"method": "messages.forwardMessages", "drop_answer": true, "times": 1}`},
+		{name: "user without phone", users: `{"username": "alice"}`, wantErr: "users[0].phone"},
+		{name: "user phone not a number", users: `{"phone": "+1555abc"}`, wantErr: "not a phone number"},
+		{name: "user phone of the account", users: `{"phone": "+15550000001"}`, wantErr: "used twice"},
+		{name: "user named like the bot", users: `{"phone": "+15550000101", "username": "hoard_bot"}`, wantErr: "twice"},
+		{name: "unknown user key", users: `{"phone": "+15550000101", "password": "x"}`, wantErr: `"password"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data := []byte(strings.Replace(strings.Replace(base, "%s", tt.channels, 1), "%s", tt.faults, 1))
+			data := []byte(fmt.Sprintf(base, tt.channels, tt.faults, tt.users))
 			s, err := ParseSeed(data, dir)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !filepath.IsAbs(s.Channels[0].Posts[0].File) {
+				if len(s.Channels) > 0 && !filepath.IsAbs(s.Channels[0].Posts[0].File) {
 					t.Fatal("file path not resolved")
 				}
 				return

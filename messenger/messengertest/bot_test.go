@@ -95,7 +95,7 @@ func listening(t testing.TB, bot *telegram.Bot, h messenger.BotHandler) (stop fu
 // newBot connects the seeded bot with cfg.
 func newBot(t testing.TB, env *Env, cfg telegram.Config) *telegram.Bot {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bot, err := telegram.NewBot(ctx, cfg, env.Info.BotToken)
 	if err != nil {
@@ -318,6 +318,14 @@ func TestBotConversation(t *testing.T) {
 		if _, err := b.alice.Press(ctx, got.ID, []byte("p:9")); err == nil {
 			t.Fatal("pressing a button the message does not have succeeded")
 		}
+		b.rec.onCallback = func(context.Context, messenger.CallbackQuery) error { return nil } // never answers
+		b.env.Emu.SetCallbackTimeout(100 * time.Millisecond)
+		if _, err := b.alice.Press(ctx, got.ID, []byte("p:3")); err == nil || !strings.Contains(err.Error(), "BOT_RESPONSE_TIMEOUT") {
+			t.Fatalf("a press the bot never answers: %v, want BOT_RESPONSE_TIMEOUT", err)
+		}
+		if q := <-b.rec.cbs; b.bot.AnswerCallback(ctx, q.QueryID, "too late") == nil {
+			t.Fatal("answering a press that timed out succeeded")
+		}
 	})
 
 	t.Run("refused before sending", func(t *testing.T) {
@@ -380,8 +388,10 @@ func TestBotConversation(t *testing.T) {
 		if _, err := b.bot.Copy(ctx, in.ChatID, b.mammoth.ID, []int{1}, []int64{7}); !errors.Is(err, messenger.ErrAccessLost) {
 			t.Fatalf("Copy from a channel the bot cannot read: %v, want ErrAccessLost", err)
 		}
-		if _, err := b.bot.Copy(ctx, in.ChatID, b.dest.ID, ids, rids[:2]); hoard.ErrorCode(err) != hoard.EINVALID {
-			t.Fatalf("Copy with too few random ids: %v, want invalid", err)
+		for _, bad := range [][]int64{rids[:2], {5, 6, 5}, {5, 0, 6}} {
+			if _, err := b.bot.Copy(ctx, in.ChatID, b.dest.ID, ids, bad); hoard.ErrorCode(err) != hoard.EINVALID {
+				t.Fatalf("Copy with random ids %v: %v, want invalid", bad, err)
+			}
 		}
 	})
 	if n := b.env.Emu.BotFloodTrips(); n != 0 {
@@ -471,46 +481,44 @@ func TestBotExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestBotFloodModel: with the default limits and pacer the bot never trips
+// the platform's flood model; with its limits raised, it does, and the
+// FLOOD_WAIT comes back as a *FloodWait at once.
 func TestBotFloodModel(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, nil)
-	model := messenger.BotLimits{PerChat: 20, PerChatBurst: 3, Global: 100}
-	f.env.Emu.SetBotFlood(emulator.BotFlood{PerChat: model.PerChat, PerChatBurst: model.PerChatBurst, Global: model.Global})
-	cfg := f.env.Config("bot")
-	cfg.BotLimits = model
-	paced := newBot(t, f.env, cfg)
+	env := Start(t, "") // the emulator's default model: 1/s per chat (burst 3), 30/s overall
+	ctx := ctxT(t)
+	cfg := env.Config("bot")
+	paced := newBot(t, env, cfg)
 	rec := newRecorder()
 	stop := listening(t, paced, rec)
-	alice := f.env.UserChat(t, AlicePhone)
-	if _, err := alice.Send(ctxT(t), "hi"); err != nil {
+	alice := env.UserChat(t, AlicePhone)
+	if _, err := alice.Send(ctx, "hi"); err != nil {
 		t.Fatal(err)
 	}
 	chat := rec.next(t).ChatID
 	stop()
-	ctx := ctxT(t)
-	for i := range 15 {
+	for i := range 6 { // the burst of 3, then 3 paced a second apart
 		if _, err := paced.Send(ctx, chat, messenger.OutgoingMessage{HTML: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := f.env.Emu.BotFloodTrips(); n != 0 {
+	if n := env.Emu.BotFloodTrips(); n != 0 {
 		t.Fatalf("the paced bot tripped the flood model %d times", n)
 	}
 
-	// The same bot with its limits raised far above the model's: the
-	// platform answers FLOOD_WAIT, returned at once as *FloodWait.
 	cfg.BotLimits = messenger.BotLimits{PerChat: 10000, PerChatBurst: 1000, Global: 10000}
 	cfg.MaxInlineFloodWait = time.Nanosecond
-	unpaced := newBot(t, f.env, cfg)
+	unpaced := newBot(t, env, cfg)
 	var fw *messenger.FloodWait
-	for i := 0; i < 40 && fw == nil; i++ {
-		_, err := unpaced.Send(ctx, chat, messenger.OutgoingMessage{HTML: fmt.Sprint(i)})
+	for i := 0; i < 10 && fw == nil; i++ {
+		_, err := unpaced.Send(ctx, chat, messenger.OutgoingMessage{HTML: fmt.Sprint("fast ", i)})
 		if err != nil && !errors.As(err, &fw) {
 			t.Fatal(err)
 		}
 	}
-	if fw == nil || fw.RetryAfter < time.Second || f.env.Emu.BotFloodTrips() == 0 {
-		t.Fatalf("40 unpaced messages: flood wait %v, %d trips; want the model to trip", fw, f.env.Emu.BotFloodTrips())
+	if fw == nil || fw.RetryAfter < time.Second || env.Emu.BotFloodTrips() != 1 {
+		t.Fatalf("unpaced messages: flood wait %v after %d trips; want one trip answered with a flood wait", fw, env.Emu.BotFloodTrips())
 	}
 }
 
@@ -563,6 +571,17 @@ func TestBotListenHandover(t *testing.T) {
 	}
 	recB.none(t)
 	recA.none(t)
+
+	// A push lost on the way: the next one reveals the gap, getDifference
+	// fills it.
+	env.Emu.LosePushes(env.Emu.BotID(), 1)
+	send("five")
+	send("six")
+	got = []string{recB.next(t).Text, recB.next(t).Text}
+	slices.Sort(got)
+	if want := []string{"five", "six"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("after a lost push B received %q, want %q", got, want)
+	}
 }
 
 // TestBotPrivateDestination: the bot learns a private destination when the

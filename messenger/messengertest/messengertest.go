@@ -212,7 +212,7 @@ func (e *Env) Config(key string) telegram.Config {
 // Account connects and signs in the seeded account.
 func (e *Env) Account(t testing.TB, cfg telegram.Config) *telegram.Account {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	acc, err := telegram.NewAccount(ctx, cfg)
 	if err != nil {
@@ -238,7 +238,7 @@ func (e *Env) Account(t testing.TB, cfg telegram.Config) *telegram.Account {
 // with the bot.
 func (e *Env) UserChat(t testing.TB, phone string) *telegram.UserChat {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := e.Config("user:" + phone)
 	uc, err := telegram.NewUserChat(ctx, cfg, phone, e.Info.Code, e.Info.BotUsername)

@@ -2,10 +2,13 @@ package messengertest
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/emulator"
 )
 
 func TestEmulatorStatePersists(t *testing.T) {
@@ -53,5 +56,70 @@ func TestEmulatorStatePersists(t *testing.T) {
 		Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))})
 	if err != nil || id2 != id+1 {
 		t.Fatalf("next post id = %d, %v; want %d", id2, err, id+1)
+	}
+}
+
+// TestEmulatorBotStatePersists: what the bot did survives an emulator
+// restart — messages with their keyboards, the command list, random ids (a
+// retry after the restart delivers nothing twice) and blocks.
+func TestEmulatorBotStatePersists(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	seed := DefaultSeed(t, dir)
+	ctx := ctxT(t)
+	env := StartIn(t, seed, dir)
+	cfg := env.Config("bot") // the session store outlives the emulator
+	bot := newBot(t, env, cfg)
+	rec := newRecorder()
+	stop := listening(t, bot, rec)
+	alice := env.UserChat(t, AlicePhone)
+	if _, err := alice.Start(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	chat := rec.next(t).ChatID
+	kb := messenger.Keyboard{{{Text: "More", Data: []byte("m:1")}}}
+	if _, err := bot.Send(ctx, chat, messenger.OutgoingMessage{HTML: "<b>kept</b>", Keyboard: kb, RandomID: 77}); err != nil {
+		t.Fatal(err)
+	}
+	cmds := []messenger.BotCommand{{Command: "help", Description: "Help"}}
+	if err := bot.SetCommands(ctx, cmds); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Emu.SetBlocked(env.Emu.UserID(BobPhone), true); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	_ = bot.Close()
+	_ = alice.Close()
+	_ = env.Emu.Close()
+
+	env2 := StartIn(t, seed, dir)
+	if got, want := env2.Emu.BotCommands(), []emulator.BotCommand{{Command: "help", Description: "Help"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("commands after restart = %+v, want %+v", got, want)
+	}
+	// Auth keys are not persisted, and the port changed: a new session,
+	// with what the bot learned (its update state and access hashes).
+	cfg2 := env2.Config("bot")
+	for _, key := range []string{"bot/updates", "bot/peers"} {
+		blob, err := cfg.Sessions.LoadSession(ctx, key)
+		if err != nil || blob == nil {
+			t.Fatalf("%s: %v, %v", key, blob, err)
+		}
+		if err := cfg2.Sessions.SaveSession(ctx, key, blob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bot2 := newBot(t, env2, cfg2)
+	if _, err := bot2.Send(ctx, chat, messenger.OutgoingMessage{HTML: "retry", RandomID: 77}); !errors.Is(err, messenger.ErrDuplicate) {
+		t.Fatalf("a retry after the restart: %v, want ErrDuplicate", err)
+	}
+	alice2 := env2.UserChat(t, AlicePhone)
+	want := []shown{{Text: "kept", Entities: []string{"messageEntityBold"}, Keyboard: kb}}
+	if got := received(t, alice2); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Alice's chat after restart = %+v, want %+v", got, want)
+	}
+	bob := env2.UserChat(t, BobPhone)
+	if _, err := bob.Send(ctx, "hi"); !errors.Is(err, messenger.ErrBlocked) {
+		t.Fatalf("Bob writing to the bot he blocked: %v, want ErrBlocked (YOU_BLOCKED_USER)", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -171,7 +172,7 @@ func (b *Bot) Listen(ctx context.Context, h messenger.BotHandler) error {
 	}
 	var handlers sync.WaitGroup
 	mgr := updates.New(updates.Config{
-		Handler:          learningHandler{peers: b.peers, next: b.dispatcher(ctx, h, &handlers)},
+		Handler:          learningHandler{peers: b.peers, next: b.dispatcher(ctx, h, &handlers), log: b.cfg.Logger},
 		Storage:          state,
 		AccessHasher:     b.peers,
 		UserAccessHasher: b.peers,
@@ -190,16 +191,19 @@ func (b *Bot) Listen(ctx context.Context, h messenger.BotHandler) error {
 
 // learningHandler records the access hashes of every update's users and
 // channels before passing it on, so any process of the bot can address them.
+// A hash that cannot be saved is logged; the update is handled all the same
+// (this process keeps the hash in memory).
 type learningHandler struct {
 	peers *peerStore
 	next  telegram.UpdateHandler
+	log   *slog.Logger
 }
 
 // Handle implements telegram.UpdateHandler.
 func (l learningHandler) Handle(ctx context.Context, u tg.UpdatesClass) error {
 	if v, ok := u.(*tg.Updates); ok {
 		if err := l.peers.learn(ctx, v.Users, v.Chats); err != nil {
-			return err
+			l.log.Warn("telegram: bot: save access hashes", "error", err)
 		}
 	}
 	return l.next.Handle(ctx, u)

@@ -72,8 +72,9 @@ func (b *Bot) Send(ctx context.Context, chatID int64, m messenger.OutgoingMessag
 }
 
 // Edit implements messenger.Bot: the text (or a photo's caption) and the
-// keyboard are replaced; a message left as it was is not an error. Edits
-// are paced like messages (the platform limits them alike).
+// keyboard are replaced (no keyboard removes it); a message left as it was
+// is not an error, so an unanswered attempt is simply repeated. Edits are
+// paced like messages (the platform limits them alike).
 func (b *Bot) Edit(ctx context.Context, chatID int64, messageID int, m messenger.OutgoingMessage) error {
 	op := fmt.Sprintf("bot edit message %d in %d", messageID, chatID)
 	if len(m.Photo) > 0 {
@@ -90,8 +91,12 @@ func (b *Bot) Edit(ctx context.Context, chatID int64, messageID int, m messenger
 	if err := b.pace(ctx, chatID, 1); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	_, err = b.conn.api.MessagesEditMessage(ctx, &tg.MessagesEditMessageRequest{Peer: peer, ID: messageID,
-		Message: text, Entities: ents, ReplyMarkup: rm, NoWebpage: true})
+	err = b.deliver(ctx, op, func(ctx context.Context) error {
+		// Repeating an edit is harmless: the same edit again changes nothing.
+		_, err := b.conn.api.MessagesEditMessage(ctx, &tg.MessagesEditMessageRequest{Peer: peer, ID: messageID,
+			Message: text, Entities: ents, ReplyMarkup: rm, NoWebpage: true})
+		return err
+	})
 	if tgerr.Is(err, "MESSAGE_NOT_MODIFIED") {
 		return nil
 	}
@@ -153,10 +158,12 @@ func (b *Bot) Copy(ctx context.Context, chatID int64, channelID int64, msgIDs []
 	if len(msgIDs) != len(randomIDs) {
 		return 0, hoard.Errorf(hoard.EINVALID, "%s: %d message ids but %d random ids", op, len(msgIDs), len(randomIDs))
 	}
+	seen := make(map[int64]bool, len(randomIDs))
 	for _, r := range randomIDs {
-		if r == 0 {
-			return 0, hoard.Errorf(hoard.EINVALID, "%s: a random id is 0", op)
+		if r == 0 || seen[r] {
+			return 0, hoard.Errorf(hoard.EINVALID, "%s: random ids must be distinct and not 0", op)
 		}
+		seen[r] = true
 	}
 	to, err := b.userPeer(ctx, chatID)
 	if err != nil {

@@ -77,11 +77,12 @@ func (p *peerStore) merge(ctx context.Context, selfID int64, users, channels map
 	if selfID != p.data.UserID || (!differs(p.data.Users, users) && !differs(p.data.Channels, channels)) {
 		return nil
 	}
-	if err := p.reloadLocked(ctx); err != nil {
-		return err
-	}
+	reloadErr := p.reloadLocked(ctx)
 	maps.Copy(p.data.Users, users)
 	maps.Copy(p.data.Channels, channels)
+	if reloadErr != nil {
+		return reloadErr // kept in memory; saving now could erase others' entries
+	}
 	blob, err := json.Marshal(p.data)
 	if err != nil {
 		return fmt.Errorf("save peers: %w", err)
