@@ -52,11 +52,14 @@ const (
 	NotifyUploadFailed      NotificationType = "UPLOAD_FAILED"
 	NotifyDownloadFailed    NotificationType = "DOWNLOAD_FAILED"
 	NotifyOrphanedIndex     NotificationType = "ORPHANED_INDEX"
+	// NotifyOrphanedPost is a document in the destination channel that no
+	// package and no publication in flight points to.
+	NotifyOrphanedPost NotificationType = "ORPHANED_POST"
 )
 
 // NotificationTypes lists every notification type.
 var NotificationTypes = []NotificationType{NotifyHashMismatch, NotifyMissingPart, NotifyGroupingConflict,
-	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex}
+	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex, NotifyOrphanedPost}
 
 // Valid reports whether t is one of NotificationTypes.
 func (t NotificationType) Valid() bool { return oneOf(t, NotificationTypes) }

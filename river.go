@@ -189,8 +189,10 @@ func (ManualUploadArgs) InsertOpts() river.InsertOpts {
 // AuditArgs runs the integrity audit after an ingestion cycle (SPEC rule
 // 16): MISSING_PART for multi-part packages whose stored destination ids
 // (more than one) differ from their part count, ORPHANED_INDEX for packages
-// with a destination channel and no destination message. Notifications are
-// de-duplicated per package.
+// with a destination channel and no destination message, ORPHANED_POST for
+// documents posted to the destination since the previous audit that no
+// package or publication points to. Notifications are de-duplicated per
+// package (per message for orphaned posts).
 type AuditArgs struct {
 	RunID int64 `json:"run_id,omitempty"`
 }

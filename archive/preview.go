@@ -96,6 +96,20 @@ type ExtractOptions struct {
 	Timeout time.Duration
 	// MaxDictionarySize caps the RAR dictionary (DefaultMaxDictionarySize).
 	MaxDictionarySize int64
+	// NameKey, when set, maps an entry's name as the archive holds it to
+	// the form the caller names entries by: an entry matches when
+	// NameKey(its name) equals the name asked for. Callers that stored
+	// names made storable (NUL and invalid UTF-8 replaced, cut) find the
+	// entry by its stored name; nil compares the names as they are.
+	NameKey func(name string) string
+}
+
+// matches reports whether an entry called name is the one asked for.
+func (o ExtractOptions) matches(name, want string) bool {
+	if o.NameKey != nil {
+		return o.NameKey(name) == want
+	}
+	return name == want
 }
 
 func (o ExtractOptions) withDefaults() ExtractOptions {
@@ -191,7 +205,7 @@ func extractZip(ctx context.Context, parts *Parts, name string, opts ExtractOpti
 		return nil, err
 	}
 	for _, f := range zr.File {
-		if f.Name != name {
+		if !opts.matches(f.Name, name) {
 			continue
 		}
 		if f.Flags&0x1 != 0 {
@@ -222,7 +236,7 @@ func extract7z(ctx context.Context, parts *Parts, name string, opts ExtractOptio
 	// Bytes decoded before the entry: the earlier files of its block.
 	before := map[int]int64{}
 	for _, f := range zr.File {
-		if f.Name != name {
+		if !opts.matches(f.Name, name) {
 			before[f.Stream] += int64(f.UncompressedSize)
 			continue
 		}
@@ -264,7 +278,7 @@ func extractRar(ctx context.Context, parts *Parts, name string, opts ExtractOpti
 	var before int64
 	idx := -1
 	for i, f := range files {
-		if f.Name == name && !f.IsDir {
+		if opts.matches(f.Name, name) && !f.IsDir {
 			idx = i
 			break
 		}
@@ -312,7 +326,7 @@ func extractRar(ctx context.Context, parts *Parts, name string, opts ExtractOpti
 			}
 			return nil, wrap(err)
 		}
-		if i == idx && h.Name == name {
+		if i == idx && opts.matches(h.Name, name) {
 			data, err := readLimited(&rc.Reader, opts.MaxSize)
 			return data, wrap(err)
 		}

@@ -151,3 +151,28 @@ func TestMatchPhoto(t *testing.T) {
 		})
 	}
 }
+
+// TestExtractByStoredName: with a NameKey, an entry whose name the caller
+// stored in another form (NUL and invalid UTF-8 replaced) is found by that
+// form, whole and by range; without one, only the exact name matches.
+func TestExtractByStoredName(t *testing.T) {
+	ctx := context.Background()
+	img := pseudoRandom(5000, 3)
+	stored := func(name string) string {
+		return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", "\uFFFD"), "\uFFFD")
+	}
+	data := makeZip(t, []testFile{{"ok.stl", pseudoRandom(1000, 4)}, {"nul\x00dir/c\xffover.png", img}}, zipOpts{})
+	p := writeTemp(t, "x.zip", data)
+	keyed := ExtractOptions{NameKey: stored}
+	type result struct {
+		Whole, Ranged, Plain bool
+	}
+	whole, err1 := Extract(ctx, ZIP, []string{p}, "nul\uFFFDdir/c\uFFFDover.png", keyed)
+	ranged, err2 := ReadZipEntry(ctx, bytes.NewReader(data), int64(len(data)), "nul\uFFFDdir/c\uFFFDover.png", keyed)
+	_, err3 := Extract(ctx, ZIP, []string{p}, "nul\uFFFDdir/c\uFFFDover.png", ExtractOptions{})
+	got := result{Whole: err1 == nil && bytes.Equal(whole, img), Ranged: err2 == nil && bytes.Equal(ranged, img),
+		Plain: errors.Is(err3, ErrEntryNotFound)}
+	if want := (result{true, true, true}); got != want {
+		t.Errorf("got %+v (%v, %v, %v), want %+v", got, err1, err2, err3, want)
+	}
+}

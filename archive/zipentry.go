@@ -101,6 +101,11 @@ func (s ZipEntrySpan) DataRange(localHeader []byte, size int64) (Range, error) {
 // no file entry has that exact name. r is typically a remote file whose
 // ReadAt costs a download, so nothing else is read.
 func FindZipEntry(r io.ReaderAt, size int64, name string, maxDirectory int64) (ZipEntrySpan, error) {
+	return findZipEntry(r, size, name, maxDirectory, ExtractOptions{})
+}
+
+// findZipEntry is FindZipEntry matching names with opts.NameKey.
+func findZipEntry(r io.ReaderAt, size int64, name string, maxDirectory int64, opts ExtractOptions) (ZipEntrySpan, error) {
 	if maxDirectory <= 0 {
 		maxDirectory = DefaultMaxZipDirectory
 	}
@@ -137,7 +142,7 @@ func FindZipEntry(r io.ReaderAt, size int64, name string, maxDirectory int64) (Z
 	if _, err := r.ReadAt(dir, start); err != nil && !(errors.Is(err, io.EOF) && len(dir) == 0) {
 		return ZipEntrySpan{}, fmt.Errorf("read central directory: %w", err)
 	}
-	span, err := FindZipEntryInDirectory(dir, name)
+	span, err := findZipEntryInDirectory(dir, name, opts)
 	if err != nil {
 		return ZipEntrySpan{}, err
 	}
@@ -153,6 +158,12 @@ func FindZipEntry(r io.ReaderAt, size int64, name string, maxDirectory int64) (Z
 // the archive's start. A truncated or corrupt directory ends the scan;
 // ErrEntryNotFound when the name is not among the records read.
 func FindZipEntryInDirectory(dir []byte, name string) (ZipEntrySpan, error) {
+	return findZipEntryInDirectory(dir, name, ExtractOptions{})
+}
+
+// findZipEntryInDirectory is FindZipEntryInDirectory matching names with
+// opts.NameKey.
+func findZipEntryInDirectory(dir []byte, name string, opts ExtractOptions) (ZipEntrySpan, error) {
 	for len(dir) >= zipCentralHeaderLen {
 		hdr := dir[:zipCentralHeaderLen]
 		if binary.LittleEndian.Uint32(hdr) != 0x02014b50 {
@@ -165,7 +176,9 @@ func FindZipEntryInDirectory(dir []byte, name string) (ZipEntrySpan, error) {
 		if recLen > len(dir) {
 			break
 		}
-		if string(dir[zipCentralHeaderLen:zipCentralHeaderLen+nameLen]) != name {
+		// Compared without a key as bytes: no string is allocated per record.
+		raw := dir[zipCentralHeaderLen : zipCentralHeaderLen+nameLen]
+		if opts.NameKey == nil && string(raw) != name || opts.NameKey != nil && opts.NameKey(string(raw)) != name {
 			dir = dir[recLen:]
 			continue
 		}
@@ -209,7 +222,7 @@ func ReadZipEntry(ctx context.Context, r io.ReaderAt, size int64, name string, o
 		}
 	}()
 	ra := &ctxReaderAt{ctx: ctx, r: r, limit: opts.MaxInput}
-	span, err := FindZipEntry(ra, size, name, min(opts.MaxInput, DefaultMaxZipDirectory))
+	span, err := findZipEntry(ra, size, name, min(opts.MaxInput, DefaultMaxZipDirectory), opts)
 	if err != nil {
 		return nil, fmt.Errorf("read zip entry %q: %w", name, err)
 	}

@@ -5,36 +5,15 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 )
 
 // text makes catalog text (names, creators, tags, group names: they come
-// from channels hoard does not control) safe to put in a reply: display
-// controls neutralised (displayText), then HTML-escaped. Every piece of
-// catalog text in a reply passes here.
-func text(s string) string { return messenger.EscapeHTML(displayText(s)) }
-
-// displayText neutralises characters that change how the text around them
-// is shown: bidirectional embeddings, overrides and isolates (which can
-// make "exe.zip" read as "piz.exe"), replaced by U+FFFD.
-//
-// DISPLAY-TEXT CALL SITE: when the root package gains hoard.DisplayText
-// (another branch adds it), this function becomes a call of it.
-func displayText(s string) string {
-	if !strings.ContainsFunc(s, isDirectionControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isDirectionControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
-
-func isDirectionControl(r rune) bool {
-	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069') || r == '\u200E' || r == '\u200F' || r == '\u061C'
-}
+// from channels hoard does not control) safe to put in a reply: direction
+// and other invisible controls neutralised (hoard.DisplayText), then
+// HTML-escaped. Every piece of catalog text in a reply passes here.
+func text(s string) string { return messenger.EscapeHTML(hoard.DisplayText(s)) }
 
 // utf16Len is the length of s as the platform counts it: UTF-16 code units.
 func utf16Len(s string) int {

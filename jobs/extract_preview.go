@@ -131,10 +131,7 @@ func extractionMessage(err error) string {
 	if hoard.ErrorCode(err) == hoard.EINTERNAL {
 		msg = err.Error() // curators see what broke
 	}
-	if len(msg) > 1000 {
-		msg = msg[:1000]
-	}
-	return msg
+	return truncate(msg, 1000)
 }
 
 // fetchResult is what an attempt learnt about its download, also on
@@ -201,7 +198,7 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 	whole := at != archive.ZIP
 	if at == archive.ZIP {
 		res.method = methodRanged
-		data, err = archive.ReadZipEntry(ctx, rf, rf.size, f.Path, archive.ExtractOptions{MaxInput: RangedPreviewBudget})
+		data, err = archive.ReadZipEntry(ctx, rf, rf.size, f.Path, archive.ExtractOptions{MaxInput: RangedPreviewBudget, NameKey: storedEntryPath})
 		if errors.Is(err, archive.ErrNoRange) {
 			d.Logger.Info("zip index unusable; downloading the whole archive", "package", p.ID, "err", err)
 			whole = true
@@ -252,7 +249,7 @@ func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type
 			return nil, fmt.Errorf("download part %d of %d: %w", i+1, len(rf.parts), err)
 		}
 	}
-	return archive.Extract(ctx, at, paths, entry, archive.ExtractOptions{})
+	return archive.Extract(ctx, at, paths, entry, archive.ExtractOptions{NameKey: storedEntryPath})
 }
 
 // remotePackage resolves the package's destination messages into a

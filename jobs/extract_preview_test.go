@@ -134,6 +134,15 @@ func TestExtractPreview(t *testing.T) {
 		rarwriter.Options{})[0]
 	rarMsg := post("Pack.rar", rarData)
 
+	// An entry whose raw name could not be stored: the listing holds its
+	// storable form, by which it is chosen.
+	hostileData, _ := testZip(t, []struct {
+		name    string
+		data    []byte
+		deflate bool
+	}{{"nul\x00dir/c\xffover.jpg", cover, true}})
+	hostileMsg := post("Hostile Pack.zip", hostileData)
+
 	db, dest := destinationDB(t, env.Info.Phone, peer)
 	pkg := func(name string, t0 hoard.ArchiveType, size int64, files []hoard.PackageFile, msgs ...int64) *hoard.Package {
 		t.Helper()
@@ -151,6 +160,8 @@ func TestExtractPreview(t *testing.T) {
 	}
 	zipPkg := pkg("Big Pack.zip", hoard.ArchiveZIP, int64(len(zipData)), zipFiles, single)
 	splitPkg := pkg("Split Pack.zip", hoard.ArchiveZIP, int64(len(zipData)), zipFiles, part1, part2)
+	hostilePkg := pkg("Hostile Pack.zip", hoard.ArchiveZIP, int64(len(hostileData)),
+		[]hoard.PackageFile{{Path: storedEntryPath("nul\x00dir/c\xffover.jpg"), Size: int64(len(cover))}}, hostileMsg)
 	rarPkg := pkg("Pack.rar", hoard.ArchiveRAR, int64(len(rarData)), []hoard.PackageFile{{Path: "model.stl", Size: 1 << 20},
 		{Path: "preview.jpg", Size: int64(len(png))}}, rarMsg)
 
@@ -201,6 +212,13 @@ func TestExtractPreview(t *testing.T) {
 		}
 		wantPreview(zipPkg, 640, 480)
 		t.Logf("ranged: %d of %d bytes", n, len(zipData))
+	})
+	t.Run("entry chosen by its stored name", func(t *testing.T) {
+		x, _, _ := extract(hostilePkg, "nul\uFFFDdir/c\uFFFDover.jpg")
+		if x.Status != hoard.ExtractionDone {
+			t.Fatalf("extraction %+v", x)
+		}
+		wantPreview(hostilePkg, 640, 480)
 	})
 	t.Run("deflated entry", func(t *testing.T) {
 		x, _, _ := extract(zipPkg, "renders/small.jpg")

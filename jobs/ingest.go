@@ -233,10 +233,7 @@ func (d *Deps) skipFailure(ctx context.Context, db *store.DB, rec hoard.SkippedP
 	final := attempt >= maxAttempts || permanent(err)
 	rec.AttemptCount = attempt
 	rec.MaxAttempts = maxAttempts
-	rec.LastError = err.Error()
-	if len(rec.LastError) > 2000 {
-		rec.LastError = rec.LastError[:2000]
-	}
+	rec.LastError = truncate(err.Error(), 2000)
 	rec.Status = hoard.SkipRetrying
 	if final {
 		rec.Status = hoard.SkipGaveUp
@@ -336,7 +333,7 @@ func (d *Deps) accessLost(ctx context.Context, db *store.DB, ch *hoard.Channel, 
 		}
 		_, err = tx.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyChannelAccessLost, Severity: hoard.SeverityError,
 			Title:     "Channel access lost: " + ch.Title,
-			Message:   "The account can no longer read this channel: " + cause.Error(),
+			Message:   "The account can no longer read this channel: " + truncate(cause.Error(), 2000),
 			ChannelID: ch.ID, DedupKey: "CHANNEL_ACCESS_LOST:" + strconv.FormatInt(ch.ID, 10)})
 		return err
 	})

@@ -83,13 +83,14 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if p, err := db.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
 		return nil // indexed by an earlier attempt
 	}
+	// A FAILED transfer of this set may have posted parts already: they
+	// are taken up again below rather than posted a second time.
+	var failed *hoard.Transfer
 	if t, err := db.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
 		if t.Status != hoard.TransferFailed {
 			return nil // an earlier attempt handed it over to its upload_part jobs
 		}
-		if err := db.DeleteTransfer(ctx, t.ID); err != nil {
-			return err
-		}
+		failed = t
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
@@ -164,7 +165,12 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	var previewMsg int64
 	if ph, ok := byID[int(a.PhotoMessageID)]; ok && a.PhotoMessageID != 0 && ph.Photo != nil {
 		act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
-		if data, err := src.account.DownloadThumbnail(ctx, src.peer, ph); err == nil && len(data) > 0 {
+		data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
+		if err == nil {
+			// Re-encoded like every preview: bounded, whatever was posted.
+			data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+		}
+		if err == nil && len(data) > 0 {
 			preview, previewMsg = data, a.PhotoMessageID
 		} else {
 			d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
@@ -212,7 +218,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if topic != nil {
 		topicName, general = topic.TopicName, topic.IsGeneral
 	}
-	draft.Creator = archive.Creator(topicName, general, a.FileName, src.channel.Title)
+	draft.Creator = hoard.StorableText(archive.Creator(topicName, general, a.FileName, src.channel.Title), hoard.MaxCreatorLen)
 	draft.InspectionNote = unlistableNote(det, typ)
 	if src.channel.Category != "" {
 		draft.Tags = []string{src.channel.Category}
@@ -220,7 +226,23 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	t := &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
 		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: paths, ContentHash: hash, Draft: draft,
 		PreviewData: preview}
+	resume, err := d.resumable(ctx, failed, t, tparts)
+	if err != nil {
+		return err
+	}
 	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if resume != nil {
+			t.ID = failed.ID
+			if err := tx.ResumeTransfer(ctx, t); err != nil {
+				return err
+			}
+			return d.continueTransfer(ctx, tx, client, t, resume.parts, resume.present, job.MaxAttempts)
+		}
+		if failed != nil {
+			if err := tx.DeleteTransfer(ctx, failed.ID); err != nil {
+				return err
+			}
+		}
 		if err := tx.CreateTransfer(ctx, t, tparts); err != nil {
 			return err
 		}
@@ -241,6 +263,41 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	keep = true
 	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", typ)
 	return nil
+}
+
+// resumption is a FAILED transfer's parts that a new attempt takes up, and
+// which of their recorded posts are still in the destination.
+type resumption struct {
+	parts   []hoard.TransferPart
+	present map[int64]bool
+}
+
+// resumable decides whether a new attempt t of a source set takes up the
+// set's FAILED transfer (nil when there is none): when the bytes are the
+// same (content hash) and so is the split plan, the parts it posted stay
+// and only the others are posted — a failure after publishing never
+// leaves a second copy in the destination. Otherwise (the source changed,
+// or the plan did) it returns nil and the old transfer is dropped; what it
+// posted is then reported by the audit as orphaned.
+func (d *Deps) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []hoard.TransferPart) (*resumption, error) {
+	if failed == nil || failed.ContentHash != t.ContentHash || failed.DestChannelID != t.DestChannelID ||
+		failed.AccountID != t.AccountID {
+		return nil, nil
+	}
+	parts, present, err := d.postedParts(ctx, d.DB, failed)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != len(plan) {
+		return nil, nil
+	}
+	for i, p := range parts {
+		if p.Name != plan[i].Name || p.Offset != plan[i].Offset || p.Length != plan[i].Length {
+			return nil, nil
+		}
+	}
+	d.Logger.Info("taking up a failed publication", "file", t.Draft.FileName, "transfer", failed.ID, "posted", len(present))
+	return &resumption{parts: parts, present: present}, nil
 }
 
 // download fetches every part into dir (part-000, part-001, …) and returns

@@ -156,10 +156,14 @@ func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref mess
 	return after, nil
 }
 
-// truncate cuts s to at most n bytes.
+// truncate makes a message for a row storable: error texts quote platform
+// text (names, titles), so NUL and invalid UTF-8 are replaced; then it is
+// cut to at most n characters, never inside a UTF-8 sequence, with an
+// ellipsis when cut.
 func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+	s = hoard.StorableLongText(s, 0)
+	if cut := hoard.StorableLongText(s, n); cut != s {
+		return cut + "…"
 	}
-	return s[:n] + "…"
+	return s
 }

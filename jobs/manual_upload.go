@@ -64,7 +64,7 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 				return ctx.Err()
 			}
 			d.Logger.Warn("manual upload file failed", "upload", up.ID, "file", f.FileName, "err", err)
-			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, err.Error(), "", 0); serr != nil {
+			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, truncate(err.Error(), 2000), "", 0); serr != nil {
 				return serr
 			}
 		}
@@ -138,7 +138,7 @@ func (d *Deps) manualFileDone(ctx context.Context, t *hoard.Transfer) {
 
 // manualFileFailed records a manual upload file's final failure.
 func (d *Deps) manualFileFailed(ctx context.Context, t *hoard.Transfer, cause error) {
-	if err := d.DB.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadFailed, cause.Error(), "", 0); err != nil {
+	if err := d.DB.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadFailed, truncate(cause.Error(), 2000), "", 0); err != nil {
 		d.Logger.Error("mark upload file failed", "file", t.ManualUploadFileID, "err", err)
 	}
 	d.finishManualFile(ctx, t.ManualUploadFileID)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -94,7 +95,8 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 		if err := tx.SetTransferStatus(ctx, t.ID, hoard.TransferVerifying, ""); err != nil {
 			return err
 		}
-		_, err = client.InsertTx(ctx, tx.Tx(), hoard.VerifyTransferArgs{RunID: a.RunID, TransferID: t.ID}, nil)
+		verify := hoard.VerifyTransferArgs{RunID: a.RunID, TransferID: t.ID}
+		_, err = client.InsertTx(ctx, tx.Tx(), verify, withMaxAttempts(verify.InsertOpts(), job.MaxAttempts))
 		return err
 	})
 }
@@ -187,7 +189,7 @@ func (d *Deps) transferFailed(ctx context.Context, transferID int64, attempt, ma
 	}
 	final := attempt >= maxAttempts || permanent(err)
 	if final {
-		if serr := db.SetTransferStatus(ctx, t.ID, hoard.TransferFailed, err.Error()); serr != nil {
+		if serr := db.SetTransferStatus(ctx, t.ID, hoard.TransferFailed, truncate(err.Error(), 2000)); serr != nil {
 			d.Logger.Error("mark transfer failed", "transfer", t.ID, "err", serr)
 		}
 	}
@@ -218,6 +220,13 @@ type VerifyTransferWorker struct {
 
 // Timeout implements river.Worker: re-hashing reads the whole file.
 func (w *VerifyTransferWorker) Timeout(*river.Job[hoard.VerifyTransferArgs]) time.Duration { return -1 }
+
+// NextRetry implements river.Worker: the transfer jobs' backoff, not
+// River's attempt⁴ seconds (which waits over four minutes before a fifth
+// attempt).
+func (w *VerifyTransferWorker) NextRetry(job *river.Job[hoard.VerifyTransferArgs]) time.Time {
+	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+}
 
 // Work implements river.Worker.
 func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
@@ -256,6 +265,15 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		return failedAt(hoard.SkipHashMismatch, err)
 	}
 	if sum != t.ContentHash {
+		// What was uploaded came from these bytes: a retry must not take
+		// those posts up (resumable); the audit reports them as orphaned.
+		for _, part := range parts {
+			if part.ResendMessageID == 0 && part.DestMessageID != 0 {
+				if err := db.ClearTransferPart(ctx, t.ID, part.PartNo); err != nil {
+					return err
+				}
+			}
+		}
 		return d.hashMismatch(ctx, t, sum)
 	}
 
@@ -388,23 +406,58 @@ func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, [
 	entries := archive.PackageFiles(p.FileName, p.FileSize, listing)
 	files := make([]hoard.PackageFile, len(entries))
 	for i, e := range entries {
-		files[i] = hoard.PackageFile{Path: e.Path, Size: max(e.Size, 0), CompressedSize: max(e.CompressedSize, 0)}
+		files[i] = hoard.PackageFile{Path: storedEntryPath(e.Path),
+			Size: max(e.Size, 0), CompressedSize: max(e.CompressedSize, 0)}
 		if e.HasCRC {
 			crc := e.CRC32
 			files[i].CRC32 = &crc
 		}
 	}
 	if len(p.PreviewData) == 0 && at != archive.Document {
-		if e, ok := archive.ChoosePreview(listing.Entries); ok {
-			data, err := archive.Extract(ctx, at, t.SpoolPaths, e.Path, archive.ExtractOptions{})
-			if err == nil && len(data) > 0 {
-				p.PreviewData = data
-			} else if err != nil {
-				d.Logger.Info("no preview extracted", "file", p.FileName, "entry", e.Path, "err", err)
-			}
-		}
+		p.PreviewData = d.archivePreview(ctx, at, t.SpoolPaths, listing.Entries, p.FileName)
 	}
 	return p, files, nil
+}
+
+// storedEntryPath is the form an archive entry's path is stored in. Paths
+// come from strangers' archives: archive lists them as they are (so that
+// extraction finds the exact bytes) and they are made storable here, where
+// they enter the catalog; extracting a stored entry later maps names the
+// same way (archive.ExtractOptions.NameKey).
+func storedEntryPath(raw string) string { return hoard.StorableLongText(raw, hoard.MaxEntryPathLen) }
+
+// previewTries is how many preview candidates of one archive are tried.
+const previewTries = 3
+
+// archivePreview extracts the best preview image of an archive's listing
+// and re-encodes it as a bounded JPEG (archive.MakeThumbnail, as manual
+// extraction does): whatever the archive holds, browsers get at most an
+// 800-pixel JPEG, and an image whose header declares too many pixels (a
+// decompression bomb) is refused before a pixel is decoded. A candidate
+// that cannot be extracted or decoded gives way to the next best, up to
+// previewTries; nil when none works.
+func (d *Deps) archivePreview(ctx context.Context, at archive.Type, paths []string, entries []archive.Entry, name string) []byte {
+	var rest []archive.Entry
+	for try := range previewTries {
+		e, ok := archive.ChoosePreview(entries)
+		if !ok {
+			return nil
+		}
+		data, err := archive.Extract(ctx, at, paths, e.Path, archive.ExtractOptions{})
+		if err == nil {
+			data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+		}
+		if err == nil {
+			return data
+		}
+		d.Logger.Info("preview candidate refused", "file", name, "entry", hoard.StorableLongText(e.Path, 200), "try", try+1, "err", err)
+		if rest == nil {
+			rest = slices.Clone(entries)
+		}
+		rest = slices.DeleteFunc(rest, func(x archive.Entry) bool { return x.Path == e.Path })
+		entries = rest
+	}
+	return nil
 }
 
 func archiveType(t hoard.ArchiveType) archive.Type {

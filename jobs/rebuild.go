@@ -73,9 +73,7 @@ func (w *RebuildFromDestinationWorker) Work(ctx context.Context, job *river.Job[
 	if hoard.ErrorCode(err) == hoard.EINTERNAL {
 		msg = err.Error() // the admin page shows it; internal errors say what broke
 	}
-	if len(msg) > 2000 {
-		msg = msg[:2000]
-	}
+	msg = truncate(msg, 2000)
 	if final := job.Attempt >= job.MaxAttempts || permanent(err); !final {
 		if ctx.Err() == nil {
 			if serr := db.SetRebuildError(ctx, run.ID, fmt.Sprintf("Attempt %d failed, retrying: %s", job.Attempt, msg)); serr != nil {

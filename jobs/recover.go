@@ -44,9 +44,21 @@ func (w *RecoverTransfersWorker) Work(ctx context.Context, job *river.Job[hoard.
 }
 
 func (d *Deps) recoverTransfer(ctx context.Context, db *store.DB, t *hoard.Transfer) error {
-	parts, err := db.ListTransferParts(ctx, t.ID)
+	parts, present, err := d.postedParts(ctx, db, t)
 	if err != nil {
 		return err
+	}
+	return db.InTx(ctx, func(tx *store.DB) error {
+		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts)
+	})
+}
+
+// postedParts returns a transfer's parts and which of their recorded
+// destination messages are still there (one request for all of them).
+func (d *Deps) postedParts(ctx context.Context, db *store.DB, t *hoard.Transfer) ([]hoard.TransferPart, map[int64]bool, error) {
+	parts, err := db.ListTransferParts(ctx, t.ID)
+	if err != nil {
+		return nil, nil, err
 	}
 	var ids []int
 	for _, p := range parts {
@@ -55,52 +67,61 @@ func (d *Deps) recoverTransfer(ctx context.Context, db *store.DB, t *hoard.Trans
 		}
 	}
 	present := map[int64]bool{}
-	if len(ids) > 0 {
-		wr, err := d.writerOf(ctx, db, t.DestChannelID, t.AccountID)
-		if err != nil {
-			return err
-		}
-		msgs, err := wr.account.Messages(ctx, wr.peer, ids)
-		if err != nil {
-			return fmt.Errorf("check destination: %w", err)
-		}
-		for _, m := range msgs {
-			if m.Document != nil {
-				present[int64(m.ID)] = true
-			}
+	if len(ids) == 0 {
+		return parts, present, nil
+	}
+	wr, err := d.writerOf(ctx, db, t.DestChannelID, t.AccountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := wr.account.Messages(ctx, wr.peer, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("check destination: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Document != nil {
+			present[int64(m.ID)] = true
 		}
 	}
-	return db.InTx(ctx, func(tx *store.DB) error {
-		client := river.ClientFromContext[pgx.Tx](ctx)
-		missing := 0
-		for _, p := range parts {
-			if p.DestMessageID != 0 && present[p.DestMessageID] {
-				continue
-			}
-			if p.DestMessageID != 0 {
-				d.Logger.Warn("posted part vanished from the destination; posting again", "part", p.Name, "message", p.DestMessageID)
-				if err := tx.ClearTransferPart(ctx, t.ID, p.PartNo); err != nil {
-					return err
-				}
-			}
-			missing++
-			args := hoard.UploadPartArgs{RunID: t.IngestionRunID, TransferID: t.ID, PartNo: p.PartNo}
-			if _, err := client.InsertTx(ctx, tx.Tx(), args, withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)); err != nil {
+	return parts, present, nil
+}
+
+// continueTransfer queues, in tx, what a transfer still needs: an
+// upload_part job (maxAttempts attempts) per part not posted or whose post
+// vanished (forgotten first), else its verify job; and moves the transfer
+// to the matching state. Parts whose post is present are never posted
+// again.
+func (d *Deps) continueTransfer(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], t *hoard.Transfer,
+	parts []hoard.TransferPart, present map[int64]bool, maxAttempts int) error {
+	missing := 0
+	for _, p := range parts {
+		if p.DestMessageID != 0 && present[p.DestMessageID] {
+			continue
+		}
+		if p.DestMessageID != 0 {
+			d.Logger.Warn("posted part vanished from the destination; posting again", "part", p.Name, "message", p.DestMessageID)
+			if err := tx.ClearTransferPart(ctx, t.ID, p.PartNo); err != nil {
 				return err
 			}
 		}
-		if missing > 0 {
-			if t.Status != hoard.TransferPublishing {
-				return tx.SetTransferStatus(ctx, t.ID, hoard.TransferPublishing, "")
-			}
-			return nil
+		missing++
+		args := hoard.UploadPartArgs{RunID: t.IngestionRunID, TransferID: t.ID, PartNo: p.PartNo}
+		if _, err := client.InsertTx(ctx, tx.Tx(), args, withMaxAttempts(args.InsertOpts(), maxAttempts)); err != nil {
+			return err
 		}
-		if t.Status != hoard.TransferVerifying {
-			if err := tx.SetTransferStatus(ctx, t.ID, hoard.TransferVerifying, ""); err != nil {
-				return err
-			}
+	}
+	if missing > 0 {
+		if t.Status != hoard.TransferPublishing {
+			return tx.SetTransferStatus(ctx, t.ID, hoard.TransferPublishing, "")
 		}
-		_, err := client.InsertTx(ctx, tx.Tx(), hoard.VerifyTransferArgs{RunID: t.IngestionRunID, TransferID: t.ID}, nil)
-		return err
-	})
+		return nil
+	}
+	if t.Status != hoard.TransferVerifying {
+		if err := tx.SetTransferStatus(ctx, t.ID, hoard.TransferVerifying, ""); err != nil {
+			return err
+		}
+	}
+	verify := hoard.VerifyTransferArgs{RunID: t.IngestionRunID, TransferID: t.ID}
+	_, err := client.InsertTx(ctx, tx.Tx(), verify, withMaxAttempts(verify.InsertOpts(), maxAttempts))
+	return err
 }

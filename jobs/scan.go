@@ -278,45 +278,19 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		// Re-posts of the same name and size within the batch (rules a
 		// and c) were set aside by GroupSets.
 		counters.Duplicates += len(set.Duplicates)
-		name := packageName(set)
-		ids := make([]int64, len(set.Parts))
-		remote := make([]string, 0, len(set.Parts))
-		parts := make([]hoard.SourcePart, len(set.Parts))
-		for i, p := range set.Parts {
-			ids[i] = p.ID
-			parts[i] = hoard.SourcePart{MessageID: p.ID, Name: p.Name, Size: p.Size}
-			if doc := byID[p.ID].Document; doc != nil {
-				remote = append(remote, doc.RemoteUniqueID())
-			}
-		}
-		if prev, err := db.FindSkippedBySource(ctx, src.channel.ID, set.FirstMessageID); err == nil && prev.Status == hoard.SkipGaveUp {
-			continue // waits for a manual retry
-		} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		out, err := d.planSet(ctx, src, set, byID, photos, topicID, runID)
+		if err != nil {
 			return err
 		}
-		if !set.Complete {
+		switch {
+		case out.job != nil:
+			params = append(params, *out.job)
+		case out.skip != nil:
 			counters.Skipped++
-			skips = append(skips, hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
-				SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: name, FileSize: set.TotalSize,
-				PartCount: len(set.Parts), Reason: hoard.SkipIncompleteSet, Status: hoard.SkipGaveUp,
-				MaxAttempts: d.MaxSkipAttempts, LastError: "Incomplete multi-part set: " + set.Reason})
-			continue
-		}
-		if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
+			skips = append(skips, *out.skip)
+		case out.duplicate:
 			counters.Duplicates++
-			d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
-			continue
-		} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
-			return err
 		}
-		args := hoard.IngestMessageArgs{RunID: runID, ChannelID: src.channel.ID, MessageID: set.FirstMessageID,
-			MapID: src.m.ID, TopicID: topicID, FileName: name, Size: set.TotalSize, Parts: parts}
-		first := byID[set.FirstMessageID]
-		if ph, ok := archive.MatchPhoto(first.GroupedID, name, first.Date, 0, photos); ok {
-			args.PhotoMessageID = ph.ID
-		}
-		params = append(params, river.InsertManyParams{Args: args,
-			InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)})
 	}
 
 	newMark := nextWatermark(maxID, top, hold)
@@ -368,6 +342,73 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicID, "messages", len(msgs), "sets", len(sets),
 		"queued", len(params), "duplicates", counters.Duplicates, "held", hold != 0, "watermark", newMark)
 	return nil
+}
+
+// setOutcome is what a scan does with one settled set: queue its
+// ingest_message job, record it as skipped, count it as a duplicate, or
+// nothing (it waits for a manual retry).
+type setOutcome struct {
+	job       *river.InsertManyParams
+	skip      *hoard.SkippedPackage
+	duplicate bool
+}
+
+// planSet applies the rules that need no bytes to one settled set. What
+// one set's own content causes — a panic, or an error the store calls
+// invalid input — is that set's alone: it becomes a SKIPPED record saying
+// why, and the scan goes on with the others. Any other error (the database
+// is down, say) fails the scan, which River retries.
+func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID map[int64]messenger.Message,
+	photos []archive.Photo, topicID, runID int64) (out setOutcome, err error) {
+	db := d.DB
+	var name string
+	skip := func(reason hoard.SkipReason, msg string) setOutcome {
+		return setOutcome{skip: &hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
+			SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: hoard.StorableFileName(name), FileSize: set.TotalSize,
+			PartCount: len(set.Parts), Reason: reason, Status: hoard.SkipGaveUp, MaxAttempts: d.MaxSkipAttempts,
+			LastError: truncate(msg, 2000)}}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = hoard.Errorf(hoard.EINVALID, "%v", p)
+		}
+		if err != nil && hoard.ErrorCode(err) == hoard.EINVALID {
+			d.Logger.Warn("message skipped by the scan", "channel", src.channel.Title, "message", set.FirstMessageID, "err", err)
+			out, err = skip(hoard.SkipOther, "This message could not be read: "+err.Error()), nil
+		}
+	}()
+	name = hoard.StorableFileName(packageName(set))
+	ids := make([]int64, len(set.Parts))
+	remote := make([]string, 0, len(set.Parts))
+	parts := make([]hoard.SourcePart, len(set.Parts))
+	for i, p := range set.Parts {
+		ids[i] = p.ID
+		parts[i] = hoard.SourcePart{MessageID: p.ID, Name: hoard.StorableFileName(p.Name), Size: p.Size}
+		if doc := byID[p.ID].Document; doc != nil {
+			remote = append(remote, doc.RemoteUniqueID())
+		}
+	}
+	if prev, err := db.FindSkippedBySource(ctx, src.channel.ID, set.FirstMessageID); err == nil && prev.Status == hoard.SkipGaveUp {
+		return setOutcome{}, nil // waits for a manual retry
+	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return setOutcome{}, err
+	}
+	if !set.Complete {
+		return skip(hoard.SkipIncompleteSet, "Incomplete multi-part set: "+set.Reason), nil
+	}
+	if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
+		d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
+		return setOutcome{duplicate: true}, nil
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return setOutcome{}, err
+	}
+	args := hoard.IngestMessageArgs{RunID: runID, ChannelID: src.channel.ID, MessageID: set.FirstMessageID,
+		MapID: src.m.ID, TopicID: topicID, FileName: name, Size: set.TotalSize, Parts: parts}
+	first := byID[set.FirstMessageID]
+	if ph, ok := archive.MatchPhoto(first.GroupedID, name, first.Date, 0, photos); ok {
+		args.PhotoMessageID = ph.ID
+	}
+	return setOutcome{job: &river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)}}, nil
 }
 
 // packageName is the file name a set is catalogued under: the file's own

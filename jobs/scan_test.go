@@ -1,12 +1,15 @@
 package jobs
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 func TestTopicIdle(t *testing.T) {
@@ -128,5 +131,35 @@ func TestPackageName(t *testing.T) {
 		if got := packageName(sets[0]); got != tt.want {
 			t.Errorf("packageName(%q) = %q, want %q", tt.parts, got, tt.want)
 		}
+	}
+}
+
+// TestPlanSetKeepsAFailureToItsSet: a set whose handling panics (here: a
+// single-file set without its file, which packageName cannot name) becomes a SKIPPED
+// record saying why, instead of failing the scan of its channel.
+func TestPlanSetKeepsAFailureToItsSet(t *testing.T) {
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := &hoard.Channel{PlatformID: 5150, Title: "Hostile", Kind: hoard.ChannelSource, IsActive: true}
+	if err := db.UpsertChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	d := &Deps{DB: db, Logger: discardLogger(), MaxSkipAttempts: 3}
+	src := &source{m: &hoard.ChannelMap{ID: 1}, channel: ch}
+	out, err := d.planSet(ctx, src, archive.Set{FirstMessageID: 7, Scheme: archive.Single}, nil, nil, 0, 0)
+	if err != nil || out.skip == nil {
+		t.Fatalf("planSet = %+v, %v; want a skipped record", out, err)
+	}
+	type record struct {
+		Message int64
+		Name    string
+		Reason  hoard.SkipReason
+		Status  hoard.SkipStatus
+		Why     bool
+	}
+	got := record{out.skip.SourceMessageID, out.skip.FileName, out.skip.Reason, out.skip.Status,
+		strings.HasPrefix(out.skip.LastError, "This message could not be read: ")}
+	if want := (record{7, "unnamed", hoard.SkipOther, hoard.SkipGaveUp, true}); got != want {
+		t.Errorf("got %+v, want %+v (%q)", got, want, out.skip.LastError)
 	}
 }

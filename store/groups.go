@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -649,9 +651,9 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 			move(g.ID, s.PackageIDs)
 			continue
 		}
-		k := specKey{s.Source, s.Key}
+		k := specKey{s.Source, indexableKey(s.Key)}
 		if _, ok := members[k]; !ok {
-			names, sources, keys = append(names, name), append(sources, string(s.Source)), append(keys, s.Key)
+			names, sources, keys = append(names, name), append(sources, string(s.Source)), append(keys, k.key)
 		}
 		members[k] = append(members[k], s.PackageIDs...)
 	}
@@ -727,6 +729,31 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 }
 
 // groupNameOrDefault trims a generated group name to the column's limit.
+// maxKeyBytes bounds a stored grouping key: package_groups_key_idx is a
+// b-tree, whose entries hold about 2,700 bytes.
+const maxKeyBytes = 512
+
+// indexableKey is the form of a grouping key that the unique index holds:
+// the key itself, or for a longer one (a root folder of thousands of
+// characters from a stranger's archive) its first characters and the
+// SHA-256 of the whole, so distinct keys stay distinct. The same key always
+// maps to the same form, so later runs find the group again.
+func indexableKey(key string) string {
+	if len(key) <= maxKeyBytes {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return cutBytes(key, maxKeyBytes-65) + "#" + hex.EncodeToString(sum[:])
+}
+
+// cutBytes cuts s to at most n bytes without splitting a UTF-8 sequence.
+func cutBytes(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:min(n, len(s))]
+}
+
 func groupNameOrDefault(name string) string {
 	name = strings.TrimSpace(name)
 	if name == "" {

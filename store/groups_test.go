@@ -803,3 +803,46 @@ func TestApplyGroupingPlanMergesTimeGroups(t *testing.T) {
 		t.Errorf("merged group still there: %v", err)
 	}
 }
+
+// TestApplyGroupingPlanLongKeys: keys longer than a b-tree entry holds (a
+// root folder of thousands of characters) are stored in a bounded form;
+// the same key finds its group again, a different one with the same start
+// does not.
+func TestApplyGroupingPlanLongKeys(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	pkg := func() int64 { return mustPackage(t, db, inChannel(ch.ID)).ID }
+	a, b, c := pkg(), pkg(), pkg()
+	var long strings.Builder
+	for i := range 5000 { // distinct characters: no compression saves the index
+		long.WriteRune(rune(0x4E00 + i*7919%20000))
+	}
+	key := long.String()
+	spec := func(key string, ids ...int64) hoard.GroupingPlan {
+		return hoard.GroupingPlan{NewGroups: []hoard.NewGroupSpec{{Name: "Deep", Source: hoard.GroupAutoZip, Key: key, PackageIDs: ids}}}
+	}
+	type result struct {
+		Created      int
+		SameGroup    bool
+		OtherGroup   bool
+		StoredKeyLen bool
+	}
+	res1, err := db.ApplyGroupingPlan(ctx, ch.ID, spec(key, a))
+	must(t, err)
+	res2, err := db.ApplyGroupingPlan(ctx, ch.ID, spec(key, b))
+	must(t, err)
+	res3, err := db.ApplyGroupingPlan(ctx, ch.ID, spec(key+"x", c))
+	must(t, err)
+	ga, _ := groupOf(t, db, a)
+	gb, _ := groupOf(t, db, b)
+	gc, _ := groupOf(t, db, c)
+	g, err := db.FindGroupByID(ctx, ga)
+	must(t, err)
+	got := result{Created: res1.GroupsCreated + res2.GroupsCreated + res3.GroupsCreated, SameGroup: ga != 0 && ga == gb,
+		OtherGroup: gc != 0 && gc != ga, StoredKeyLen: len(g.GroupingKey) <= 512}
+	if want := (result{Created: 2, SameGroup: true, OtherGroup: true, StoredKeyLen: true}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

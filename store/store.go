@@ -169,6 +169,13 @@ func wrap(op string, err error) error {
 		case pgCheckViolation, pgNotNullViolation:
 			return hoard.WrapError(hoard.EINVALID, err, op+": invalid value ("+pgErr.ConstraintName+pgErr.ColumnName+")")
 		}
+		// Data exceptions (class 22: invalid byte sequences, bad escapes,
+		// values out of range) and program limits (class 54: an index entry
+		// too large) come from the values, not from the database's health:
+		// another attempt cannot fix them.
+		if strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "54") {
+			return hoard.WrapError(hoard.EINVALID, err, op+": invalid value: "+pgErr.Message)
+		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

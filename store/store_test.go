@@ -415,6 +415,19 @@ func TestErrorMapping(t *testing.T) {
 			hoard.EINVALID, "23514", "set account auth state"},
 		{"not null violation", func(tx *store.DB) error { return tx.SaveMessengerSession(ctx, "k", nil) },
 			hoard.EINVALID, "23502", "save messenger session"},
+		{"invalid byte sequence", func(tx *store.DB) error {
+			_, _, err := tx.FindIngestDuplicate(ctx, ch.ID, nil, nil, "evil\x00nul.stl", 10)
+			return err
+		}, hoard.EINVALID, "22021", "find duplicate by name_and_size"},
+		{"index entry too large", func(tx *store.DB) error {
+			// 3,000 distinct CJK characters: 9,000 bytes that do not
+			// compress, over a b-tree entry's 2,704.
+			var b strings.Builder
+			for i := range 3000 {
+				b.WriteRune(rune(0x4E00 + i*7919%20000))
+			}
+			return tx.UpsertChannel(ctx, &hoard.Channel{PlatformID: 77, Username: b.String()})
+		}, hoard.EINVALID, "54000", "upsert channel"},
 		{"missing row", func(tx *store.DB) error { _, err := tx.FindAccountByID(ctx, -1); return err },
 			hoard.ENOTFOUND, "", "find account"},
 		{"no row updated", func(tx *store.DB) error { return tx.SetAccountActive(ctx, -1, true) },

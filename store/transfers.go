@@ -77,6 +77,23 @@ func (db *DB) CreateTransfer(ctx context.Context, t *hoard.Transfer, parts []hoa
 	})
 }
 
+// ResumeTransfer takes a FAILED transfer up again for a new attempt at the
+// same bytes: new spool files, draft, preview and run, status PUBLISHING,
+// no error. Its parts, and the destination messages they recorded, stay:
+// what was posted is not posted again. ENOTFOUND unless the transfer is
+// FAILED.
+func (db *DB) ResumeTransfer(ctx context.Context, t *hoard.Transfer) error {
+	err := db.q.QueryRow(ctx, `UPDATE transfers SET status = 'PUBLISHING', error_message = '', spool_paths = $2, draft = $3,
+			preview_data = $4, ingestion_run_id = $5, updated_at = now()
+		WHERE id = $1 AND status = 'FAILED' RETURNING updated_at`,
+		t.ID, nonNilStrings(t.SpoolPaths), t.Draft, t.PreviewData, nullInt(t.IngestionRunID)).Scan(&t.UpdatedAt)
+	if err != nil {
+		return wrap("resume transfer", err)
+	}
+	t.Status, t.ErrorMessage = hoard.TransferPublishing, ""
+	return nil
+}
+
 // FindTransfer returns a transfer.
 func (db *DB) FindTransfer(ctx context.Context, id int64) (*hoard.Transfer, error) {
 	return getOne[hoard.Transfer](ctx, db.q, "find transfer", `SELECT `+transferColumns+` FROM transfers WHERE id = $1`, id)
@@ -190,4 +207,42 @@ func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID i
 		OR EXISTS (SELECT 1 FROM transfer_parts p JOIN transfers t ON t.id = p.transfer_id
 			WHERE t.dest_channel_id = $1 AND p.dest_message_id = $2)`, destChannelID, messageID).Scan(&taken)
 	return taken, wrap("is destination message taken", err)
+}
+
+// ListUnreferencedDestMessages returns, of the destination messages ids,
+// those that no package (any of its destination ids) and no transfer part
+// (in flight, or of a FAILED transfer a retry takes up) points to, in
+// ascending order. Both lookups are index scans per id.
+func (db *DB) ListUnreferencedDestMessages(ctx context.Context, destChannelID int64, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := db.q.Query(ctx, `SELECT u.id FROM unnest($2::bigint[]) AS u(id)
+		WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.dest_message_ids @> ARRAY[u.id] AND p.dest_channel_id = $1)
+		  AND NOT EXISTS (SELECT 1 FROM transfer_parts tp JOIN transfers t ON t.id = tp.transfer_id
+			WHERE tp.dest_message_id = u.id AND t.dest_channel_id = $1)
+		ORDER BY u.id`, destChannelID, ids)
+	if err != nil {
+		return nil, wrap("list unreferenced destination messages", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return out, wrap("list unreferenced destination messages", err)
+}
+
+// FindOldestPostingMark returns the smallest destination id recorded before
+// a part of an unfinished transfer began posting and not yet recorded as
+// posted (MarkTransferPartPosting): a message after it may be that part's
+// post, not an orphan. ok is false when no part is posting.
+func (db *DB) FindOldestPostingMark(ctx context.Context, destChannelID int64) (mark int64, ok bool, err error) {
+	var m *int64
+	err = db.q.QueryRow(ctx, `SELECT min(tp.dest_after_id) FROM transfer_parts tp JOIN transfers t ON t.id = tp.transfer_id
+		WHERE t.dest_channel_id = $1 AND t.status IN ('PUBLISHING', 'VERIFYING')
+		  AND tp.dest_message_id IS NULL AND tp.dest_after_id IS NOT NULL`, destChannelID).Scan(&m)
+	if err != nil {
+		return 0, false, wrap("find oldest posting mark", err)
+	}
+	if m == nil {
+		return 0, false, nil
+	}
+	return *m, true, nil
 }

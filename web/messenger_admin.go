@@ -243,9 +243,11 @@ func toRunJSON(run *hoard.IngestionRun) *runJSON {
 	if run == nil {
 		return nil
 	}
-	out := &runJSON{ID: run.ID, Status: string(run.Status), Trigger: string(run.Trigger), Activity: run.CurrentActivity,
+	// Activity and file name quote platform text; the worker panel shows
+	// them as they come.
+	out := &runJSON{ID: run.ID, Status: string(run.Status), Trigger: string(run.Trigger), Activity: hoard.DisplayText(run.CurrentActivity),
 		Step: run.CurrentStep, ChannelID: run.CurrentChannelID, TopicID: run.CurrentTopicID,
-		AccountChannelMapID: run.CurrentAccountChannelMapID, File: run.CurrentFile, Bytes: run.CurrentBytes,
+		AccountChannelMapID: run.CurrentAccountChannelMapID, File: hoard.DisplayText(run.CurrentFile), Bytes: run.CurrentBytes,
 		TotalBytes: run.CurrentTotalBytes, MessagesScanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound,
 		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, Error: run.ErrorMessage,
 		StartedAt: run.StartedAt.UTC().Format(time.RFC3339)}

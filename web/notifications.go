@@ -24,7 +24,10 @@ type notificationJSON struct {
 }
 
 func toNotificationJSON(n hoard.Notification) notificationJSON {
-	return notificationJSON{ID: n.ID, Type: string(n.Type), Severity: string(n.Severity), Title: n.Title, Message: n.Message,
+	// Titles and messages quote platform text; the bell shows them as
+	// they come.
+	return notificationJSON{ID: n.ID, Type: string(n.Type), Severity: string(n.Severity), Title: hoard.DisplayText(n.Title),
+		Message: hoard.DisplayText(n.Message),
 		Context: n.Context, PackageID: n.PackageID, ChannelID: n.ChannelID, IsRead: n.IsRead,
 		Repairable: n.Type.Repairable() && n.PackageID != 0, CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
 }

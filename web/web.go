@@ -74,6 +74,9 @@ var templateFuncs = template.FuncMap{
 		}
 		return m, nil
 	},
+	// display shows platform text (names, captions, titles, entry paths)
+	// with direction overrides and invisible controls neutralised.
+	"display": hoard.DisplayText,
 }
 
 // humanSize formats a byte count with binary units.

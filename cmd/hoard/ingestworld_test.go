@@ -3,7 +3,6 @@ package main
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -271,13 +270,6 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 			{"method": "upload.saveFilePart", "error": "FLOOD_WAIT_1", "after": 1, "times": 1},
 		},
 	}
-	data, err := json.MarshalIndent(seed, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Seed = filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(w.Seed, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w.Seed = writeSeed(t, dir, seed)
 	return w
 }

@@ -276,7 +276,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 				continue
 			}
 		}
-		ch, err := find(sc.Title, sc.Username, false)
+		ch, err := find(sc.PlatformTitle(), sc.Username, false)
 		if err == nil {
 			_, err = link(ch, hoard.ChannelSource, hoard.MapReader, sc.Category)
 		}

@@ -73,12 +73,16 @@ type SeedChannel struct {
 	Category    string      `json:"category,omitempty"`
 	Topics      []SeedTopic `json:"topics,omitempty"`
 	Posts       []SeedPost  `json:"posts,omitempty"`
+	// TitleBytes, when set, is the title as exact bytes (rawtext.go).
+	TitleBytes []byte `json:"title_bytes,omitempty"`
 }
 
 // SeedTopic is a forum topic with its posts.
 type SeedTopic struct {
 	Title string     `json:"title"`
 	Posts []SeedPost `json:"posts"`
+	// TitleBytes, when set, is the title as exact bytes (rawtext.go).
+	TitleBytes []byte `json:"title_bytes,omitempty"`
 }
 
 // SeedPost is one post: exactly one of File, Photo, Generate or Text (or
@@ -94,6 +98,10 @@ type SeedPost struct {
 	Date           string    `json:"date,omitempty"`
 	ReplyTo        *int      `json:"reply_to,omitempty"`
 	SameDocumentAs *int      `json:"same_document_as,omitempty"`
+	// NameBytes and CaptionBytes, when set, are the name and caption as
+	// exact bytes (rawtext.go).
+	NameBytes    []byte `json:"name_bytes,omitempty"`
+	CaptionBytes []byte `json:"caption_bytes,omitempty"`
 }
 
 // Generate describes a generated file: Size deterministic pseudo-random bytes
@@ -203,7 +211,7 @@ func (s *Seed) validate(baseDir string) error {
 	for i := range s.Channels {
 		ch := &s.Channels[i]
 		where := fmt.Sprintf("channels[%d]", i)
-		if ch.Title == "" {
+		if ch.PlatformTitle() == "" {
 			return fmt.Errorf("%s.title is required", where)
 		}
 		if err := addName(ch.Username, where); err != nil {
@@ -220,7 +228,7 @@ func (s *Seed) validate(baseDir string) error {
 		}
 		for j := range ch.Topics {
 			tw := fmt.Sprintf("%s.topics[%d]", where, j)
-			if ch.Topics[j].Title == "" {
+			if ch.Topics[j].title() == "" {
 				return fmt.Errorf("%s.title is required", tw)
 			}
 			if err := validatePosts(ch.Topics[j].Posts, baseDir, tw+".posts"); err != nil {

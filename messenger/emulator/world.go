@@ -177,7 +177,7 @@ func (e *Emulator) build(s *Seed) error {
 	}
 	e.dest = dest
 	for i, sc := range s.Channels {
-		c := e.newChannel(sc.Title, sc.Username, sc.Invite, sc.Forum, sc.Protected)
+		c := e.newChannel(sc.PlatformTitle(), sc.Username, sc.Invite, sc.Forum, sc.Protected)
 		c.joinReq = sc.JoinRequest
 		if sc.Joined {
 			c.members[acc.id] = roleMember
@@ -187,8 +187,8 @@ func (e *Emulator) build(s *Seed) error {
 			return err
 		}
 		for j, st := range sc.Topics {
-			t := &topic{id: 0, title: st.Title, date: int(baseDate.Unix())}
-			m := e.appendMessage(c, &message{date: t.date, action: &tg.MessageActionTopicCreate{Title: st.Title, IconColor: 0x6FB9F0}})
+			t := &topic{id: 0, title: st.title(), date: int(baseDate.Unix())}
+			m := e.appendMessage(c, &message{date: t.date, action: &tg.MessageActionTopicCreate{Title: t.title, IconColor: 0x6FB9F0}})
 			t.id = m.id
 			c.topics = append(c.topics, t)
 			if err := e.seedPosts(c, st.Posts, t.id, fmt.Sprintf("%s.topics[%d].posts", where, j)); err != nil {
@@ -285,8 +285,8 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 				m.topicID = topicID
 			}
 		}
-		if p.Caption != "" {
-			m.text = p.Caption
+		if p.caption() != "" {
+			m.text = p.caption()
 		}
 		m.date = int(baseDate.Add(time.Duration(len(c.msgs)) * time.Minute).Unix())
 		if p.Date != "" {
@@ -307,7 +307,7 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 			if err != nil {
 				return fmt.Errorf("%s[%d]: %w", where, i, err)
 			}
-			name := p.Name
+			name := p.name()
 			if name == "" {
 				name = filepath.Base(p.File)
 			}
@@ -316,8 +316,8 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 			m.doc = d.id
 		case p.Generate != nil:
 			name := p.Generate.Name
-			if p.Name != "" {
-				name = p.Name
+			if p.name() != "" {
+				name = p.name()
 			}
 			g := *p.Generate
 			d := &document{id: e.newID(), name: name, mime: mimeOf(name), size: g.Size, gen: &g, date: m.date}

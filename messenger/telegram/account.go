@@ -147,7 +147,7 @@ func (a *Account) ResolveChannel(ctx context.Context, ref messenger.ChannelRef) 
 		case *tg.ChatInvitePeek:
 			return chatToChannel("check invite", v.Chat)
 		case *tg.ChatInvite:
-			return messenger.Channel{Title: v.Title, Broadcast: v.Broadcast, Member: false}, nil
+			return messenger.Channel{Title: platformTitle(v.Title), Broadcast: v.Broadcast, Member: false}, nil
 		}
 		return messenger.Channel{}, fmt.Errorf("check invite: unexpected answer %T", inv)
 	}
@@ -171,7 +171,7 @@ func chatToChannel(op string, chat tg.ChatClass) (messenger.Channel, error) {
 	case *tg.Channel:
 		return convertChannel(c), nil
 	case *tg.ChannelForbidden:
-		return messenger.Channel{}, fmt.Errorf("%s: %q: %w", op, c.Title, messenger.ErrAccessLost)
+		return messenger.Channel{}, fmt.Errorf("%s: %q: %w", op, platformTitle(c.Title), messenger.ErrAccessLost)
 	}
 	return messenger.Channel{}, fmt.Errorf("%s: not a channel (%T): %w", op, chat, messenger.ErrNotFound)
 }
@@ -280,7 +280,7 @@ func (a *Account) Topics(ctx context.Context, ch messenger.Channel) ([]messenger
 				continue
 			}
 			seen[ft.ID] = true
-			out = append(out, messenger.Topic{ID: ft.ID, Title: ft.Title, TopMessageID: ft.TopMessage})
+			out = append(out, messenger.Topic{ID: ft.ID, Title: platformTitle(ft.Title), TopMessageID: ft.TopMessage})
 			n++
 		}
 		if n == 0 || last == nil || len(out) >= res.Count || len(res.Topics) < req.Limit {

@@ -5,16 +5,31 @@ import (
 
 	"github.com/gotd/td/tg"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 )
 
+// Text from the platform is made storable here, where it enters hoard
+// (DESIGN.md): NUL and invalid UTF-8 replaced, lengths bounded to what the
+// schema holds, so that no store method, JSONB job argument or index can
+// fail on a stranger's post. Direction overrides and other invisible
+// characters are kept; pages and bot replies show them neutralised
+// (hoard.DisplayText).
+
+// platformTitle makes a channel or topic title, user name or username
+// storable.
+func platformTitle(s string) string { return hoard.StorableText(s, hoard.MaxTitleLen) }
+
+// platformText makes a caption or message text storable.
+func platformText(s string) string { return hoard.StorableLongText(s, hoard.MaxCaptionLen) }
+
 func convertUser(u *tg.User) messenger.User {
-	return messenger.User{ID: u.ID, Username: u.Username, FirstName: u.FirstName, LastName: u.LastName,
-		Phone: u.Phone, Premium: u.Premium, Bot: u.Bot}
+	return messenger.User{ID: u.ID, Username: platformTitle(u.Username), FirstName: platformTitle(u.FirstName),
+		LastName: platformTitle(u.LastName), Phone: platformTitle(u.Phone), Premium: u.Premium, Bot: u.Bot}
 }
 
 func convertChannel(c *tg.Channel) messenger.Channel {
-	return messenger.Channel{ID: c.ID, AccessHash: c.AccessHash, Title: c.Title, Username: c.Username,
+	return messenger.Channel{ID: c.ID, AccessHash: c.AccessHash, Title: platformTitle(c.Title), Username: platformTitle(c.Username),
 		Forum: c.Forum, Protected: c.Noforwards, Broadcast: c.Broadcast, Member: !c.Left}
 }
 
@@ -45,7 +60,7 @@ func convertMessage(m any, forum bool, protected bool) (messenger.Message, bool)
 	}
 	out := messenger.Message{
 		ID: msg.ID, Date: time.Unix(int64(msg.Date), 0).UTC(), GroupedID: msg.GroupedID,
-		Text: msg.Message, Protected: msg.Noforwards || protected,
+		Text: platformText(msg.Message), Protected: msg.Noforwards || protected,
 	}
 	if forum {
 		out.TopicID = messenger.GeneralTopicID
@@ -76,10 +91,10 @@ func convertMessage(m any, forum bool, protected bool) (messenger.Message, bool)
 
 func convertDocument(d *tg.Document) *messenger.Document {
 	doc := &messenger.Document{ID: d.ID, AccessHash: d.AccessHash, FileReference: d.FileReference,
-		DCID: d.DCID, Size: d.Size, MimeType: d.MimeType}
+		DCID: d.DCID, Size: d.Size, MimeType: platformTitle(d.MimeType)}
 	for _, a := range d.Attributes {
 		if fn, ok := a.(*tg.DocumentAttributeFilename); ok {
-			doc.FileName = fn.FileName
+			doc.FileName = hoard.StorableFileName(fn.FileName)
 		}
 	}
 	return doc
