@@ -302,9 +302,8 @@ func (c *chatter) press(m telegram.ChatMessage, label string) string {
 	return ""
 }
 
-// documents returns the file names of every document in the chat, oldest
-// first.
-func (c *chatter) documents() []string {
+// received returns the bot's messages in the chat, oldest first.
+func (c *chatter) received() []telegram.ChatMessage {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -312,27 +311,32 @@ func (c *chatter) documents() []string {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var out []string
+	var out []telegram.ChatMessage
 	for _, m := range h {
-		if !m.Out && m.Document != nil {
+		if !m.Out {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// documents returns the file names of every document the bot sent to the
+// chat, oldest first.
+func (c *chatter) documents() []string {
+	var out []string
+	for _, m := range c.received() {
+		if m.Document != nil {
 			out = append(out, m.Document.FileName)
 		}
 	}
 	return out
 }
 
-// texts returns the texts of the bot's messages in the chat, oldest first.
+// texts returns the texts of the bot's other messages, oldest first.
 func (c *chatter) texts() []string {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := c.uc.History(ctx, 1000)
-	if err != nil {
-		c.t.Fatal(err)
-	}
 	var out []string
-	for _, m := range h {
-		if !m.Out && m.Document == nil {
+	for _, m := range c.received() {
+		if m.Document == nil {
 			out = append(out, m.Text)
 		}
 	}
