@@ -19,8 +19,9 @@ const (
 	// setupEvery is how often the holder checks that it can read the
 	// destination channels; setupRetry how soon it checks again when it
 	// cannot (an account may have signed in meanwhile).
-	setupEvery = 5 * time.Minute
-	setupRetry = 10 * time.Second
+	setupEvery  = 5 * time.Minute
+	setupRetry  = 10 * time.Second
+	statusEvery = 5 * time.Second
 	// handlerTimeout bounds answering one update. A lost lease does not
 	// cut an answer short: the answer's transaction decides who answered.
 	handlerTimeout = time.Minute
@@ -55,7 +56,7 @@ func (s *Service) Run(ctx context.Context) error {
 			s.deps.Logger.Warn("bot: release the answering lease", "err", err)
 		}
 	}()
-	var renewed, checked time.Time
+	var renewed, checked, reported time.Time
 	var setup setupState
 	tick := time.NewTicker(leaseEvery)
 	defer tick.Stop()
@@ -83,8 +84,12 @@ func (s *Service) Run(ctx context.Context) error {
 		if held {
 			if time.Since(checked) >= setupEvery || (!setup.ok() && time.Since(checked) >= setupRetry) {
 				setup, checked = s.checkSetup(ctx), time.Now()
+				reported = time.Time{} // tell at once
 			}
-			s.saveStatus(ctx, hoard.BotStatus{CanReadDest: setup.canRead, SetupHint: setup.hint})
+			if time.Since(reported) >= statusEvery {
+				s.saveStatus(ctx, hoard.BotStatus{CanReadDest: setup.canRead, SetupHint: setup.hint})
+				reported = time.Now()
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -157,7 +157,7 @@ func TestBotFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := alice.after(id, false)
+	got := alice.after(id)
 	took := time.Since(killed)
 	if !strings.Contains(got.Text, "Hi! I am hoard's bot") {
 		t.Fatalf("/start after the failover: %q", got.Text)

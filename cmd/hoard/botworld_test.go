@@ -264,19 +264,14 @@ func (c *chatter) say(text string) telegram.ChatMessage {
 	if err != nil {
 		c.t.Fatalf("%s: send %q: %v", c.name, text, err)
 	}
-	return c.after(id, false)
+	return c.after(id)
 }
 
-// after returns the bot's next text message newer than id, or with edited
-// the next edit of message id.
-func (c *chatter) after(id int, edited bool) telegram.ChatMessage {
+// after returns the bot's next text message newer than id.
+func (c *chatter) after(id int) telegram.ChatMessage {
 	c.t.Helper()
 	for {
-		m := c.next()
-		switch {
-		case edited && m.Edited && m.ID == id:
-			return m
-		case !edited && !m.Edited && m.ID > id && m.Document == nil:
+		if m := c.next(); !m.Edited && m.ID > id && m.Document == nil {
 			return m
 		}
 	}
@@ -318,6 +313,18 @@ func (c *chatter) received() []telegram.ChatMessage {
 		}
 	}
 	return out
+}
+
+// message returns the bot's message id as the chat shows it now.
+func (c *chatter) message(id int) telegram.ChatMessage {
+	c.t.Helper()
+	for _, m := range c.received() {
+		if m.ID == id {
+			return m
+		}
+	}
+	c.t.Fatalf("%s: no message %d in the chat", c.name, id)
+	return telegram.ChatMessage{}
 }
 
 // documents returns the file names of every document the bot sent to the
