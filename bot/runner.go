@@ -18,7 +18,8 @@ const (
 	leaseEvery = time.Second
 	// setupEvery is how often the holder checks that it can read the
 	// destination channels; setupRetry how soon it checks again when it
-	// cannot (an account may have signed in meanwhile).
+	// cannot (an account may have signed in meanwhile); statusEvery how
+	// often it writes the status row.
 	setupEvery  = 5 * time.Minute
 	setupRetry  = 10 * time.Second
 	statusEvery = 5 * time.Second
