@@ -103,8 +103,9 @@ func helpText() string {
 	return b.String()
 }
 
-// Failed /link attempts of one chat: at most linkMaxFailures within
-// linkWindow, then the chat waits linkLockout.
+// /link attempts of one chat: at most linkMaxFailures failed ones within
+// linkWindow (a successful one is given back), then the chat waits
+// linkLockout.
 const (
 	linkMaxFailures = 5
 	linkWindow      = 15 * time.Minute
@@ -117,25 +118,21 @@ func (s *Service) link(ctx context.Context, tx *store.DB, m messenger.IncomingMe
 	if code == "" {
 		return new(reply).say("Send the code from " + messenger.EscapeHTML(s.settingsURL()) + " like this: /link ABCD2345"), nil
 	}
-	key := fmt.Sprintf("bot-link:%d", m.ChatID)
-	th, err := tx.ThrottleState(ctx, key)
+	keys := []store.ThrottleKey{{Key: fmt.Sprintf("bot-link:%d", m.ChatID), Max: linkMaxFailures}}
+	th, err := tx.ReserveLoginAttempt(ctx, keys, linkWindow, linkLockout)
 	if err != nil {
 		return nil, err
 	}
-	if th.LockedUntil != nil && th.LockedUntil.After(time.Now()) {
-		return new(reply).say(fmt.Sprintf("Too many wrong codes. Try again in %d minutes.",
-			int(time.Until(*th.LockedUntil).Minutes())+1)), nil
+	if !th.Allowed {
+		return new(reply).say(fmt.Sprintf("Too many wrong codes. Try again in %d minutes.", int(time.Until(th.RetryAt).Minutes())+1)), nil
 	}
 	link, err := tx.ConsumeLinkCode(ctx, hoard.LinkCodeHash(code), m.UserID, m.AccessHash, m.Username)
 	if hoard.ErrorCode(err) == hoard.EINVALID {
-		if _, err := tx.RecordFailedLogin(ctx, key, linkWindow, linkMaxFailures, linkLockout); err != nil {
-			return nil, err
-		}
 		return new(reply).say("This link code is not valid or has expired. Get a new one on " + messenger.EscapeHTML(s.settingsURL()) + "."), nil
 	} else if err != nil {
 		return nil, err
 	}
-	if err := tx.ClearThrottle(ctx, key); err != nil {
+	if err := tx.RefundLoginAttempt(ctx, keys); err != nil {
 		return nil, err
 	}
 	u, err := tx.FindUserByID(ctx, link.UserID)

@@ -42,7 +42,7 @@ func (db *DB) ListCrowdfunds(ctx context.Context, userID int64, f CrowdfundFilte
 	return getAll[hoard.Crowdfund](ctx, db.q, "list crowdfunds", `
 		SELECT `+crowdfundColumns+` FROM crowdfunds c LEFT JOIN crowdfund_hosts h ON h.id = c.host_id
 		WHERE c.user_id = $1 AND ($2 = '' OR c.delivery_status = $2) AND ($3 = '' OR c.payment_status = $3)
-		  AND ($4 = 0 OR c.host_id = $4)
+		  AND ($4::bigint = 0 OR c.host_id = $4)
 		ORDER BY c.created_at DESC, c.id DESC`, userID, string(f.Delivery), string(f.Payment), f.HostID)
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"path"
 	"strings"
 
@@ -51,18 +52,46 @@ func (db *DB) ReplacePackageFiles(ctx context.Context, packageID int64, files []
 	})
 }
 
+// indexedQueryRunes is how much of a file search's text the trigram index
+// is asked for: each trigram of the pattern is one lookup in the index, and
+// a 200-character text has some 170 where the first 30 already find the
+// few entries that can match.
+const indexedQueryRunes = 32
+
 // ListPackageFiles returns up to limit entries of a package in listing order
 // after the given ordinal (-1 = from the start); query, when not empty,
-// keeps entries whose path contains it (case-insensitive).
+// keeps entries whose path contains it (case-insensitive). The filtered
+// listing is planned with the query's own text (QueryExecModeExec): a
+// cached generic plan would read every entry of the package through the
+// ordinal index and match each, where the path's trigram index finds a
+// rare text at once; with the text in hand PostgreSQL takes the ordinal
+// index only for a common text, which matches within the first entries. A
+// long text is looked up by its first indexedQueryRunes characters and
+// matched whole on the entries found (strpos of the lower-cased text, the
+// comparison ILIKE makes, which the index does not serve).
 func (db *DB) ListPackageFiles(ctx context.Context, packageID int64, afterOrdinal, limit int, query string) ([]hoard.PackageFile, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	return getAll[hoard.PackageFile](ctx, db.q, "list package files", `
-		SELECT id, package_id, ordinal, path, file_name, extension, size, compressed_size, crc32
-		FROM package_files
-		WHERE package_id = $1 AND ordinal > $2 AND ($4 = '' OR path ILIKE '%' || $5 || '%')
-		ORDER BY ordinal LIMIT $3`, packageID, afterOrdinal, limit, query, escapeLike(query))
+	if afterOrdinal >= math.MaxInt32 {
+		return nil, nil // ordinals are INTEGERs: nothing comes after this one
+	}
+	afterOrdinal = max(afterOrdinal, -1)
+	const columns = `id, package_id, ordinal, path, file_name, extension, size, compressed_size, crc32`
+	if query == "" {
+		return getAll[hoard.PackageFile](ctx, db.q, "list package files", `SELECT `+columns+` FROM package_files
+			WHERE package_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`, packageID, afterOrdinal, limit)
+	}
+	head, whole := query, ""
+	if r := []rune(query); len(r) > indexedQueryRunes {
+		head, whole = string(r[:indexedQueryRunes]), `AND strpos(lower(path), lower($5)) > 0`
+	}
+	args := []any{pgx.QueryExecModeExec, packageID, afterOrdinal, limit, "%" + escapeLike(head) + "%"}
+	if whole != "" {
+		args = append(args, query)
+	}
+	return getAll[hoard.PackageFile](ctx, db.q, "list package files", `SELECT `+columns+` FROM package_files
+		WHERE package_id = $1 AND ordinal > $2 AND path ILIKE $4 `+whole+` ORDER BY ordinal LIMIT $3`, args...)
 }
 
 // escapeLike escapes LIKE wildcards so user input matches literally.

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -165,6 +167,8 @@ func TestListPackageFiles(t *testing.T) {
 		"axb.txt", // 5
 		`back\slash.txt`,
 		"Other.pdf",
+		"Long/A Very Long Folder Name Of Forty-Two Chars/x.stl", // 8
+		"Long/A Very Long Folder Name Of Forty-Two/y.stl",
 	}
 	files := make([]hoard.PackageFile, len(paths))
 	for i, path := range paths {
@@ -186,11 +190,11 @@ func TestListPackageFiles(t *testing.T) {
 		query string
 		want  []int // ordinals
 	}{
-		{"all from the start", p.ID, -1, 100, "", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"all from the start", p.ID, -1, 100, "", []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
 		{"first page", p.ID, -1, 3, "", []int{0, 1, 2}},
 		{"next page after ordinal", p.ID, 2, 3, "", []int{3, 4, 5}},
-		{"last page", p.ID, 5, 3, "", []int{6, 7}},
-		{"past the end", p.ID, 7, 3, "", nil},
+		{"last page", p.ID, 7, 3, "", []int{8, 9}},
+		{"past the end", p.ID, 9, 3, "", nil},
 		{"query is case-insensitive", p.ID, -1, 100, "DRAGON", []int{0, 1}},
 		{"query with paging", p.ID, 0, 100, "dragon", []int{1}},
 		{"percent matches literally", p.ID, -1, 100, "%", []int{2}},
@@ -200,6 +204,14 @@ func TestListPackageFiles(t *testing.T) {
 		{"backslash matches literally", p.ID, -1, 100, `\`, []int{6}},
 		{"no match", p.ID, -1, 100, "nothing", nil},
 		{"unknown package", -1, -1, 100, "", nil},
+		{"after an ordinal past every INTEGER", p.ID, 1 << 40, 100, "", nil},
+		{"query after an ordinal past every INTEGER", p.ID, math.MaxInt, 100, "dragon", nil},
+		{"after below -1 is from the start", p.ID, -1 << 40, 2, "", []int{0, 1}},
+		{"query of 200 characters", p.ID, -1, 100, strings.Repeat("dragon ", 29)[:200], nil},
+		// Longer than the part the index is asked for: matched whole.
+		{"long query", p.ID, -1, 100, "a very long folder name of forty-two chars/", []int{8}},
+		{"long query sharing the indexed head", p.ID, -1, 100, "A VERY LONG FOLDER NAME OF FORTY-TWO/", []int{9}},
+		{"long query with a wildcard past the head", p.ID, -1, 100, "A Very Long Folder Name Of Forty-Two%/x", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,7 +71,7 @@ func (db *DB) ListNotifications(ctx context.Context, beforeID int64, limit int) 
 		limit = 30
 	}
 	return getAll[hoard.Notification](ctx, db.q, "list notifications",
-		`SELECT `+notificationColumns+` FROM system_notifications WHERE NOT dismissed AND ($1 = 0 OR id < $1)
+		`SELECT `+notificationColumns+` FROM system_notifications WHERE NOT dismissed AND ($1::bigint = 0 OR id < $1)
 		 ORDER BY id DESC LIMIT $2`, beforeID, limit)
 }
 

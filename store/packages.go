@@ -132,15 +132,20 @@ func (db *DB) SetPackageCreator(ctx context.Context, ids []int64, creator string
 }
 
 // TagEdit is a bulk tag change: Set replaces all tags when non-nil, then Add
-// and Remove apply. Tags are trimmed; empty ones are dropped.
+// and Remove apply. Tags are trimmed; empty ones are dropped. Max, when
+// positive, is the most tags an edit may give a package (an edit that adds
+// none is always allowed, so a package that somehow has more can shrink).
 type TagEdit struct {
 	Set    []string
 	Add    []string
 	Remove []string
+	Max    int
 }
 
 // EditPackageTags applies a TagEdit to every package in ids, keeping each
-// package's tags unique and in order, and returns how many changed.
+// package's tags unique and in order, and returns how many changed. When it
+// would give a package more tags than edit.Max (and more than it had), the
+// edit is EINVALID and no package changes (one statement).
 func (db *DB) EditPackageTags(ctx context.Context, ids []int64, edit TagEdit) (int64, error) {
 	clean := func(in []string) []string {
 		out := make([]string, 0, len(in))
@@ -152,10 +157,11 @@ func (db *DB) EditPackageTags(ctx context.Context, ids []int64, edit TagEdit) (i
 		return out
 	}
 	set := edit.Set != nil
-	tag, err := db.q.Exec(ctx, `
-		UPDATE packages p SET tags = t.tags, updated_at = now()
-		FROM (
-			SELECT p2.id, coalesce(array_agg(x.tag ORDER BY x.ord) FILTER (WHERE x.tag IS NOT NULL), '{}') AS tags
+	var over, changed int64
+	err := db.q.QueryRow(ctx, `
+		WITH t AS (
+			SELECT p2.id, cardinality(p2.tags) AS had,
+				coalesce(array_agg(x.tag ORDER BY x.ord) FILTER (WHERE x.tag IS NOT NULL), '{}') AS tags
 			FROM packages p2
 			LEFT JOIN LATERAL (
 				SELECT tag, min(ord) AS ord FROM unnest(
@@ -164,14 +170,23 @@ func (db *DB) EditPackageTags(ctx context.Context, ids []int64, edit TagEdit) (i
 				GROUP BY tag
 			) x ON true
 			WHERE p2.id = ANY($1)
-			GROUP BY p2.id
-		) t
-		WHERE p.id = t.id AND p.tags IS DISTINCT FROM t.tags`,
-		ids, set, clean(edit.Set), clean(edit.Add), clean(edit.Remove))
+			GROUP BY p2.id, p2.tags
+		),
+		over AS (SELECT count(*) AS n FROM t WHERE $6::int > 0 AND cardinality(t.tags) > $6::int AND cardinality(t.tags) > t.had),
+		changed AS (
+			UPDATE packages p SET tags = t.tags, updated_at = now()
+			FROM t WHERE p.id = t.id AND p.tags IS DISTINCT FROM t.tags AND (SELECT n FROM over) = 0
+			RETURNING p.id
+		)
+		SELECT (SELECT n FROM over), (SELECT count(*) FROM changed)`,
+		ids, set, clean(edit.Set), clean(edit.Add), clean(edit.Remove), edit.Max).Scan(&over, &changed)
 	if err != nil {
 		return 0, wrap("edit package tags", err)
 	}
-	return tag.RowsAffected(), nil
+	if over > 0 {
+		return 0, hoard.Errorf(hoard.EINVALID, "A package can have at most %d tags; this edit would give %d package(s) more.", edit.Max, over)
+	}
+	return changed, nil
 }
 
 // RetagChannelPackages replaces the category tag of every package of a

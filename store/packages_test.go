@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 )
 
@@ -196,6 +197,44 @@ func TestEditPackageTags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEditPackageTagsMax: an edit that would give a package more than Max
+// tags is refused whole — no package of the bulk edit changes.
+func TestEditPackageTagsMax(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewTx(t)
+	three := []string{"a", "b", "c"}
+	full := mustPackage(t, db, func(p *hoard.Package) { p.Tags = three })
+	empty := mustPackage(t, db, func(p *hoard.Package) { p.Tags = []string{} })
+	ids := []int64{full.ID, empty.ID}
+
+	_, err := db.EditPackageTags(ctx, ids, store.TagEdit{Add: []string{"d"}, Max: 3})
+	wantCode(t, err, hoard.EINVALID)
+	for _, p := range []*hoard.Package{full, empty} {
+		got, _ := db.FindPackageByID(ctx, p.ID)
+		if !slices.Equal(got.Tags, p.Tags) {
+			t.Fatalf("package %d changed to %q by a refused edit", p.ID, got.Tags)
+		}
+	}
+	// Up to the bound is fine, and so is an edit that only removes.
+	n, err := db.EditPackageTags(ctx, ids, store.TagEdit{Set: []string{"x", "y", "z"}, Max: 3})
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("%d changed, want 2", n)
+	}
+	// A package over the bound (the bound fell) may still lose tags, or
+	// swap one, but not grow.
+	n, err = db.EditPackageTags(ctx, ids, store.TagEdit{Remove: []string{"x"}, Max: 1})
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("%d changed, want 2", n)
+	}
+	_, err = db.EditPackageTags(ctx, ids, store.TagEdit{Set: []string{"p", "q"}, Max: 1})
+	must(t, err)
+	_, err = db.EditPackageTags(ctx, []int64{full.ID}, store.TagEdit{Add: []string{"r"}, Max: 1})
+	wantCode(t, err, hoard.EINVALID)
 }
 
 func TestRetagChannelPackages(t *testing.T) {

@@ -42,7 +42,8 @@ func (db *DB) FindPreviewExtraction(ctx context.Context, packageID, id int64) (*
 func (db *DB) FindUnfinishedPreviewExtraction(ctx context.Context, packageID int64, entryPath string) (*hoard.PreviewExtraction, error) {
 	return getOne[hoard.PreviewExtraction](ctx, db.q, "find unfinished preview extraction",
 		`SELECT `+extractionColumns+` FROM preview_extractions
-		WHERE package_id = $1 AND entry_path = $2 AND status IN ('PENDING', 'RUNNING')`, packageID, entryPath)
+		WHERE package_id = $1 AND md5(entry_path) = md5($2) AND entry_path = $2 AND status IN ('PENDING', 'RUNNING')`,
+		packageID, entryPath)
 }
 
 // FindLatestPreviewExtraction returns a package's most recent extraction;

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hoard/hoard"
@@ -73,6 +75,45 @@ func TestPreviewExtractionLifecycle(t *testing.T) {
 	must(t, err)
 	if latest.ID == x.ID || latest.ID == other.ID {
 		t.Fatalf("latest = %+v", latest)
+	}
+}
+
+// TestPreviewExtractionOfLongPaths: entry paths of any length up to the
+// column's 4,096 characters (multi-byte ones too) get an extraction, and
+// the one-unfinished-per-entry rule still holds for them.
+func TestPreviewExtractionOfLongPaths(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	p := mustPackage(t, db)
+	// Scrambled characters: PostgreSQL compresses index entries, and a
+	// repetitive path would fit where a real one does not.
+	rng := rand.New(rand.NewPCG(1, 2))
+	scrambled := func(n int, alphabet string) string {
+		r := []rune(alphabet)
+		var b strings.Builder
+		for range n {
+			b.WriteRune(r[rng.IntN(len(r))])
+		}
+		return b.String()
+	}
+	for _, path := range []string{
+		scrambled(3000, "abcdefghijklmnopqrstuvwxyz0123456789/_-") + ".png",
+		scrambled(4096-len(".png"), "äöüßéèêàçñøåæœ") + ".png", // multi-byte: over 8,000 bytes
+	} {
+		x, err := db.CreatePreviewExtraction(ctx, p.ID, path, 0)
+		must(t, err)
+		wantCode(t, savepoint(db, func(tx *store.DB) error {
+			_, err := tx.CreatePreviewExtraction(ctx, p.ID, path, 0)
+			return err
+		}), hoard.ECONFLICT)
+		got, err := db.FindUnfinishedPreviewExtraction(ctx, p.ID, path)
+		must(t, err)
+		if got.ID != x.ID || got.EntryPath != path {
+			t.Fatalf("unfinished extraction of a %d-character path = %d, want %d", len(path), got.ID, x.ID)
+		}
+		_, err = db.FindUnfinishedPreviewExtraction(ctx, p.ID, path+"x")
+		wantCode(t, err, hoard.ENOTFOUND)
 	}
 }
 

@@ -428,7 +428,7 @@ func (db *DB) SearchPackageFiles(ctx context.Context, text string, beforeID int6
 	rows, err := db.q.Query(ctx, `
 		SELECT m.n AS matched_files, `+prefixedPackageColumns+`
 		FROM (SELECT package_id, count(*) AS n FROM package_files
-		      WHERE path ILIKE $1 AND ($2 = 0 OR package_id < $2)
+		      WHERE path ILIKE $1 AND ($2::bigint = 0 OR package_id < $2)
 		      GROUP BY package_id ORDER BY package_id DESC LIMIT $3) m
 		JOIN packages p ON p.id = m.package_id
 		ORDER BY p.id DESC`, pgx.QueryExecModeExec, "%"+escapeLike(text)+"%", beforeID, limit+1)

@@ -132,7 +132,7 @@ func (db *DB) ListBotSendRequests(ctx context.Context, userID int64, limit int) 
 	return getAll[hoard.BotSendRequest](ctx, db.q, "list bot sends", `
 		SELECT `+sendColumns+`, u.email AS user_email, p.file_name AS package_name
 		FROM bot_send_requests r JOIN users u ON u.id = r.user_id JOIN packages p ON p.id = r.package_id
-		WHERE $1 = 0 OR r.user_id = $1
+		WHERE $1::bigint = 0 OR r.user_id = $1
 		ORDER BY r.id DESC LIMIT $2`, userID, limit)
 }
 

@@ -64,7 +64,7 @@ func (db *DB) ListSkippedPackages(ctx context.Context, reason hoard.SkipReason, 
 		limit = 50
 	}
 	return getAll[hoard.SkippedPackage](ctx, db.q, "list skipped packages",
-		`SELECT `+skippedColumns+` FROM skipped_packages WHERE ($1 = '' OR reason = $1) AND ($2 = 0 OR id < $2)
+		`SELECT `+skippedColumns+` FROM skipped_packages WHERE ($1 = '' OR reason = $1) AND ($2::bigint = 0 OR id < $2)
 		 ORDER BY id DESC LIMIT $3`, string(reason), beforeID, limit)
 }
 

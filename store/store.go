@@ -41,7 +41,9 @@ type Options struct {
 	MaxConns int32 // 0 = pgx's default (max(4, cores))
 }
 
-// Open connects a pool to url and checks that the server answers.
+// Open connects a pool to url and checks that the server answers. Its
+// connections take the statement timeout of the context that acquires them
+// (WithStatementTimeout).
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -60,6 +62,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 { // a connect_timeout in the URL wins
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
+	cfg.PrepareConn = prepareStatementTimeout
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -71,7 +74,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return New(pool), nil
 }
 
-// New wraps an existing pool.
+// New wraps an existing pool (without Open's per-context statement
+// timeouts).
 func New(pool *pgxpool.Pool) *DB { return &DB{pool: pool, q: pool} }
 
 // WithTx returns a DB whose methods run inside tx. InTx on it nests a

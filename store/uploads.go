@@ -62,7 +62,7 @@ func (db *DB) ListManualUploads(ctx context.Context, userID int64, limit int) ([
 		limit = 20
 	}
 	return getAll[hoard.ManualUpload](ctx, db.q, "list uploads",
-		`SELECT `+uploadColumns+` FROM manual_uploads WHERE $1 = 0 OR user_id = $1 ORDER BY id DESC LIMIT $2`, userID, limit)
+		`SELECT `+uploadColumns+` FROM manual_uploads WHERE $1::bigint = 0 OR user_id = $1 ORDER BY id DESC LIMIT $2`, userID, limit)
 }
 
 // SetManualUploadGroupName names the group the files of an upload form.

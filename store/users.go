@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/jackc/pgx/v5"
 )
 
 const userColumns = `id, email, password_hash, role, display_name, coalesce(invite_code_id, 0) AS invite_code_id,
@@ -223,41 +224,95 @@ func (db *DB) DeleteUserSessions(ctx context.Context, userID int64, keepID strin
 	return wrap("delete user sessions", err)
 }
 
-// Throttle is the failed sign-in state of one key ("email:…" or "ip:…").
-type Throttle struct {
-	Failures    int
-	LockedUntil *time.Time
+// ThrottleKey is one sign-in throttle counter and the attempts it allows per
+// window: "ip:<address>", or "account:<email> from <address>".
+type ThrottleKey struct {
+	Key string
+	Max int
 }
 
-// ThrottleState returns the state of a key; an unknown key has none.
-func (db *DB) ThrottleState(ctx context.Context, key string) (Throttle, error) {
-	var t Throttle
-	err := db.q.QueryRow(ctx, `SELECT failures, locked_until FROM auth_throttle WHERE key = $1`, key).Scan(&t.Failures, &t.LockedUntil)
-	if err != nil && !isNoRows(err) {
-		return t, wrap("read sign-in throttle", err)
+// Throttle is the answer to a sign-in attempt's reservation.
+type Throttle struct {
+	// Allowed is true when the attempt may check its password.
+	Allowed bool
+	// RetryAt is, for a refused attempt, when its keys let attempts through
+	// again.
+	RetryAt time.Time
+}
+
+// ReserveLoginAttempt counts a sign-in attempt against every key, before its
+// password is checked, in one statement: each key's count grows by one (a
+// new count starts once window has passed since the count began, or a lock
+// has ended), and a key whose count goes past its Max is locked for lockFor.
+// The attempt is allowed when no key was locked and none went past its Max.
+// The rows are updated under their row locks, so concurrent attempts are
+// counted one after another: at most Max attempts per key and window ever
+// reach a password check, however many arrive at once. A refused attempt
+// counts against the keys that were not locked, so hammering a locked key
+// uses up the others' allowance too. Settle an allowed attempt that
+// succeeded with RefundLoginAttempt.
+func (db *DB) ReserveLoginAttempt(ctx context.Context, keys []ThrottleKey, window, lockFor time.Duration) (Throttle, error) {
+	names, maxes := make([]string, len(keys)), make([]int32, len(keys))
+	for i, k := range keys {
+		names[i], maxes[i] = k.Key, int32(k.Max)
+	}
+	// A count starts again when its window has passed or its lock has
+	// ended; a locked key is left alone (DO UPDATE … WHERE), so it neither
+	// counts nor answers a row in "up".
+	rows, err := db.q.Query(ctx, `
+		WITH k (key, max_attempts) AS (SELECT * FROM unnest($1::text[], $2::int[])),
+		up AS (
+			INSERT INTO auth_throttle AS t (key, failures, window_started)
+			SELECT key, 1, now() FROM k ORDER BY key
+			ON CONFLICT (key) DO UPDATE SET
+				failures = CASE WHEN t.window_started <= now() - $3::interval OR t.locked_until <= now()
+					THEN 1 ELSE t.failures + 1 END,
+				window_started = CASE WHEN t.window_started <= now() - $3::interval OR t.locked_until <= now()
+					THEN now() ELSE t.window_started END,
+				locked_until = CASE WHEN (CASE WHEN t.window_started <= now() - $3::interval OR t.locked_until <= now()
+					THEN 1 ELSE t.failures + 1 END) > (SELECT max_attempts FROM k WHERE k.key = t.key)
+					THEN now() + $4::interval END
+			WHERE t.locked_until IS NULL OR t.locked_until <= now()
+			RETURNING t.key, t.locked_until
+		)
+		SELECT up.key IS NOT NULL AND up.locked_until IS NULL AS allowed,
+			coalesce(up.locked_until, cur.locked_until, now() + $4::interval) AS retry_at
+		FROM k LEFT JOIN up ON up.key = k.key LEFT JOIN auth_throttle cur ON cur.key = k.key`,
+		names, maxes, window, lockFor)
+	if err != nil {
+		return Throttle{}, wrap("reserve sign-in attempt", err)
+	}
+	type keyState struct {
+		Allowed bool
+		RetryAt time.Time
+	}
+	states, err := pgx.CollectRows(rows, pgx.RowToStructByName[keyState])
+	if err != nil {
+		return Throttle{}, wrap("reserve sign-in attempt", err)
+	}
+	t := Throttle{Allowed: true}
+	for _, st := range states {
+		if !st.Allowed {
+			t.Allowed = false
+			if st.RetryAt.After(t.RetryAt) {
+				t.RetryAt = st.RetryAt
+			}
+		}
 	}
 	return t, nil
 }
 
-// RecordFailedLogin counts a failed sign-in for key within window; reaching
-// maxFailures locks the key for lockFor. It returns the new state.
-func (db *DB) RecordFailedLogin(ctx context.Context, key string, window time.Duration, maxFailures int, lockFor time.Duration) (Throttle, error) {
-	var t Throttle
-	err := db.q.QueryRow(ctx, `
-		INSERT INTO auth_throttle (key, failures, window_started) VALUES ($1, 1, now())
-		ON CONFLICT (key) DO UPDATE SET
-			failures = CASE WHEN auth_throttle.window_started < now() - $2::interval THEN 1 ELSE auth_throttle.failures + 1 END,
-			window_started = CASE WHEN auth_throttle.window_started < now() - $2::interval THEN now() ELSE auth_throttle.window_started END
-		RETURNING failures, locked_until`, key, window).Scan(&t.Failures, &t.LockedUntil)
-	if err != nil {
-		return t, wrap("record failed sign-in", err)
+// RefundLoginAttempt gives an allowed attempt back to every unlocked key: a
+// sign-in that succeeded is no failure (many people may sign in from one
+// address).
+func (db *DB) RefundLoginAttempt(ctx context.Context, keys []ThrottleKey) error {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Key
 	}
-	if t.Failures >= maxFailures {
-		err = db.q.QueryRow(ctx, `UPDATE auth_throttle SET locked_until = now() + $2::interval, failures = 0, window_started = now()
-			WHERE key = $1 RETURNING locked_until`, key, lockFor).Scan(&t.LockedUntil)
-		t.Failures = 0
-	}
-	return t, wrap("record failed sign-in", err)
+	_, err := db.q.Exec(ctx, `UPDATE auth_throttle SET failures = greatest(failures - 1, 0)
+		WHERE key = ANY($1) AND (locked_until IS NULL OR locked_until <= now())`, names)
+	return wrap("refund sign-in attempt", err)
 }
 
 // ClearThrottle forgets a key's failures after a successful sign-in.

@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -728,109 +730,144 @@ func TestThrottle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	const window, lockFor = 15 * time.Minute, 10 * time.Minute
-
-	t.Run("unknown key", func(t *testing.T) {
-		t.Parallel()
-		db := storetest.NewTx(t)
-		st, err := db.ThrottleState(ctx, "email:nobody@example.com")
-		must(t, err)
-		if st != (store.Throttle{}) {
-			t.Fatalf("unknown key state = %+v", st)
+	keyNames := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s%d-%d", prefix, i, seq.Add(1))
 		}
-		must(t, db.ClearThrottle(ctx, "email:nobody@example.com"))
-	})
+		return out
+	}
+	reserve := func(t *testing.T, db *store.DB, keys ...store.ThrottleKey) store.Throttle {
+		t.Helper()
+		got, err := db.ReserveLoginAttempt(ctx, keys, window, lockFor)
+		must(t, err)
+		return got
+	}
 
-	t.Run("count, lock, reset", func(t *testing.T) {
+	t.Run("count, lock, lock ends", func(t *testing.T) {
 		t.Parallel()
 		db := storetest.NewTx(t)
 		now := txNow(t, db)
-		key := fmt.Sprintf("email:t%d@example.com", seq.Add(1))
-		other := fmt.Sprintf("ip:192.0.2.%d", seq.Add(1)%250)
-		for i := 1; i <= 2; i++ {
-			st, err := db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-			must(t, err)
-			if st.Failures != i || st.LockedUntil != nil {
-				t.Fatalf("failure %d: state %+v", i, st)
-			}
-			got, err := db.ThrottleState(ctx, key)
-			must(t, err)
-			if got.Failures != i || got.LockedUntil != nil {
-				t.Fatalf("failure %d: ThrottleState %+v", i, got)
+		names := keyNames("account:count", 2)
+		key, other := store.ThrottleKey{Key: names[0], Max: 3}, store.ThrottleKey{Key: names[1], Max: 3}
+		locked := store.Throttle{RetryAt: now.Add(lockFor)}
+		for i, want := range []store.Throttle{{Allowed: true}, {Allowed: true}, {Allowed: true}, locked, locked} {
+			if got := reserve(t, db, key); got != want {
+				t.Fatalf("attempt %d = %+v, want %+v", i+1, got, want)
 			}
 		}
-		st, err := db.RecordFailedLogin(ctx, other, window, 3, lockFor)
-		must(t, err)
-		if st.Failures != 1 {
-			t.Fatalf("keys share counts: other key state %+v", st)
+		if got := reserve(t, db, other); got != (store.Throttle{Allowed: true}) {
+			t.Fatalf("another key = %+v: keys share counts", got)
 		}
-
-		st, err = db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-		must(t, err)
-		wantLock := now.Add(lockFor)
-		if st.Failures != 0 || st.LockedUntil == nil || !st.LockedUntil.Equal(wantLock) {
-			t.Fatalf("third failure: state %+v, want 0 failures locked until %v", st, wantLock)
+		// A lock counts nothing more; once it has ended a new count starts.
+		var failures int
+		must(t, db.Tx().QueryRow(ctx, `SELECT failures FROM auth_throttle WHERE key = $1`, key.Key).Scan(&failures))
+		if failures != 4 {
+			t.Fatalf("failures under the lock = %d, want 4 (attempts while locked are not counted)", failures)
 		}
-		got, err := db.ThrottleState(ctx, key)
+		_, err := db.Tx().Exec(ctx, `UPDATE auth_throttle SET locked_until = now() - interval '1 second' WHERE key = $1`, key.Key)
 		must(t, err)
-		if got.Failures != 0 || got.LockedUntil == nil || !got.LockedUntil.Equal(wantLock) {
-			t.Fatalf("locked ThrottleState = %+v", got)
-		}
-		// Counting starts again from zero.
-		st, err = db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-		must(t, err)
-		if st.Failures != 1 || st.LockedUntil == nil || !st.LockedUntil.Equal(wantLock) {
-			t.Fatalf("failure after the lock: %+v", st)
-		}
-
-		must(t, db.ClearThrottle(ctx, key))
-		got, err = db.ThrottleState(ctx, key)
-		must(t, err)
-		if got != (store.Throttle{}) {
-			t.Fatalf("state after ClearThrottle = %+v", got)
-		}
-		if got, _ := db.ThrottleState(ctx, other); got.Failures != 1 {
-			t.Fatalf("ClearThrottle cleared another key: %+v", got)
+		for i, want := range []store.Throttle{{Allowed: true}, {Allowed: true}, {Allowed: true}, locked} {
+			if got := reserve(t, db, key); got != want {
+				t.Fatalf("attempt %d after the lock = %+v, want %+v", i+1, got, want)
+			}
 		}
 	})
 
 	t.Run("window", func(t *testing.T) {
 		t.Parallel()
 		db := storetest.NewTx(t)
-		now := txNow(t, db)
-		key := fmt.Sprintf("email:w%d@example.com", seq.Add(1))
-		windowStarted := func() time.Time {
-			t.Helper()
-			var ws time.Time
-			must(t, db.Tx().QueryRow(ctx, `SELECT window_started FROM auth_throttle WHERE key = $1`, key).Scan(&ws))
-			return ws
-		}
-		for i := 0; i < 2; i++ {
-			_, err := db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-			must(t, err)
-		}
-		// Still inside the window: the count goes on to the lock.
-		_, err := db.Tx().Exec(ctx, `UPDATE auth_throttle SET window_started = now() - $2::interval + interval '1 second' WHERE key = $1`, key, window)
+		key := store.ThrottleKey{Key: keyNames("account:window", 1)[0], Max: 2}
+		reserve(t, db, key)
+		reserve(t, db, key)
+		// Still inside the window: the third attempt locks.
+		_, err := db.Tx().Exec(ctx, `UPDATE auth_throttle SET window_started = now() - $2::interval + interval '1 second' WHERE key = $1`,
+			key.Key, window)
 		must(t, err)
-		st, err := db.RecordFailedLogin(ctx, key, window, 5, lockFor)
-		must(t, err)
-		if st.Failures != 3 || !windowStarted().Equal(now.Add(-window+time.Second)) {
-			t.Fatalf("failure inside the window: %+v, window started %v", st, windowStarted())
+		if got := reserve(t, db, key); got.Allowed {
+			t.Fatal("third attempt inside the window was allowed")
 		}
-		// The window has passed: a new count starts, with a new window.
-		_, err = db.Tx().Exec(ctx, `UPDATE auth_throttle SET window_started = now() - interval '2 hours' WHERE key = $1`, key)
+		// Past the window (and its lock): a new count of one.
+		_, err = db.Tx().Exec(ctx, `UPDATE auth_throttle SET window_started = now() - interval '2 hours', locked_until = NULL,
+			failures = 2 WHERE key = $1`, key.Key)
 		must(t, err)
-		st, err = db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-		must(t, err)
-		if st.Failures != 1 || st.LockedUntil != nil {
-			t.Fatalf("failure after the window: %+v, want a new count of 1", st)
+		if got := reserve(t, db, key); !got.Allowed {
+			t.Fatalf("attempt after the window = %+v", got)
 		}
-		if ws := windowStarted(); !ws.Equal(now) {
-			t.Fatalf("window_started = %v, want %v", ws, now)
-		}
-		st, err = db.RecordFailedLogin(ctx, key, window, 3, lockFor)
-		must(t, err)
-		if st.Failures != 2 {
-			t.Fatalf("second failure of the new window: %+v", st)
+		var failures int
+		var started, now time.Time
+		must(t, db.Tx().QueryRow(ctx, `SELECT failures, window_started, now() FROM auth_throttle WHERE key = $1`, key.Key).
+			Scan(&failures, &started, &now))
+		if failures != 1 || !started.Equal(now) {
+			t.Fatalf("after the window: %d failures since %v, want 1 since %v", failures, started, now)
 		}
 	})
+
+	t.Run("every key must allow; refund", func(t *testing.T) {
+		t.Parallel()
+		db := storetest.NewTx(t)
+		names := keyNames("k", 2)
+		account, address := store.ThrottleKey{Key: names[0], Max: 1}, store.ThrottleKey{Key: names[1], Max: 10}
+		if got := reserve(t, db, account, address); !got.Allowed {
+			t.Fatalf("first attempt = %+v", got)
+		}
+		must(t, db.RefundLoginAttempt(ctx, []store.ThrottleKey{account, address}))
+		if got := reserve(t, db, account, address); !got.Allowed {
+			t.Fatalf("attempt after a refund = %+v", got)
+		}
+		// The account key is spent: refused, though the address allows more.
+		if got := reserve(t, db, account, address); got.Allowed {
+			t.Fatal("allowed past the account key's maximum")
+		}
+		counts := map[string]int{}
+		rows, err := db.Tx().Query(ctx, `SELECT key, failures FROM auth_throttle WHERE key = ANY($1)`, names)
+		must(t, err)
+		for rows.Next() {
+			var k string
+			var n int
+			must(t, rows.Scan(&k, &n))
+			counts[k] = n
+		}
+		if want := map[string]int{account.Key: 2, address.Key: 2}; !maps.Equal(counts, want) {
+			t.Fatalf("counts = %v, want %v", counts, want)
+		}
+		must(t, db.ClearThrottle(ctx, account.Key))
+		if got := reserve(t, db, account); !got.Allowed {
+			t.Fatalf("attempt after ClearThrottle = %+v", got)
+		}
+	})
+}
+
+// TestThrottleRace: 40 attempts at once against keys that allow 5 — exactly
+// 5 are allowed, on a real database with concurrent transactions.
+func TestThrottleRace(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	keys := []store.ThrottleKey{{Key: "account:race@example.com from 192.0.2.1", Max: 5}, {Key: "ip:192.0.2.1", Max: 20}}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, 40)
+	for range 40 {
+		wg.Go(func() {
+			<-start
+			got, err := db.ReserveLoginAttempt(ctx, keys, 15*time.Minute, 15*time.Minute)
+			if err != nil {
+				errs <- err
+			}
+			if got.Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := allowed.Load(); n != 5 {
+		t.Fatalf("%d of 40 concurrent attempts allowed, want exactly 5", n)
+	}
 }

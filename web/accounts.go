@@ -1,7 +1,7 @@
 package web
 
 import (
-	"context"
+	"errors"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -11,50 +11,104 @@ import (
 	"github.com/hoard/hoard/store"
 )
 
-// Sign-in throttling: failures per address and per account within a window
-// lock that key for a while.
+// Sign-in throttling. Every attempt is counted before its password is
+// checked (store.ReserveLoginAttempt), against its address and against the
+// account it names from that address: past the maximum within the window,
+// that key is locked for a while. Counting per account-and-address, not per
+// account, means that whoever knows an email cannot lock its owner out: the
+// owner's own address has its own count. A successful sign-in gives its
+// attempt back.
 const (
 	throttleWindow     = 15 * time.Minute
 	throttleLock       = 15 * time.Minute
-	maxFailuresAccount = 5
-	maxFailuresAddress = 20
+	maxFailuresAccount = 5  // per account and address
+	maxFailuresAddress = 20 // per address, whatever the account
 )
+
+// throttleKeys are the counters a sign-in attempt for email from r's
+// address goes against.
+func throttleKeys(r *http.Request, email string) []store.ThrottleKey {
+	ip := clientIP(r)
+	return []store.ThrottleKey{
+		{Key: "account:" + strings.ToLower(email) + " from " + ip, Max: maxFailuresAccount},
+		{Key: "ip:" + ip, Max: maxFailuresAddress},
+	}
+}
+
+// errTooManySignIns refuses an attempt past the throttle's limit.
+func errTooManySignIns(retryAt time.Time) error {
+	wait := max(time.Until(retryAt).Round(time.Minute), time.Minute)
+	return hoard.Errorf(hoard.ERATELIMITED, "Too many failed sign-ins. Try again in %s.", strings.TrimSuffix(wait.String(), "0s"))
+}
+
+// checkPasswordThrottled checks password against hash as an attempt to
+// sign in as email from r's address: the attempt is counted first, refused
+// (ERATELIMITED) past the limit, and given back when the password is right.
+// Every check that reaches the password is counted on the server
+// (passwordChecks).
+func (s *Server) checkPasswordThrottled(r *http.Request, email, hash, password string) (bool, error) {
+	ctx := r.Context()
+	keys := throttleKeys(r, email)
+	t, err := s.deps.DB.ReserveLoginAttempt(ctx, keys, throttleWindow, throttleLock)
+	if err != nil {
+		return false, err
+	}
+	if !t.Allowed {
+		return false, errTooManySignIns(t.RetryAt)
+	}
+	s.passwordChecks.Add(1)
+	ok, err := verifyPassword(ctx, hash, password)
+	if err != nil && !errors.Is(err, errBadHash) {
+		return false, err // the request ended while it waited for a hash slot
+	} else if err != nil && hash != dummyHash {
+		s.deps.Logger.Error("stored password hash is unreadable", "err", err)
+	}
+	if !ok {
+		return false, nil
+	}
+	// Give the attempt back and forget the account's earlier failures from
+	// this address.
+	if err := s.deps.DB.RefundLoginAttempt(ctx, keys); err != nil {
+		s.deps.Logger.Warn("refund sign-in attempt", "err", err)
+	}
+	if err := s.deps.DB.ClearThrottle(ctx, keys[0].Key); err != nil {
+		s.deps.Logger.Warn("clear sign-in throttle", "err", err)
+	}
+	return true, nil
+}
 
 type loginForm struct {
 	Email string
 	Next  string
 }
 
+// loginParams are the parameters of the sign-in form and its page.
+type loginParams struct {
+	Email    string `form:"email" validate:"max=320"`
+	Password string `form:"password,raw" validate:"max=256"`
+	Next     string `form:"next" validate:"max=2048"`
+}
+
 func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) error {
+	next := localPath(paramsOf[loginParams](r).Next)
 	if userFrom(r.Context()) != nil {
-		return redirect(w, r, localPath(r.URL.Query().Get("next")))
+		return redirect(w, r, next)
 	}
-	return s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: localPath(r.URL.Query().Get("next"))}})
+	return s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: next}})
 }
 
 // handleLogin signs a user in with email and password (form contract:
 // POST /login email, password → 303, or the form again with 4xx).
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	email := strings.TrimSpace(r.PostFormValue("email"))
-	password := r.PostFormValue("password")
-	form := loginForm{Email: email, Next: localPath(r.PostFormValue("next"))}
+	in := paramsOf[loginParams](r)
+	email, password := in.Email, in.Password
+	form := loginForm{Email: email, Next: localPath(in.Next)}
 	fail := func(status int, msg string) error {
 		return s.render(w, r, status, "login", page{Title: "Sign in", Error: msg, Data: form})
 	}
 	if email == "" || password == "" {
 		return fail(http.StatusUnprocessableEntity, "Enter your email and password.")
-	}
-	keys := []string{"ip:" + clientIP(r), "email:" + strings.ToLower(email)}
-	for _, k := range keys {
-		t, err := s.deps.DB.ThrottleState(ctx, k)
-		if err != nil {
-			return err
-		}
-		if t.LockedUntil != nil && time.Now().Before(*t.LockedUntil) {
-			return fail(http.StatusTooManyRequests, "Too many failed sign-ins. Try again in "+
-				time.Until(*t.LockedUntil).Round(time.Minute).String()+".")
-		}
 	}
 	user, err := s.deps.DB.FindUserByEmail(ctx, email)
 	hash := dummyHash
@@ -63,17 +117,14 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
-	ok, verr := verifyPassword(ctx, hash, password)
-	if verr != nil && err == nil {
-		s.deps.Logger.Error("stored password hash is unreadable", "user", user.ID, "err", verr)
+	ok, err := s.checkPasswordThrottled(r, email, hash, password)
+	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
+		return fail(http.StatusTooManyRequests, hoard.ErrorMessage(err))
+	} else if err != nil {
+		return err
 	}
-	if err != nil || !ok {
-		s.recordFailure(ctx, keys[0], maxFailuresAddress)
-		s.recordFailure(ctx, keys[1], maxFailuresAccount)
+	if user == nil || !ok {
 		return fail(http.StatusUnauthorized, "Wrong email or password.")
-	}
-	if err := s.deps.DB.ClearThrottle(ctx, keys[1]); err != nil {
-		s.deps.Logger.Warn("clear sign-in throttle", "err", err)
 	}
 	if err := s.startSession(w, r, user); err != nil {
 		return err
@@ -81,27 +132,30 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, form.Next)
 }
 
-func (s *Server) recordFailure(ctx context.Context, key string, max int) {
-	if _, err := s.deps.DB.RecordFailedLogin(ctx, key, throttleWindow, max, throttleLock); err != nil {
-		s.deps.Logger.Warn("record failed sign-in", "err", err)
-	}
-}
-
 type registerForm struct {
 	Code  string
 	Email string
 }
 
+// registerParams are the parameters of the registration form and its page
+// (?code= pre-fills the invite code).
+type registerParams struct {
+	Code     string `form:"code"`
+	Email    string `form:"email" validate:"max=320"`
+	Password string `form:"password,raw" validate:"max=256"`
+}
+
 func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "register", page{Title: "Register",
-		Data: registerForm{Code: strings.TrimSpace(r.URL.Query().Get("code"))}})
+		Data: registerForm{Code: paramsOf[registerParams](r).Code}})
 }
 
 // handleRegister creates an account with an invite code (form contract:
 // POST /register code, email, password → 303, or the form again with 4xx).
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
-	form := registerForm{Code: strings.TrimSpace(r.PostFormValue("code")), Email: strings.TrimSpace(r.PostFormValue("email"))}
-	password := r.PostFormValue("password")
+	in := paramsOf[registerParams](r)
+	form := registerForm{Code: in.Code, Email: in.Email}
+	password := in.Password
 	fail := func(err error) error {
 		if statusFor(err) >= 500 {
 			return err
@@ -179,6 +233,12 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, "settings", p)
 }
 
+// passwordParams are the parameters of POST /settings/password.
+type passwordParams struct {
+	Current string `form:"current,raw" validate:"max=256"`
+	New     string `form:"new,raw" validate:"max=256"`
+}
+
 // handleChangePassword checks the current password, stores the new one and
 // signs out every other session of the user.
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) error {
@@ -192,12 +252,17 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 		p.Error = msg
 		return s.render(w, r, status, "settings", p)
 	}
-	ok, err := verifyPassword(ctx, user.PasswordHash, r.PostFormValue("current"))
-	if err != nil || !ok {
-		s.recordFailure(ctx, "email:"+strings.ToLower(user.Email), maxFailuresAccount)
+	in := paramsOf[passwordParams](r)
+	ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
+	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
+		return fail(http.StatusTooManyRequests, hoard.ErrorMessage(err))
+	} else if err != nil {
+		return err
+	}
+	if !ok {
 		return fail(http.StatusUnauthorized, "The current password is wrong.")
 	}
-	next := r.PostFormValue("new")
+	next := in.New
 	if err := checkNewPassword(next); err != nil {
 		return fail(http.StatusUnprocessableEntity, hoard.ErrorMessage(err))
 	}

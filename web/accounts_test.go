@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,6 +175,69 @@ func TestSignInThrottling(t *testing.T) {
 	}
 }
 
+// fromAddress is a client whose connections come from another loopback
+// address (the server throttles sign-ins per peer address).
+func (e *testEnv) fromAddress(ip string) *http.Client {
+	c := e.client()
+	c.Transport = &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}
+	return c
+}
+
+// TestSignInThrottleRace: 40 wrong passwords at once for one account from
+// one address — exactly maxFailuresAccount of them reach the password
+// check, the rest are refused before it; meanwhile the owner signs in from
+// another address, and after the burst the lock holds for the attackers'
+// address only.
+func TestSignInThrottleRace(t *testing.T) {
+	e := newEnv(t)
+	u, password := e.user(hoard.RoleUser)
+	owner := e.fromAddress("127.0.0.2")
+	statuses := make(chan int, 40)
+	var ownerStatus atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 40 {
+		wg.Go(func() {
+			<-start
+			resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", "wrong password"), nil)
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Go(func() {
+		<-start
+		resp, _ := e.do(owner, "POST", "/login", form("email", u.Email, "password", password), nil)
+		ownerStatus.Store(int64(resp.StatusCode))
+	})
+	close(start)
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for st := range statuses {
+		got[st]++
+	}
+	if want := map[int]int{http.StatusUnauthorized: maxFailuresAccount, http.StatusTooManyRequests: 40 - maxFailuresAccount}; !maps.Equal(got, want) {
+		t.Errorf("statuses of 40 concurrent wrong passwords = %v, want %v", got, want)
+	}
+	// The attackers' checks plus the owner's one.
+	if n := e.srv.passwordChecks.Load(); n != maxFailuresAccount+1 {
+		t.Errorf("%d password checks, want exactly %d + the owner's 1", n, maxFailuresAccount)
+	}
+	if st := ownerStatus.Load(); st != http.StatusSeeOther {
+		t.Errorf("the owner signing in from another address meanwhile = %d, want 303", st)
+	}
+	// Afterwards: the attackers' address stays locked for this account,
+	// even with the right password; the owner's address is not.
+	if resp, _ := e.do(nil, "POST", "/login", form("email", u.Email, "password", password), nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the right password from the locked address = %d, want 429", resp.StatusCode)
+	}
+	if resp, _ := e.do(owner, "POST", "/login", form("email", u.Email, "password", password), nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the owner from their address after the burst = %d, want 303", resp.StatusCode)
+	}
+	if n := e.srv.passwordChecks.Load(); n != maxFailuresAccount+2 {
+		t.Errorf("%d password checks after the burst, want %d: a locked attempt reached its password check", n, maxFailuresAccount+2)
+	}
+}
+
 func TestChangePasswordEndsOtherSessions(t *testing.T) {
 	e := newEnv(t)
 	u, password := e.user(hoard.RoleUser)
@@ -222,13 +288,110 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 	}
 }
 
+// hostileNext are redirect targets an attacker might put in "next" or
+// "back", each with the local path that must be sent instead ("/" when
+// nothing of it can be kept).
+var hostileNext = []struct{ next, want string }{
+	{"/x/../\\evil.example", "/"},
+	{"/x/../%5Cevil.example", "/"},
+	{`/\evil.example`, "/"},
+	{`\\evil.example`, "/"},
+	{`/\/evil.example`, "/"},
+	{"/%5Cevil.example", "/"},
+	{"/%5C%5Cevil.example", "/"},
+	{"//evil.example", "/"},
+	{"///evil.example", "/"},
+	{"//evil.example/%2e%2e", "/"},
+	{"/%2F%2Fevil.example", "/"},
+	{"/%2F/evil.example", "/"},
+	{"/%2f%5cevil.example", "/"},
+	{"https://evil.example/", "/"},
+	{"http:evil.example", "/"},
+	{"http:/evil.example", "/"},
+	{"//user@evil.example", "/"},
+	{"javascript:alert(1)", "/"},
+	{"JaVaScRiPt:alert(1)", "/"},
+	{"data:text/html,<script>alert(1)</script>", "/"},
+	{"/\t/evil.example", "/"},
+	{"/\n/evil.example", "/"},
+	{"/\r/evil.example", "/"},
+	{"/\r\n/evil.example", "/"},
+	{"/%09/evil.example", "/"},
+	{"/%0A/evil.example", "/"},
+	{"/ /evil.example", "/"},
+	{"/\u3000/evil.example", "/"},
+	{"\t//evil.example", "/"},
+	{"/\x00/evil.example", "/"},
+	{"/%00/evil.example", "/"},
+	{"\x00", "/"},
+	{"/\xff\xfe", "/"},
+	{"/" + strings.Repeat("a", maxLocalPathLen), "/"},
+	{"", "/"},
+	{"settings", "/"},
+	{"./settings", "/"},
+	{"../evil.example", "/"},
+	{"evil.example", "/"},
+	// Local targets are kept, cleaned as the redirect would clean them.
+	{"/settings", "/settings"},
+	{"/a?b=c", "/a?b=c"},
+	{"/?next=//evil.example", "/?next=//evil.example"},
+	{"/admin/messenger?done=join#joins", "/admin/messenger?done=join#joins"},
+	{"/uploads/", "/uploads/"},
+	{"/x/../settings", "/settings"},
+	{"/x/../../evil.example", "/evil.example"},
+	{"/.//evil.example", "/evil.example"},
+	{"/x/..//evil.example", "/evil.example"},
+	{"/@evil.example", "/@evil.example"},
+	{"/x/..%2F%2Fevil.example", "/x/..%2F%2Fevil.example"},
+	{"/crème", "/cr%C3%A8me"},
+}
+
 func TestLocalPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/settings": "/settings", "/a?b=c": "/a?b=c", "": "/", "//evil.example": "/", `/\evil.example`: "/",
-		"https://evil.example/": "/", "settings": "/", "/%2F%2Fevil": "/%2F%2Fevil",
-	} {
-		if got := localPath(in); got != want {
-			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+	for _, c := range hostileNext {
+		if got := localPath(c.next); got != c.want {
+			t.Errorf("localPath(%q) = %q, want %q", c.next, got, c.want)
+		}
+	}
+}
+
+// TestSignInRedirectStaysLocal sends every hostile "next" through the real
+// redirects (signed in: GET /login; signing in: POST /login; a form's
+// "back") and checks what the browser receives: a Location that resolves to
+// this site and starts with exactly one slash.
+func TestSignInRedirectStaysLocal(t *testing.T) {
+	e := newEnv(t)
+	u, password := e.user(hoard.RoleUser)
+	cookie := e.session(u)
+	base, _ := url.Parse(e.ts.URL + "/login")
+	check := func(how, next string, resp *http.Response) {
+		t.Helper()
+		loc := resp.Header.Get("Location")
+		target, err := base.Parse(loc)
+		if resp.StatusCode != http.StatusSeeOther || err != nil || target.Host != base.Host ||
+			!strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.ContainsFunc(loc, unsafeInPath) {
+			t.Errorf("%s next=%q: %d Location %q", how, next, resp.StatusCode, loc)
+		}
+	}
+	for i, c := range hostileNext {
+		if len(c.next) > 2048 {
+			continue // refused by the parameter bound (422), tested there
+		}
+		resp, _ := e.do(nil, "GET", "/login?next="+url.QueryEscape(c.next), nil, cookie)
+		if checkText("next", c.next, maxParamBytes) != nil {
+			// Not text at all (NUL, invalid UTF-8): refused before any
+			// redirect.
+			if resp.StatusCode != http.StatusUnprocessableEntity || resp.Header.Get("Location") != "" {
+				t.Errorf("GET /login?next=%q = %d %q, want 422", c.next, resp.StatusCode, resp.Header.Get("Location"))
+			}
+			continue
+		}
+		if loc := resp.Header.Get("Location"); loc != c.want {
+			t.Errorf("GET /login?next=%q: Location %q, want %q", c.next, loc, c.want)
+		}
+		check("GET /login", c.next, resp)
+		if i%8 == 0 { // a sign-in costs a password hash: a sample is enough
+			resp, _ = e.do(nil, "POST", "/login", form("email", u.Email, "password", password, "next", c.next), nil)
+			check("POST /login", c.next, resp)
 		}
 	}
 }

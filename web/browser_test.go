@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/hoard/hoard"
 	bt "github.com/hoard/hoard/web/browsertest"
@@ -282,11 +283,14 @@ func TestBrowserAdminJourney(t *testing.T) {
 	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Last rebuild completed")`,
 		chromedp.WithPollingTimeout(10*time.Second)))
 
-	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)))
+	errs.Check(t, "the journey's pages")
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/river/"),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#root").innerText.includes("Jobs")`, chromedp.WithPollingTimeout(15*time.Second)))
 	title := bt.Run(t, ctx, chromedp.Title())
 	if !strings.Contains(strings.ToLower(title), "river") {
 		t.Fatalf("queue UI title %q", title)
 	}
+	errs.Check(t, "the River UI", bt.RiverUIEvalProbe)
 }
 
 // TestBrowserChoosePreview: a curator picks an image of the archive as the
@@ -365,5 +369,33 @@ func TestBrowserChoosePreview(t *testing.T) {
 		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
 			_ = os.WriteFile(os.Getenv("HOARD_SCREENSHOT"), shot, 0o644)
 		}
+	}
+}
+
+// TestBrowserRiverUIUnderPolicy: the River UI mounted under /admin/river
+// works under the same security headers as every other page: it renders its
+// pages, and the browser reports no violation of the content security
+// policy (each one is turned into a console error the collector sees).
+func TestBrowserRiverUIUnderPolicy(t *testing.T) {
+	e := newEnv(t)
+	ctx := bt.New(t)
+	if _, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `document.addEventListener("securitypolicyviolation", ev =>
+			console.error("CSP violation: " + ev.violatedDirective + " blocked " + ev.blockedURI));`}); err != nil {
+		t.Fatal(err)
+	}
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the River UI", bt.RiverUIEvalProbe)
+	admin, password := e.user(hoard.RoleAdmin)
+	base := e.ts.URL
+	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+	for _, page := range []struct{ path, text string }{{"/admin/river/jobs", "Jobs"}, {"/admin/river/queues", "Queues"}} {
+		bt.Do(t, ctx, chromedp.Navigate(base+page.path),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#root").innerText.includes(%q)`, page.text),
+				chromedp.WithPollingTimeout(15*time.Second)))
 	}
 }

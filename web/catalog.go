@@ -30,41 +30,54 @@ type catalogQuery struct {
 	Cursor  string
 }
 
-// parseCatalogQuery reads and validates a catalog query.
-func parseCatalogQuery(v url.Values) (catalogQuery, error) {
-	q := catalogQuery{Tab: v.Get("tab"), View: v.Get("view")}
-	q.Text = strings.TrimSpace(v.Get("q"))
-	if len(q.Text) > 200 {
-		return q, hoard.Errorf(hoard.EINVALID, "The search text is too long (200 characters at most).")
-	}
-	q.Creator = strings.TrimSpace(v.Get("creator"))
-	for _, t := range v["tag"] {
-		q.Tags = append(q.Tags, splitTags(t)...)
-	}
-	if c := v.Get("channel"); c != "" {
-		id, err := strconv.ParseInt(c, 10, 64)
-		if err != nil || id <= 0 {
-			return q, hoard.Errorf(hoard.EINVALID, "channel must be a channel id.")
+// catalogParams are the parameters of the catalog page and GET
+// /api/packages (and of the Skipped tab: reason, before).
+type catalogParams struct {
+	Q       string   `form:"q"`
+	Creator string   `form:"creator"`
+	Tags    []string `form:"tag" validate:"max=64,dive,max=4200"` // each a comma-separated list
+	Channel int64    `form:"channel" validate:"gte=0"`
+	Type    string   `form:"type"`
+	Preview string   `form:"preview" validate:"omitempty,oneof=yes no true false"`
+	Tab     string   `form:"tab"`
+	View    string   `form:"view"`
+	Sort    string   `form:"sort" validate:"omitempty,oneof=relevance newest"`
+	Limit   *int     `form:"limit" validate:"omitempty,min=1,max=200"`
+	After   string   `form:"after" validate:"max=512"`
+	Reason  string   `form:"reason" validate:"omitempty,max=32"`
+	Before  int64    `form:"before" validate:"gte=0"`
+}
+
+// parseCatalogQuery turns the catalog's parameters into a search.
+func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
+	q := catalogQuery{Tab: p.Tab, View: p.View}
+	q.Text = p.Q
+	q.Creator = p.Creator
+	for _, t := range p.Tags {
+		tags, err := splitTags(t)
+		if err != nil {
+			return q, err
 		}
-		q.ChannelID = id
+		q.Tags = append(q.Tags, tags...)
 	}
-	if t := strings.ToUpper(v.Get("type")); t != "" {
+	if len(q.Tags) > maxTagsPerRequest {
+		return q, hoard.Errorf(hoard.EINVALID, "Filter by at most %d tags.", maxTagsPerRequest)
+	}
+	q.ChannelID = p.Channel
+	if t := strings.ToUpper(p.Type); t != "" {
 		if !hoard.ArchiveType(t).Valid() {
 			return q, hoard.Errorf(hoard.EINVALID, "type must be one of ZIP, RAR, 7Z, DOCUMENT.")
 		}
 		q.ArchiveType = hoard.ArchiveType(t)
 	}
-	q.Preview = v.Get("preview")
+	q.Preview = p.Preview
 	switch q.Preview {
-	case "":
 	case "yes", "true":
 		b := true
 		q.HasPreview = &b
 	case "no", "false":
 		b := false
 		q.HasPreview = &b
-	default:
-		return q, hoard.Errorf(hoard.EINVALID, "preview must be yes or no.")
 	}
 	switch q.Tab {
 	case "", "all":
@@ -81,22 +94,14 @@ func parseCatalogQuery(v url.Values) (catalogQuery, error) {
 	if q.View != "list" {
 		q.View = "grid"
 	}
-	switch q.Sort = v.Get("sort"); q.Sort {
-	case "", "relevance":
-		q.Sort = "relevance"
-	case "newest":
-		q.Newest = true
-	default:
-		return q, hoard.Errorf(hoard.EINVALID, "sort must be relevance or newest.")
+	q.Sort, q.Newest = "relevance", p.Sort == "newest"
+	if q.Newest {
+		q.Sort = "newest"
 	}
-	if l := v.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 200 {
-			return q, hoard.Errorf(hoard.EINVALID, "limit must be 1–200.")
-		}
-		q.Limit = n
+	if p.Limit != nil {
+		q.Limit = *p.Limit
 	}
-	if c := v.Get("after"); c != "" {
+	if c := p.After; c != "" {
 		cur, err := decodeCursor(c)
 		if err != nil {
 			return q, hoard.Errorf(hoard.EINVALID, "The page cursor is not valid.")
@@ -153,7 +158,7 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if userFrom(r.Context()) == nil {
 		return redirect(w, r, "/login")
 	}
-	if r.URL.Query().Get("tab") == "skipped" {
+	if paramsOf[catalogParams](r).Tab == "skipped" {
 		return s.handleSkipped(w, r)
 	}
 	q, res, channels, err := s.catalogSearch(r)
@@ -183,7 +188,7 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 // catalogSearch runs the search a catalog request describes and returns it
 // with the channel titles its rows show.
 func (s *Server) catalogSearch(r *http.Request) (catalogQuery, *store.SearchResult, map[int64]string, error) {
-	q, err := parseCatalogQuery(r.URL.Query())
+	q, err := parseCatalogQuery(paramsOf[catalogParams](r))
 	if err != nil {
 		return q, nil, nil, err
 	}
@@ -206,9 +211,9 @@ func withParams(u *url.URL, set map[string]string) string {
 		}
 	}
 	if len(v) == 0 {
-		return u.Path
+		return u.EscapedPath()
 	}
-	return u.Path + "?" + v.Encode()
+	return u.EscapedPath() + "?" + v.Encode()
 }
 
 func (s *Server) canCurate(r *http.Request) bool {
@@ -365,9 +370,9 @@ func (s *Server) handleSkipped(w http.ResponseWriter, r *http.Request) error {
 	if !userFrom(r.Context()).IsAdmin() {
 		return hoard.Errorf(hoard.EFORBIDDEN, "Only administrators see skipped packages.")
 	}
-	reason := r.URL.Query().Get("reason")
-	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
-	items, err := s.deps.DB.ListSkippedPackages(r.Context(), hoard.SkipReason(reason), before, 51)
+	in := paramsOf[catalogParams](r)
+	reason := in.Reason
+	items, err := s.deps.DB.ListSkippedPackages(r.Context(), hoard.SkipReason(reason), in.Before, 51)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/hoard/hoard"
 )
 
-func pngBytes(t *testing.T) []byte {
+func pngBytes(t testing.TB) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
 	img.Set(1, 1, color.RGBA{255, 0, 0, 255})
 	var b bytes.Buffer

@@ -22,12 +22,18 @@ type crowdfundsPage struct {
 	Payment  []hoard.PaymentStatus
 }
 
+// crowdfundsParams are the filters of the crowdfund table.
+type crowdfundsParams struct {
+	Delivery string `form:"delivery" validate:"omitempty,oneof=NOT_DELIVERED PARTIAL DELIVERED"`
+	Payment  string `form:"payment" validate:"omitempty,oneof=UNPAID PAID"`
+	Host     int64  `form:"host" validate:"gte=0"`
+}
+
 // handleCrowdfunds renders the caller's crowdfund table with filters and
 // the create form.
 func (s *Server) handleCrowdfunds(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	f := store.CrowdfundFilter{Delivery: hoard.DeliveryStatus(q.Get("delivery")), Payment: hoard.PaymentStatus(q.Get("payment"))}
-	f.HostID, _ = strconv.ParseInt(q.Get("host"), 10, 64)
+	in := paramsOf[crowdfundsParams](r)
+	f := store.CrowdfundFilter{Delivery: hoard.DeliveryStatus(in.Delivery), Payment: hoard.PaymentStatus(in.Payment), HostID: in.Host}
 	items, err := s.deps.DB.ListCrowdfunds(r.Context(), userFrom(r.Context()).ID, f)
 	if err != nil {
 		return err
@@ -47,28 +53,30 @@ func (s *Server) crowdfundNotice(r *http.Request) string {
 	return noticeFor(r.URL.Query().Get("done"))
 }
 
-// crowdfundFromForm reads and validates the record form.
+// crowdfundForm is the record form (create and update).
+type crowdfundForm struct {
+	Name           string `form:"name"`
+	Link           string `form:"link" validate:"max=2000"`
+	FilesURL       string `form:"files_url" validate:"max=2000"`
+	Notes          string `form:"notes" validate:"max=2000"`
+	DeliveryStatus string `form:"delivery_status" validate:"omitempty,oneof=NOT_DELIVERED PARTIAL DELIVERED"`
+	PaymentStatus  string `form:"payment_status" validate:"omitempty,oneof=UNPAID PAID"`
+	Host           string `form:"host" validate:"max=100"`
+}
+
+// crowdfundFromForm reads the record form into c.
 func (s *Server) crowdfundFromForm(r *http.Request, c *hoard.Crowdfund) error {
-	c.Name = strings.TrimSpace(r.PostFormValue("name"))
-	c.Link = strings.TrimSpace(r.PostFormValue("link"))
-	c.FilesURL = strings.TrimSpace(r.PostFormValue("files_url"))
-	c.Notes = strings.TrimSpace(r.PostFormValue("notes"))
-	c.DeliveryStatus = hoard.DeliveryStatus(r.PostFormValue("delivery_status"))
-	c.PaymentStatus = hoard.PaymentStatus(r.PostFormValue("payment_status"))
+	in := paramsOf[crowdfundForm](r)
+	c.Name, c.Link, c.FilesURL, c.Notes = in.Name, in.Link, in.FilesURL, in.Notes
+	c.DeliveryStatus, c.PaymentStatus = hoard.DeliveryStatus(in.DeliveryStatus), hoard.PaymentStatus(in.PaymentStatus)
 	switch {
-	case c.Name == "" || len(c.Name) > 200:
+	case c.Name == "":
 		return hoard.Errorf(hoard.EINVALID, "The name is required (200 characters at most).")
-	case len(c.Notes) > 2000:
-		return hoard.Errorf(hoard.EINVALID, "Notes are limited to 2000 characters.")
 	case !validURL(c.Link) || !validURL(c.FilesURL):
 		return hoard.Errorf(hoard.EINVALID, "Links must be http(s) URLs.")
 	}
-	host := strings.TrimSpace(r.PostFormValue("host"))
 	c.HostID = 0
-	if host != "" {
-		if len(host) > 100 {
-			return hoard.Errorf(hoard.EINVALID, "The host name is limited to 100 characters.")
-		}
+	if host := in.Host; host != "" {
 		h, err := s.deps.DB.FindOrCreateHost(r.Context(), host)
 		if err != nil {
 			return err
@@ -108,6 +116,12 @@ func (s *Server) findCrowdfund(r *http.Request) (*hoard.Crowdfund, error) {
 	return c, err
 }
 
+// searchParams are a search text of at most 200 characters (the linking
+// search of a crowdfund record).
+type searchParams struct {
+	Q string `form:"q"`
+}
+
 type crowdfundPage struct {
 	C        *hoard.Crowdfund
 	Packages []hoard.Package
@@ -134,7 +148,7 @@ func (s *Server) handleCrowdfund(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := crowdfundPage{C: c, Packages: pkgs, Hosts: hosts, Delivery: deliveryStates, Payment: paymentStates,
-		Q: strings.TrimSpace(r.URL.Query().Get("q"))}
+		Q: paramsOf[searchParams](r).Q}
 	if p.Q != "" {
 		res, err := s.searchPackages(r.Context(), store.SearchQuery{Text: p.Q, Limit: 20})
 		if err != nil {
@@ -177,7 +191,7 @@ func (s *Server) handleLinkCrowdfundPackages(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	ids, err := parseIDs(r)
+	ids, err := paramsOf[idsParams](r).selected()
 	if err != nil {
 		return err
 	}
@@ -214,11 +228,7 @@ func (s *Server) handleAPICrowdfundPackageSearch(w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	if len(q) > 200 {
-		return hoard.Errorf(hoard.EINVALID, "The search text is too long.")
-	}
-	res, err := s.searchPackages(r.Context(), store.SearchQuery{Text: q, Limit: 20})
+	res, err := s.searchPackages(r.Context(), store.SearchQuery{Text: paramsOf[searchParams](r).Q, Limit: 20})
 	if err != nil {
 		return err
 	}

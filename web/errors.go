@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 )
 
 // handlerFunc is a handler that reports failure by returning an error.
@@ -13,7 +14,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 var errNotFound = hoard.Errorf(hoard.ENOTFOUND, "Page not found.")
 
-// statusOf maps root error codes to HTTP status codes.
+// statusOf maps root error codes, and codeTimeout, to HTTP status codes.
 var statusOf = map[string]int{
 	hoard.EINVALID:      http.StatusUnprocessableEntity,
 	hoard.ENOTFOUND:     http.StatusNotFound,
@@ -23,6 +24,7 @@ var statusOf = map[string]int{
 	hoard.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	hoard.ERATELIMITED:  http.StatusTooManyRequests,
 	hoard.EINTERNAL:     http.StatusInternalServerError,
+	codeTimeout:         http.StatusServiceUnavailable,
 }
 
 // notFoundAs returns err, with the user-facing message for a missing thing
@@ -34,12 +36,29 @@ func notFoundAs(err error, message string) error {
 	return err
 }
 
-// statusFor returns the HTTP status of an error.
-func statusFor(err error) int {
-	if st, ok := statusOf[hoard.ErrorCode(err)]; ok {
-		return st
+// codeTimeout is the error code of a request whose statement ran past the
+// statement timeout (store.IsStatementTimeout): the database is busy or the
+// request too broad, nothing the server failed at.
+const codeTimeout = "timeout"
+
+// describe maps an error to its status, code and message: by its root
+// error code (statusOf), except that a statement timeout, whatever wraps
+// it, is 503 with codeTimeout.
+func describe(err error) (status int, code, message string) {
+	if store.IsStatementTimeout(err) {
+		err = hoard.WrapError(codeTimeout, err, "The database took too long to answer this request. Try again in a moment, or narrow it down.")
 	}
-	return http.StatusInternalServerError
+	status, ok := statusOf[hoard.ErrorCode(err)]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	return status, hoard.ErrorCode(err), hoard.ErrorMessage(err)
+}
+
+// statusFor returns the HTTP status of an error (describe).
+func statusFor(err error) int {
+	status, _, _ := describe(err)
+	return status
 }
 
 // handle adapts a handlerFunc: an error becomes a JSON error for API
@@ -51,13 +70,16 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		if err == nil {
 			return
 		}
-		status := statusFor(err)
-		if status >= 500 {
+		status, code, msg := describe(err)
+		switch {
+		case status == http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", "5")
+			s.deps.Logger.Warn("request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		case status >= 500:
 			s.deps.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
-		msg := hoard.ErrorMessage(err)
 		if wantsJSON(r) {
-			writeJSON(w, status, map[string]any{"error": map[string]string{"code": hoard.ErrorCode(err), "message": msg}})
+			writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 			return
 		}
 		if rerr := s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: map[string]any{

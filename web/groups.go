@@ -80,15 +80,22 @@ func groupURL(id int64, done string) string {
 	return u
 }
 
+// createGroupParams are the parameters of POST /groups.
+type createGroupParams struct {
+	idsParams
+	Name string `form:"name"`
+}
+
 // handleCreateGroup creates a manual group from selected packages (bulk
 // action). The rule it teaches is learned by a learn_group_rule job queued
 // in the same transaction.
 func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	in := paramsOf[createGroupParams](r)
+	ids, err := in.selected()
 	if err != nil {
 		return err
 	}
-	name := strings.TrimSpace(r.PostFormValue("name"))
+	name := in.Name
 	var g *hoard.PackageGroup
 	err = s.deps.DB.InTx(r.Context(), func(tx *store.DB) error {
 		if name == "" {
@@ -118,12 +125,18 @@ func fileExt(name string) string {
 	return ""
 }
 
+// renameGroupParams are the parameters of POST /groups/{id}/rename.
+type renameGroupParams struct {
+	Name string `form:"name"`
+}
+
+// handleRenameGroup renames a group.
 func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) error {
 	g, err := s.findGroup(r)
 	if err != nil {
 		return err
 	}
-	if _, err := s.deps.DB.RenameGroup(r.Context(), g.ID, strings.TrimSpace(r.PostFormValue("name"))); err != nil {
+	if _, err := s.deps.DB.RenameGroup(r.Context(), g.ID, paramsOf[renameGroupParams](r).Name); err != nil {
 		return err
 	}
 	return redirect(w, r, groupURL(g.ID, "saved"))
@@ -172,6 +185,12 @@ func (s *Server) handleStartMerge(w http.ResponseWriter, r *http.Request) error 
 	return redirect(w, r, "/?tab=groups")
 }
 
+// mergeParams are the parameters of POST /groups/{id}/merge: the source
+// group, when the form names it (else the merge started with Start merge).
+type mergeParams struct {
+	Source int64 `form:"source" validate:"gte=0"`
+}
+
 // handleMergeHere is mergeGroupsAction, the second step: the source's
 // packages and rules move to this group and the source disappears.
 func (s *Server) handleMergeHere(w http.ResponseWriter, r *http.Request) error {
@@ -179,13 +198,13 @@ func (s *Server) handleMergeHere(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sourceID, err := strconv.ParseInt(r.PostFormValue("source"), 10, 64)
-	if err != nil || sourceID <= 0 {
+	sourceID := paramsOf[mergeParams](r).Source
+	if sourceID == 0 {
 		if c, cerr := r.Cookie(mergeCookie); cerr == nil {
-			sourceID, err = strconv.ParseInt(c.Value, 10, 64)
+			sourceID, _ = strconv.ParseInt(c.Value, 10, 64)
 		}
 	}
-	if err != nil || sourceID <= 0 {
+	if sourceID <= 0 {
 		return hoard.Errorf(hoard.EINVALID, "Choose the group to merge first (Start merge here).")
 	}
 	if _, err := s.deps.DB.MergeGroups(r.Context(), sourceID, g.ID); err != nil {

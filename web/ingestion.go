@@ -7,8 +7,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -170,6 +170,12 @@ type repairRequest struct {
 	NotificationID int64 `json:"notification_id" validate:"required,gt=0"`
 }
 
+// repairForm is the form of POST /api/notifications/repair (the bell and
+// the notifications page post it).
+type repairForm struct {
+	NotificationID int64 `form:"notification_id" validate:"gte=0"`
+}
+
 // readRepairRequest reads a repair request from JSON or a form.
 func readRepairRequest(w http.ResponseWriter, r *http.Request) (repairRequest, error) {
 	var req repairRequest
@@ -179,15 +185,11 @@ func readRepairRequest(w http.ResponseWriter, r *http.Request) (repairRequest, e
 		if err := dec.Decode(&req); err != nil {
 			return req, hoard.Errorf(hoard.EINVALID, "The request body is not valid JSON: %v", err)
 		}
-	} else if v := strings.TrimSpace(r.PostFormValue("notification_id")); v != "" {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return req, hoard.Errorf(hoard.EINVALID, "notification_id must be a number.")
-		}
-		req.NotificationID = id
+	} else {
+		req.NotificationID = paramsOf[repairForm](r).NotificationID
 	}
 	if err := validate.Struct(req); err != nil {
-		return req, hoard.Errorf(hoard.EINVALID, "Invalid request: %s", validationMessage(err))
+		return req, hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, reflect.TypeOf(req)))
 	}
 	return req, nil
 }

@@ -197,18 +197,26 @@ func (s *Server) renderInvites(w http.ResponseWriter, r *http.Request, status in
 		Data: invitesPage{Invites: rows, AppURL: s.deps.AppURL}})
 }
 
+// invitesParams are the invites form: how many codes, uses per code, days
+// until they expire (0: never); absent ones take their defaults (1, 1, 7).
+type invitesParams struct {
+	Count       *int `form:"count" validate:"omitempty,min=1,max=50"`
+	MaxUses     *int `form:"max_uses" validate:"omitempty,min=1,max=1000"`
+	ExpiresDays *int `form:"expires_days" validate:"omitempty,min=0,max=3650"`
+}
+
 // handleCreateInvites creates one or many codes from the invites form.
 func (s *Server) handleCreateInvites(w http.ResponseWriter, r *http.Request) error {
-	num := func(name string, def int) int {
-		v, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue(name)))
-		if err != nil {
+	in := paramsOf[invitesParams](r)
+	or := func(v *int, def int) int {
+		if v == nil {
 			return def
 		}
-		return v
+		return *v
 	}
 	_, err := CreateInvites(r.Context(), s.deps.DB, InviteOptions{
-		Count: num("count", 1), MaxUses: num("max_uses", 1),
-		ExpiresIn: time.Duration(num("expires_days", 7)) * 24 * time.Hour,
+		Count: or(in.Count, 1), MaxUses: or(in.MaxUses, 1),
+		ExpiresIn: time.Duration(or(in.ExpiresDays, 7)) * 24 * time.Hour,
 		Role:      hoard.RoleUser, CreatedBy: userFrom(r.Context()).ID,
 	})
 	if err != nil {

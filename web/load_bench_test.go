@@ -42,19 +42,7 @@ import (
 func BenchmarkCatalogLoad(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
-	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	hash, _ := hashPassword(ctx, "bench password")
-	u, err := db.CreateUser(ctx, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), hash, hoard.RoleUser)
-	if err != nil {
-		b.Fatal(err)
-	}
-	token := fmt.Sprintf("bench-token-%d", time.Now().UnixNano())
-	if err := db.CreateSession(ctx, &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
-		b.Fatal(err)
-	}
+	client, token := benchClient(b, db)
 	nq := 1000
 	if v, err := strconv.Atoi(os.Getenv("HOARD_BENCH_QUERIES")); err == nil && v > 0 {
 		nq = v
@@ -88,18 +76,7 @@ func BenchmarkCatalogLoad(b *testing.B) {
 		name string
 		ttl  time.Duration
 	}{{"cache", 0}, {"nocache", -1}} {
-		ts := httptest.NewUnstartedServer(nil)
-		srv, err := New(Deps{DB: db, Queue: client, Logger: quietLogger(), AppURL: "http://" + ts.Listener.Addr().String(),
-			UploadDir: b.TempDir(), MaxUploadBytes: 1 << 20, SearchCacheTTL: cache.ttl, MaxConcurrentRequests: gate})
-		if err != nil {
-			b.Fatal(err)
-		}
-		sctx, stop := context.WithCancel(ctx)
-		if err := srv.Start(sctx); err != nil {
-			b.Fatal(err)
-		}
-		ts.Config.Handler = srv
-		ts.Start()
+		ts, srv, stop := startBenchServer(b, Deps{DB: db, Queue: client, SearchCacheTTL: cache.ttl, MaxConcurrentRequests: gate})
 		cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
 		// Client models. "saturated": every client sends its next request
 		// the moment the last one answers (no think time), which measures
@@ -143,9 +120,47 @@ func BenchmarkCatalogLoad(b *testing.B) {
 				})
 			}
 		}
-		ts.Close()
 		stop()
 	}
+}
+
+// benchClient returns an insert-only queue client on db and the session
+// token of a new user, for the benchmarks' servers and clients.
+func benchClient(b *testing.B, db *store.DB) (*queue.Client, string) {
+	ctx := context.Background()
+	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hash, _ := hashPassword(ctx, "bench password")
+	u, err := db.CreateUser(ctx, fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), hash, hoard.RoleUser)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token := fmt.Sprintf("bench-token-%d", time.Now().UnixNano())
+	if err := db.CreateSession(ctx, &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		b.Fatal(err)
+	}
+	return client, token
+}
+
+// startBenchServer starts the web application with deps (logger, app URL
+// and upload settings filled in) on a loopback listener; stop ends it.
+func startBenchServer(b *testing.B, deps Deps) (ts *httptest.Server, srv *Server, stop func()) {
+	ts = httptest.NewUnstartedServer(nil)
+	deps.Logger, deps.AppURL = quietLogger(), "http://"+ts.Listener.Addr().String()
+	deps.UploadDir, deps.MaxUploadBytes = b.TempDir(), 1<<20
+	srv, err := New(deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := srv.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	return ts, srv, func() { ts.Close(); cancel() }
 }
 
 // loadStats is what a load run measured: latency percentiles in ms and

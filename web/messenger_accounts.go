@@ -95,10 +95,15 @@ func (s *Server) handleAPIAccounts(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// addAccountParams are the parameters of POST /admin/messenger/accounts.
+type addAccountParams struct {
+	Phone string `form:"phone" validate:"max=32"`
+}
+
 // handleAddAccount adds a messenger account by phone number and queues its
 // login (the platform sends a code) in one transaction.
 func (s *Server) handleAddAccount(w http.ResponseWriter, r *http.Request) error {
-	phone, err := normalizePhone(r.PostFormValue("phone"))
+	phone, err := normalizePhone(paramsOf[addAccountParams](r).Phone)
 	if err != nil {
 		return err
 	}
@@ -151,6 +156,12 @@ func (s *Server) queueLogin(r *http.Request, tx *store.DB, id int64) error {
 	return nil
 }
 
+// accountCodeParams are the parameters of POST
+// /admin/messenger/accounts/{accountId}/code.
+type accountCodeParams struct {
+	Code string `form:"code" validate:"max=32"`
+}
+
 // handleAccountCode takes the login code of an account that waits for one.
 func (s *Server) handleAccountCode(w http.ResponseWriter, r *http.Request) error {
 	code := strings.Map(func(c rune) rune {
@@ -158,18 +169,24 @@ func (s *Server) handleAccountCode(w http.ResponseWriter, r *http.Request) error
 			return -1
 		}
 		return c
-	}, r.PostFormValue("code"))
+	}, paramsOf[accountCodeParams](r).Code)
 	if len(code) < 3 || len(code) > 12 || strings.Trim(code, "0123456789") != "" {
 		return hoard.Errorf(hoard.EINVALID, "The login code is the 3 to 12 digits the platform sent.")
 	}
 	return s.submitSecret(w, r, messenger.SecretCode, code)
 }
 
+// accountPasswordParams are the parameters of POST
+// /admin/messenger/accounts/{accountId}/password.
+type accountPasswordParams struct {
+	Password string `form:"password,raw" validate:"max=256"`
+}
+
 // handleAccountPassword takes the two-step verification password of an
 // account that waits for it.
 func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) error {
-	password := r.PostFormValue("password")
-	if password == "" || len(password) > 256 {
+	password := paramsOf[accountPasswordParams](r).Password
+	if password == "" {
 		return hoard.Errorf(hoard.EINVALID, "Type the account's two-step verification password (256 characters at most).")
 	}
 	return s.submitSecret(w, r, messenger.SecretPassword, password)
@@ -233,18 +250,32 @@ func (s *Server) accountDone(w http.ResponseWriter, r *http.Request, status int,
 	return redirect(w, r, "/admin/messenger?done="+done+"#accounts")
 }
 
+// destinationParams are the parameters of POST
+// /admin/messenger/destination: choice "<channel id>:<account id>", or the
+// two ids apart.
+type destinationParams struct {
+	Choice    string `form:"choice" validate:"max=64"`
+	ChannelID int64  `form:"channel_id" validate:"gte=0"`
+	AccountID int64  `form:"account_id" validate:"gte=0"`
+}
+
 // handleSetDestination makes a channel the destination, posted to by the
 // chosen account through its map of the channel (which becomes the WRITER
 // map). The form sends `choice` as "<channel id>:<account id>" (or
 // `channel_id` and `account_id`).
 func (s *Server) handleSetDestination(w http.ResponseWriter, r *http.Request) error {
-	chStr, accStr := r.PostFormValue("channel_id"), r.PostFormValue("account_id")
-	if c := r.PostFormValue("choice"); c != "" {
-		chStr, accStr, _ = strings.Cut(c, ":")
+	in := paramsOf[destinationParams](r)
+	channelID, accountID := in.ChannelID, in.AccountID
+	if in.Choice != "" {
+		chStr, accStr, _ := strings.Cut(in.Choice, ":")
+		var err1, err2 error
+		channelID, err1 = strconv.ParseInt(chStr, 10, 64)
+		accountID, err2 = strconv.ParseInt(accStr, 10, 64)
+		if err1 != nil || err2 != nil {
+			channelID, accountID = 0, 0
+		}
 	}
-	channelID, err1 := strconv.ParseInt(chStr, 10, 64)
-	accountID, err2 := strconv.ParseInt(accStr, 10, 64)
-	if err1 != nil || err2 != nil || channelID <= 0 || accountID <= 0 {
+	if channelID <= 0 || accountID <= 0 {
 		return hoard.Errorf(hoard.EINVALID, "Choose a channel and the account that posts to it.")
 	}
 	ctx := r.Context()

@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -85,10 +84,11 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 	return s.render(w, r, http.StatusOK, "messenger", page{Title: "Messaging", Notice: noticeFor(r.URL.Query().Get("done")), Data: p})
 }
 
-// formBool reads a checkbox: present and "on"/"true" is true.
-func formBool(r *http.Request, name string) bool {
-	v := r.PostFormValue(name)
-	return v == "on" || v == "true" || v == "1"
+// channelParams are a channel's settings form (checkboxes: on or absent).
+type channelParams struct {
+	Category  string `form:"category" validate:"max=64"`
+	Active    bool   `form:"active"`
+	AutoGroup bool   `form:"auto_group"`
 }
 
 // handleUpdateChannel saves a channel's category, active flag and
@@ -99,11 +99,8 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	category := strings.TrimSpace(r.PostFormValue("category"))
-	if len(category) > 64 {
-		return hoard.Errorf(hoard.EINVALID, "The category is too long (64 characters at most).")
-	}
-	active, autoGroup := formBool(r, "active"), formBool(r, "auto_group")
+	in := paramsOf[channelParams](r)
+	category, active, autoGroup := in.Category, in.Active, in.AutoGroup
 	err = s.deps.DB.InTx(r.Context(), func(tx *store.DB) error {
 		before, after, err := tx.UpdateChannelSettings(r.Context(), id, store.ChannelSettings{
 			Category: &category, IsActive: &active, AutoGroupEnabled: &autoGroup})
@@ -187,6 +184,12 @@ func (s *Server) handleChannelPage(w http.ResponseWriter, r *http.Request) error
 		Data: channelPage{Channel: ch, Topics: topics}})
 }
 
+// topicFetchParams are the parameters of POST
+// /api/messenger/channels/{channelId}/topics/{topicId}.
+type topicFetchParams struct {
+	FetchEnabled *bool `form:"fetch_enabled"`
+}
+
 // handleSetTopicFetch turns fetching of a topic on or off (POST
 // fetch_enabled=true|false); later runs skip disabled topics.
 func (s *Server) handleSetTopicFetch(w http.ResponseWriter, r *http.Request) error {
@@ -198,11 +201,11 @@ func (s *Server) handleSetTopicFetch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	enabled, err := strconv.ParseBool(r.PostFormValue("fetch_enabled"))
-	if err != nil {
+	enabled := paramsOf[topicFetchParams](r).FetchEnabled
+	if enabled == nil {
 		return hoard.Errorf(hoard.EINVALID, "fetch_enabled must be true or false.")
 	}
-	n, err := s.deps.DB.SetChannelTopicFetchEnabled(r.Context(), channelID, topicID, enabled)
+	n, err := s.deps.DB.SetChannelTopicFetchEnabled(r.Context(), channelID, topicID, *enabled)
 	if err != nil {
 		return err
 	}
@@ -212,7 +215,7 @@ func (s *Server) handleSetTopicFetch(w http.ResponseWriter, r *http.Request) err
 	if r.PostFormValue("from") == "page" {
 		return redirect(w, r, "/admin/messenger/channels/"+strconv.FormatInt(channelID, 10)+"?done=saved")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"channel_id": channelID, "topic_id": topicID, "fetch_enabled": enabled})
+	writeJSON(w, http.StatusOK, map[string]any{"channel_id": channelID, "topic_id": topicID, "fetch_enabled": *enabled})
 	return nil
 }
 

@@ -3,8 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -36,6 +34,13 @@ func toJoinJSON(j *hoard.ChannelJoin) joinJSON {
 	return out
 }
 
+// joinParams are the parameters of POST /admin/messenger/joins.
+type joinParams struct {
+	Ref       string `form:"ref"`
+	Category  string `form:"category" validate:"max=64"`
+	AccountID int64  `form:"account_id" validate:"gte=0"`
+}
+
 // handleJoinChannel adds a source channel by platform link, @username or
 // invite link: the reference is validated and normalised here, and the
 // request row and its join_channel job are inserted in one transaction;
@@ -45,20 +50,12 @@ func toJoinJSON(j *hoard.ChannelJoin) joinJSON {
 // channel is pending returns that request.
 func (s *Server) handleJoinChannel(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	ref, err := messenger.ParseChannelRef(r.PostFormValue("ref"))
+	in := paramsOf[joinParams](r)
+	ref, err := messenger.ParseChannelRef(in.Ref)
 	if err != nil {
 		return err
 	}
-	category := strings.TrimSpace(r.PostFormValue("category"))
-	if len(category) > 64 {
-		return hoard.Errorf(hoard.EINVALID, "The category is too long (64 characters at most).")
-	}
-	var accountID int64
-	if v := strings.TrimSpace(r.PostFormValue("account_id")); v != "" {
-		if accountID, err = strconv.ParseInt(v, 10, 64); err != nil || accountID <= 0 {
-			return hoard.Errorf(hoard.EINVALID, "Choose the account that joins.")
-		}
-	}
+	category, accountID := in.Category, in.AccountID
 	j := &hoard.ChannelJoin{Ref: ref.String(), Category: category}
 	if u := userFrom(ctx); u != nil {
 		j.RequestedBy = u.ID

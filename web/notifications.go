@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/hoard/hoard"
 )
@@ -35,10 +34,14 @@ func toNotificationJSON(n hoard.Notification) notificationJSON {
 // notificationsPageSize is how many notifications one page lists.
 const notificationsPageSize = 30
 
+// notificationsParams page the notifications: those older than before.
+type notificationsParams struct {
+	Before int64 `form:"before" validate:"gte=0"`
+}
+
 // listNotifications reads a page of live notifications and the unread count.
 func (s *Server) listNotifications(r *http.Request) ([]hoard.Notification, int64, int64, error) {
-	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
-	items, err := s.deps.DB.ListNotifications(r.Context(), before, notificationsPageSize+1)
+	items, err := s.deps.DB.ListNotifications(r.Context(), paramsOf[notificationsParams](r).Before, notificationsPageSize+1)
 	if err != nil {
 		return nil, 0, 0, err
 	}

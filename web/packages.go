@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/hoard/hoard"
@@ -55,6 +56,14 @@ type packagePage struct {
 	ExtractionFailed bool
 }
 
+// packageParams are the package page's parameters: the file list's search
+// and page, and the preview extraction the page was sent back with.
+type packageParams struct {
+	FileQ      string `form:"fq"`
+	FileAfter  int32  `form:"fafter" validate:"gte=0"`
+	Extraction int64  `form:"extraction" validate:"gte=0"`
+}
+
 // handlePackage renders a package: preview, metadata, file list (searchable,
 // paged) and, for curators, tag and creator editing.
 func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
@@ -62,11 +71,8 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fileQ := strings.TrimSpace(r.URL.Query().Get("fq"))
-	after, _ := strconv.Atoi(r.URL.Query().Get("fafter"))
-	if after < 0 {
-		after = 0
-	}
+	in := paramsOf[packageParams](r)
+	fileQ, after := in.FileQ, int(in.FileAfter)
 	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after-1, filesPageSize+1, fileQ)
 	if err != nil {
 		return err
@@ -116,7 +122,7 @@ func (s *Server) loadPreviewChoice(r *http.Request, p *hoard.Package, pp *packag
 	} else if err != nil {
 		return err
 	}
-	if !x.Status.Final() || r.URL.Query().Get("extraction") == strconv.FormatInt(x.ID, 10) {
+	if !x.Status.Final() || paramsOf[packageParams](r).Extraction == x.ID {
 		pp.Extraction = toExtractionJSON(x)
 		switch x.Status {
 		case hoard.ExtractionPending:
@@ -149,26 +155,31 @@ func (s *Server) handleAPIPackage(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// filesParams are the parameters of GET /api/packages/{id}/files: a search
+// text (at most 200 characters), the ordinal to continue after, the page
+// size.
+type filesParams struct {
+	Q     string `form:"q"`
+	After *int32 `form:"after" validate:"omitempty,gte=-1"`
+	Limit *int   `form:"limit" validate:"omitempty,min=1,max=1000"`
+}
+
 // handleAPIPackageFiles answers GET /api/packages/{id}/files?q=&after=&limit=
 // with {"items":[…],"next":<ordinal>|null}.
 func (s *Server) handleAPIPackageFiles(w http.ResponseWriter, r *http.Request) error {
+	in := paramsOf[filesParams](r)
 	p, err := s.findPackage(r)
 	if err != nil {
 		return err
 	}
-	limit := filesPageSize
-	if l := r.URL.Query().Get("limit"); l != "" {
-		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 1000 {
-			return hoard.Errorf(hoard.EINVALID, "limit must be 1–1000.")
-		}
+	limit, after := filesPageSize, -1
+	if in.Limit != nil {
+		limit = *in.Limit
 	}
-	after := -1
-	if a := r.URL.Query().Get("after"); a != "" {
-		if after, err = strconv.Atoi(a); err != nil || after < -1 {
-			return hoard.Errorf(hoard.EINVALID, "after must be a file ordinal.")
-		}
+	if in.After != nil {
+		after = int(*in.After)
 	}
-	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after, limit+1, strings.TrimSpace(r.URL.Query().Get("q")))
+	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after, limit+1, in.Q)
 	if err != nil {
 		return err
 	}
@@ -222,60 +233,80 @@ func serveImage(w http.ResponseWriter, data []byte) error {
 	return err
 }
 
-// parseIDs reads package ids from repeated form values "id".
-func parseIDs(r *http.Request) ([]int64, error) {
-	if err := r.ParseForm(); err != nil {
-		return nil, hoard.Errorf(hoard.EINVALID, "The form could not be read.")
-	}
-	var ids []int64
-	for _, v := range r.PostForm["id"] {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, hoard.Errorf(hoard.EINVALID, "Package ids must be numbers.")
-		}
-		ids = append(ids, id)
-	}
-	if len(ids) == 0 {
-		return nil, hoard.Errorf(hoard.EINVALID, "Select at least one package.")
-	}
-	if len(ids) > 500 {
-		return nil, hoard.Errorf(hoard.EINVALID, "Select at most 500 packages at a time.")
-	}
-	return ids, nil
+// idsParams are the packages a bulk action names: repeated "id" values.
+type idsParams struct {
+	IDs []int64 `form:"id" validate:"max=500,dive,gt=0"`
 }
 
-// splitTags reads a comma-separated tag list.
-func splitTags(s string) []string {
+// selected returns the named packages; none is EINVALID.
+func (p idsParams) selected() ([]int64, error) {
+	if len(p.IDs) == 0 {
+		return nil, hoard.Errorf(hoard.EINVALID, "Select at least one package.")
+	}
+	return p.IDs, nil
+}
+
+// backParams name the local page a form returns to.
+type backParams struct {
+	Back string `form:"back" validate:"max=2048"`
+}
+
+// Tag bounds: a tag's length, the tags one request names, the tags a
+// package may carry.
+const (
+	maxTagLen         = 64
+	maxTagsPerRequest = 64
+	maxTagsPerPackage = 64
+)
+
+// splitTags reads a comma-separated tag list: trimmed, empty ones dropped;
+// a tag longer than maxTagLen characters or more than maxTagsPerRequest
+// tags are EINVALID.
+func splitTags(s string) ([]string, error) {
 	var out []string
 	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			if len(t) > 64 {
-				t = t[:64]
-			}
-			out = append(out, t)
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			continue
+		case utf8.RuneCountInString(t) > maxTagLen:
+			return nil, hoard.Errorf(hoard.EINVALID, "A tag is at most %d characters long: %q… is longer.", maxTagLen, string([]rune(t)[:20]))
+		case len(out) == maxTagsPerRequest:
+			return nil, hoard.Errorf(hoard.EINVALID, "Name at most %d tags at a time.", maxTagsPerRequest)
 		}
+		out = append(out, t)
 	}
-	return out
+	return out, nil
+}
+
+// tagsParams are the parameters of POST /packages/tags.
+type tagsParams struct {
+	idsParams
+	backParams
+	Mode string `form:"mode" validate:"omitempty,oneof=set add remove"`
+	Tags string `form:"tags" validate:"max=4200"` // comma-separated
 }
 
 // handleEditTags edits the tags of one or many packages (single and bulk
 // "edit tags"): mode set, add or remove with a comma-separated list.
 func (s *Server) handleEditTags(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	in := paramsOf[tagsParams](r)
+	ids, err := in.selected()
 	if err != nil {
 		return err
 	}
-	tags := splitTags(r.PostFormValue("tags"))
-	var edit store.TagEdit
-	switch r.PostFormValue("mode") {
+	tags, err := splitTags(in.Tags)
+	if err != nil {
+		return err
+	}
+	edit := store.TagEdit{Max: maxTagsPerPackage}
+	switch in.Mode {
 	case "set":
 		edit.Set = append([]string{}, tags...)
 	case "add", "":
 		edit.Add = tags
 	case "remove":
 		edit.Remove = tags
-	default:
-		return hoard.Errorf(hoard.EINVALID, "mode must be set, add or remove.")
 	}
 	if _, err := s.deps.DB.EditPackageTags(r.Context(), ids, edit); err != nil {
 		return err
@@ -283,17 +314,21 @@ func (s *Server) handleEditTags(w http.ResponseWriter, r *http.Request) error {
 	return redirect(w, r, backTo(r, ids))
 }
 
+// creatorParams are the parameters of POST /packages/creator.
+type creatorParams struct {
+	idsParams
+	backParams
+	Creator string `form:"creator"`
+}
+
 // handleSetCreator sets the creator of one or many packages.
 func (s *Server) handleSetCreator(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	in := paramsOf[creatorParams](r)
+	ids, err := in.selected()
 	if err != nil {
 		return err
 	}
-	creator := strings.TrimSpace(r.PostFormValue("creator"))
-	if len(creator) > 200 {
-		return hoard.Errorf(hoard.EINVALID, "The creator is too long (200 characters at most).")
-	}
-	if err := s.deps.DB.SetPackageCreator(r.Context(), ids, creator); err != nil {
+	if err := s.deps.DB.SetPackageCreator(r.Context(), ids, in.Creator); err != nil {
 		return err
 	}
 	return redirect(w, r, backTo(r, ids))

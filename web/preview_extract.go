@@ -54,6 +54,12 @@ func toExtractionJSON(x *hoard.PreviewExtraction) *extractionJSON {
 	return out
 }
 
+// extractParams are the parameters of POST /packages/{id}/preview/extract:
+// an entry's path as listed (not trimmed: paths may hold any spaces).
+type extractParams struct {
+	Entry string `form:"entry,raw" validate:"max=4096"`
+}
+
 // handleExtractPreview chooses a package's preview from its archive (POST
 // /packages/{id}/preview/extract, form field "entry": an image entry's path
 // as listed): it records a PENDING preview extraction and queues its
@@ -69,15 +75,9 @@ func (s *Server) handleExtractPreview(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if err := r.ParseForm(); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "The form could not be read.")
-	}
-	entry := r.PostFormValue("entry")
+	entry := paramsOf[extractParams](r).Entry
 	if entry == "" {
 		return hoard.Errorf(hoard.EINVALID, "Choose an image of the archive.")
-	}
-	if len(entry) > 4096 {
-		return hoard.Errorf(hoard.EINVALID, "The entry path is too long.")
 	}
 	if p.ArchiveType == hoard.ArchiveDocument {
 		return hoard.Errorf(hoard.EINVALID, "%s is a document, not an archive.", p.FileName)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -185,5 +186,24 @@ func TestExtractPreviewRoutes(t *testing.T) {
 	}
 	if rows, jobs := counts(); rows != 2 || jobs != 2 {
 		t.Fatalf("%d rows, %d jobs after a second entry", rows, jobs)
+	}
+
+	// An entry with a path longer than a btree index entry may be (about
+	// 2,700 bytes; random, so it does not compress) is extracted like any.
+	long := pkg("Long.zip", hoard.ArchiveZIP, true)
+	rng := rand.New(rand.NewPCG(3, 4))
+	path := make([]byte, 3000)
+	for i := range path {
+		path[i] = "abcdefghijklmnopqrstuvwxyz0123456789_-/"[rng.IntN(39)]
+	}
+	longPath := string(path) + ".jpg"
+	if err := e.db.ReplacePackageFiles(ctx, long.ID, []hoard.PackageFile{{Path: longPath, Size: 5000}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, queued := range []string{"true", "false"} {
+		status, out = postJSON(extractPath(long), url.Values{"entry": {longPath}}, c)
+		if status != 202 || string(out["queued"]) != queued {
+			t.Fatalf("a %d-character entry = %d %s, want 202 with queued %s", len(longPath), status, out["error"], queued)
+		}
 	}
 }

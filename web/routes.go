@@ -3,6 +3,10 @@ package web
 import (
 	"io/fs"
 	"net/http"
+	"reflect"
+	"strconv"
+
+	"github.com/hoard/hoard"
 )
 
 // Access is who may use a route.
@@ -28,6 +32,33 @@ type route struct {
 	// for long (uploads) or must answer at once (health checks, static
 	// files). Mounted handlers are never gated.
 	Ungated bool
+	// Params is the zero value of the struct the route's query and form
+	// parameters are decoded into and validated as (params.go) before the
+	// handler runs, which reads it with paramsOf; nil for a route that
+	// reads none. Every route's parameters pass checkParams either way.
+	Params any
+}
+
+// checked returns the route's handler behind its input checks: clean
+// text parameters (checkParams), then its Params decoded and validated.
+func (rt route) checked() handlerFunc {
+	var params reflect.Type
+	if rt.Params != nil {
+		params = reflect.TypeOf(rt.Params)
+	}
+	bounds := declaredBounds(params)
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkParams(w, r, bounds); err != nil {
+			return err
+		}
+		if params != nil {
+			var err error
+			if r, err = bindParams(r, params); err != nil {
+				return err
+			}
+		}
+		return rt.Handler(w, r)
+	}
 }
 
 // routes is the whole route table of the application. The authorization
@@ -39,7 +70,7 @@ func (s *Server) routes() []route {
 	}
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	rts := []route{
-		{Method: http.MethodGet, Pattern: "/", Access: Public, Handler: s.handleCatalog, Doc: "Catalog (search, filters, tabs, grid/list); anonymous visitors go to /login"},
+		{Method: http.MethodGet, Pattern: "/", Params: catalogParams{}, Access: Public, Handler: s.handleCatalog, Doc: "Catalog (search, filters, tabs, grid/list); anonymous visitors go to /login"},
 		{Method: http.MethodGet, Pattern: "/status", Access: Public, Handler: s.handleStatusPage, Doc: "Status page: version, readiness, schema"},
 		{Method: http.MethodGet, Pattern: "/healthz", Access: Public, Ungated: true, Handler: s.handleHealthz, Doc: "200 while the process is up"},
 		{Method: http.MethodGet, Pattern: "/readyz", Access: Public, Ungated: true, Handler: s.handleReadyz, Doc: "200 when the database answers and the schema is current, else 503"},
@@ -49,82 +80,82 @@ func (s *Server) routes() []route {
 			return nil
 		}},
 
-		{Method: http.MethodGet, Pattern: "/login", Access: Public, Handler: s.handleLoginForm, Doc: "Sign-in form"},
-		{Method: http.MethodPost, Pattern: "/login", Access: Public, Handler: s.handleLogin, Doc: "Sign in: `email`, `password` → 303, or the form with 401/422/429"},
-		{Method: http.MethodGet, Pattern: "/register", Access: Public, Handler: s.handleRegisterForm, Doc: "Registration form; `?code=` pre-fills the invite code"},
-		{Method: http.MethodPost, Pattern: "/register", Access: Public, Handler: s.handleRegister, Doc: "Register: `code`, `email`, `password` → 303, or the form with 409/422"},
+		{Method: http.MethodGet, Pattern: "/login", Params: loginParams{}, Access: Public, Handler: s.handleLoginForm, Doc: "Sign-in form"},
+		{Method: http.MethodPost, Pattern: "/login", Params: loginParams{}, Access: Public, Handler: s.handleLogin, Doc: "Sign in: `email`, `password` → 303, or the form with 401/422/429"},
+		{Method: http.MethodGet, Pattern: "/register", Params: registerParams{}, Access: Public, Handler: s.handleRegisterForm, Doc: "Registration form; `?code=` pre-fills the invite code"},
+		{Method: http.MethodPost, Pattern: "/register", Params: registerParams{}, Access: Public, Handler: s.handleRegister, Doc: "Register: `code`, `email`, `password` → 303, or the form with 409/422"},
 		{Method: http.MethodPost, Pattern: "/logout", Access: SignedIn, Handler: s.handleLogout, Doc: "Sign out"},
 		{Method: http.MethodGet, Pattern: "/settings", Access: SignedIn, Handler: s.handleSettings, Doc: "Settings: messenger link card, password"},
-		{Method: http.MethodPost, Pattern: "/settings/password", Access: SignedIn, Handler: s.handleChangePassword, Doc: "Change password (`current`, `new`); ends other sessions"},
+		{Method: http.MethodPost, Pattern: "/settings/password", Params: passwordParams{}, Access: SignedIn, Handler: s.handleChangePassword, Doc: "Change password (`current`, `new`); ends other sessions"},
 		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode, Doc: "generateMessengerLinkCode: one-time code + t.me deep link"},
 		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger, Doc: "unlinkMessenger"},
 		{Method: http.MethodPost, Pattern: "/settings/subscriptions", Access: SignedIn, Handler: s.handleSubscribe, Doc: "Subscribe to new packages matching `pattern` (the bot tells the linked account; matched like the catalog search)"},
 		{Method: http.MethodPost, Pattern: "/settings/subscriptions/{id}/delete", Access: SignedIn, Handler: s.handleUnsubscribe, Doc: "Remove one of my subscriptions"},
 
-		{Method: http.MethodGet, Pattern: "/packages/{id}", Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
+		{Method: http.MethodGet, Pattern: "/packages/{id}", Params: packageParams{}, Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
-		{Method: http.MethodPost, Pattern: "/packages/tags", Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`)"},
-		{Method: http.MethodPost, Pattern: "/packages/creator", Access: Curator, Handler: s.handleSetCreator, Doc: "Set the creator of one or many packages (`id`…, `creator`)"},
-		{Method: http.MethodPost, Pattern: "/packages/send", Access: SignedIn, Handler: s.handleSendToMe, Doc: "Send selected packages (`id`…) to my messenger account"},
+		{Method: http.MethodPost, Pattern: "/packages/tags", Params: tagsParams{}, Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`: ≤ 64 of ≤ 64 characters; a package keeps ≤ 64)"},
+		{Method: http.MethodPost, Pattern: "/packages/creator", Params: creatorParams{}, Access: Curator, Handler: s.handleSetCreator, Doc: "Set the creator of one or many packages (`id`…, `creator`)"},
+		{Method: http.MethodPost, Pattern: "/packages/send", Params: sendToMeParams{}, Access: SignedIn, Handler: s.handleSendToMe, Doc: "Send selected packages (`id`…) to my messenger account"},
 		{Method: http.MethodPost, Pattern: "/packages/{id}/repair", Access: Admin, Handler: s.handleRepairPackage, Doc: "Repair a package: queue `repair_package` (re-download and re-publish into the same row) → 303, or 202 JSON"},
 		{Method: http.MethodPost, Pattern: "/packages/{id}/preview", Access: Curator, Handler: s.handleSetPackagePreview, Doc: "Upload a custom package preview (`image`, ≤ 2 MiB)"},
-		{Method: http.MethodPost, Pattern: "/packages/{id}/preview/extract", Access: Curator, Handler: s.handleExtractPreview, Doc: "Choose the preview from the archive (`entry`: an image entry's path): extraction row + `extract_preview` job in one transaction → 202 `{extraction,queued}` (the unfinished one for the same entry: `queued` false), or 303 to the package page; 422 for entries that are not listed images ≤ 10 MiB, 409 when not published"},
+		{Method: http.MethodPost, Pattern: "/packages/{id}/preview/extract", Params: extractParams{}, Access: Curator, Handler: s.handleExtractPreview, Doc: "Choose the preview from the archive (`entry`: an image entry's path): extraction row + `extract_preview` job in one transaction → 202 `{extraction,queued}` (the unfinished one for the same entry: `queued` false), or 303 to the package page; 422 for entries that are not listed images ≤ 10 MiB, 409 when not published"},
 		{Method: http.MethodPost, Pattern: "/skipped/{id}/retry", Access: Admin, Handler: s.handleRetrySkipped, Doc: "Retry a skipped source message (Skipped tab): queue `retry_skipped` → 303 to the tab, or 202 JSON"},
-		{Method: http.MethodPost, Pattern: "/groups", Access: Curator, Handler: s.handleCreateGroup, Doc: "Create a manual group from packages (`id`…, `name`); trains a rule"},
+		{Method: http.MethodPost, Pattern: "/groups", Params: createGroupParams{}, Access: Curator, Handler: s.handleCreateGroup, Doc: "Create a manual group from packages (`id`…, `name`); trains a rule"},
 		{Method: http.MethodGet, Pattern: "/groups/{id}", Access: SignedIn, Handler: s.handleGroup, Doc: "Group page"},
 		{Method: http.MethodGet, Pattern: "/groups/{id}/preview", Access: SignedIn, Handler: s.handleGroupPreview, Doc: "Group preview image"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/preview", Access: Curator, Handler: s.handleSetGroupPreview, Doc: "Upload a group preview (`image`)"},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/rename", Access: Curator, Handler: s.handleRenameGroup, Doc: "Rename a group (`name`)"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/rename", Params: renameGroupParams{}, Access: Curator, Handler: s.handleRenameGroup, Doc: "Rename a group (`name`)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/packages/{packageId}/remove", Access: Curator, Handler: s.handleRemoveFromGroup, Doc: "Remove a package from a group (it stays ungrouped)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/dissolve", Access: Curator, Handler: s.handleDissolveGroup, Doc: "Dissolve a group"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/merge/start", Access: Curator, Handler: s.handleStartMerge, Doc: "Start merge here: this group is the source"},
-		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Access: Curator, Handler: s.handleMergeHere, Doc: "mergeGroupsAction: merge the source (`source` or the started merge) here"},
+		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Params: mergeParams{}, Access: Curator, Handler: s.handleMergeHere, Doc: "mergeGroupsAction: merge the source (`source` or the started merge) here"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/send", Access: SignedIn, Handler: s.handleSendGroup, Doc: "Send every package of a group to my messenger account"},
-		{Method: http.MethodGet, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCrowdfunds, Doc: "My crowdfund records (filters `delivery`, `payment`, `host`)"},
-		{Method: http.MethodPost, Pattern: "/crowdfunds", Access: SignedIn, Handler: s.handleCreateCrowdfund, Doc: "Create a record"},
-		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleCrowdfund, Doc: "A record: edit, linked packages, linking search (`q`)"},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}", Access: SignedIn, Handler: s.handleUpdateCrowdfund, Doc: "Update a record"},
+		{Method: http.MethodGet, Pattern: "/crowdfunds", Params: crowdfundsParams{}, Access: SignedIn, Handler: s.handleCrowdfunds, Doc: "My crowdfund records (filters `delivery`, `payment`, `host`)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds", Params: crowdfundForm{}, Access: SignedIn, Handler: s.handleCreateCrowdfund, Doc: "Create a record"},
+		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}", Params: searchParams{}, Access: SignedIn, Handler: s.handleCrowdfund, Doc: "A record: edit, linked packages, linking search (`q`)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}", Params: crowdfundForm{}, Access: SignedIn, Handler: s.handleUpdateCrowdfund, Doc: "Update a record"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/delete", Access: SignedIn, Handler: s.handleDeleteCrowdfund, Doc: "Delete a record"},
-		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages", Access: SignedIn, Handler: s.handleLinkCrowdfundPackages, Doc: "Link packages (`id`…)"},
+		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages", Params: idsParams{}, Access: SignedIn, Handler: s.handleLinkCrowdfundPackages, Doc: "Link packages (`id`…)"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages/{packageId}/delete", Access: SignedIn, Handler: s.handleUnlinkCrowdfundPackage, Doc: "Unlink a package"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/send-all", Access: SignedIn, Handler: s.handleSendAllCrowdfund, Doc: "sendAllCrowdfundPackages"},
-		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
+		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Params: searchParams{}, Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
 		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
 		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage, Doc: "An upload's status page (polls the API)"},
 		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Ungated: true, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON"},
 		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
-		{Method: http.MethodGet, Pattern: "/api/packages", Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
-		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},
+		{Method: http.MethodGet, Pattern: "/api/packages", Params: catalogParams{}, Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
+		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Params: idsParams{}, Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries with status and parts sent, and the bot's status"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/my-sends", Access: SignedIn, Handler: s.handleMySends, Doc: "My last 20 deliveries with status and parts sent (Settings polls it)"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q`, `after`, `limit` → `{items,next}`"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q` (a substring of the path, ≤ 200 characters), `after`, `limit` (1–1000) → `{items,next}`"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview/extract/{extractionId}", Access: SignedIn, Handler: s.handleExtractionStatus, Doc: "A preview extraction, polled by the package page: `{extraction:{status PENDING/RUNNING/DONE/FAILED,method,bytes_downloaded,error_message,preview_url,…}}`"},
 
-		{Method: http.MethodGet, Pattern: "/notifications", Access: Admin, Handler: s.handleNotifications, Doc: "Notifications page"},
-		{Method: http.MethodGet, Pattern: "/api/notifications", Access: Admin, Handler: s.handleAPINotifications, Doc: "Bell: `{items,unread,next}` (`before` pages)"},
+		{Method: http.MethodGet, Pattern: "/notifications", Params: notificationsParams{}, Access: Admin, Handler: s.handleNotifications, Doc: "Notifications page"},
+		{Method: http.MethodGet, Pattern: "/api/notifications", Params: notificationsParams{}, Access: Admin, Handler: s.handleAPINotifications, Doc: "Bell: `{items,unread,next}` (`before` pages)"},
 		{Method: http.MethodPost, Pattern: "/api/notifications/read-all", Access: Admin, Handler: s.handleReadAllNotifications, Doc: "Mark every notification read"},
 		{Method: http.MethodPost, Pattern: "/api/notifications/clear", Access: Admin, Handler: s.handleClearNotifications, Doc: "Dismiss every notification (Clear all)"},
-		{Method: http.MethodPost, Pattern: "/api/notifications/repair", Access: Admin, Handler: s.handleRepairNotification, Doc: "repairPackageAction: JSON `{notification_id}` (or form) of a MISSING_PART/HASH_MISMATCH notification → queue `repair_package`, mark read → 202 `{job_id,package_id,queued}`"},
+		{Method: http.MethodPost, Pattern: "/api/notifications/repair", Params: repairForm{}, Access: Admin, Handler: s.handleRepairNotification, Doc: "repairPackageAction: JSON `{notification_id}` (or form) of a MISSING_PART/HASH_MISMATCH notification → queue `repair_package`, mark read → 202 `{job_id,package_id,queued}`"},
 		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/read", Access: Admin, Handler: s.handleReadNotification, Doc: "Mark one read"},
 		{Method: http.MethodPost, Pattern: "/api/notifications/{id}/dismiss", Access: Admin, Handler: s.handleDismissNotification, Doc: "Dismiss one"},
 
 		{Method: http.MethodGet, Pattern: "/admin/messenger", Access: Admin, Handler: s.handleMessengerAdmin, Doc: "Messaging admin: worker panel, rebuild from destination, channels, bot sends, accounts"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleUpdateChannel, Doc: "Channel settings (`category`, `active`, `auto_group`); a new category re-tags its packages"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}", Params: channelParams{}, Access: Admin, Handler: s.handleUpdateChannel, Doc: "Channel settings (`category`, `active`, `auto_group`); a new category re-tags its packages"},
 		{Method: http.MethodPost, Pattern: "/admin/messenger/channels/{channelId}/rescan", Access: Admin, Handler: s.handleRescanChannel, Doc: "Rescan a source channel from its first message: queue `rescan_channel` → 303, or 202 JSON"},
 		{Method: http.MethodGet, Pattern: "/admin/messenger/channels/{channelId}", Access: Admin, Handler: s.handleChannelPage, Doc: "A channel with its forum topics and fetch toggles"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/joins", Access: Admin, Handler: s.handleJoinChannel, Doc: "Add a source channel by link, @username or invite link (`ref`, `account_id`, `category`): request row + `join_channel` job in one transaction → 303, or 202 JSON `{join,created}`"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/joins", Params: joinParams{}, Access: Admin, Handler: s.handleJoinChannel, Doc: "Add a source channel by link, @username or invite link (`ref`, `account_id`, `category`): request row + `join_channel` job in one transaction → 303, or 202 JSON `{join,created}`"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/joins", Access: Admin, Handler: s.handleAPIJoins, Doc: "Latest channel join requests with their outcome (PENDING, JOINED, REQUEST_SENT, NOT_FOUND, FAILED): `{items,pending}`"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/destination", Access: Admin, Handler: s.handleSetDestination, Doc: "Choose the destination channel and the account that posts to it (`choice` = `channel:account`, or `channel_id`, `account_id`); its map becomes the WRITER map"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts", Access: Admin, Handler: s.handleAddAccount, Doc: "Add a messenger account by phone (`phone`, E.164) and queue `account_login` (a code is sent) in one transaction"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/destination", Params: destinationParams{}, Access: Admin, Handler: s.handleSetDestination, Doc: "Choose the destination channel and the account that posts to it (`choice` = `channel:account`, or `channel_id`, `account_id`); its map becomes the WRITER map"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts", Params: addAccountParams{}, Access: Admin, Handler: s.handleAddAccount, Doc: "Add a messenger account by phone (`phone`, E.164) and queue `account_login` (a code is sent) in one transaction"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/accounts", Access: Admin, Handler: s.handleAPIAccounts, Doc: "Accounts with sign-in state, error, Premium flag: `{items,busy}` (no secrets)"},
 		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts/{accountId}/login", Access: Admin, Handler: s.handleAccountLogin, Doc: "Log an account in again: back to PENDING, secrets in flight forgotten, `account_login` queued"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts/{accountId}/code", Access: Admin, Handler: s.handleAccountCode, Doc: "Submit the login code (`code`): sealed with AUTH_SECRET on the account + `account_sign_in` job; 409 unless AWAITING_CODE"},
-		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts/{accountId}/password", Access: Admin, Handler: s.handleAccountPassword, Doc: "Submit the two-step verification password (`password`), sealed like the code; 409 unless AWAITING_PASSWORD"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts/{accountId}/code", Params: accountCodeParams{}, Access: Admin, Handler: s.handleAccountCode, Doc: "Submit the login code (`code`): sealed with AUTH_SECRET on the account + `account_sign_in` job; 409 unless AWAITING_CODE"},
+		{Method: http.MethodPost, Pattern: "/admin/messenger/accounts/{accountId}/password", Params: accountPasswordParams{}, Access: Admin, Handler: s.handleAccountPassword, Doc: "Submit the two-step verification password (`password`), sealed like the code; 409 unless AWAITING_PASSWORD"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/channels/{channelId}/topics", Access: Admin, Handler: s.handleAPIChannelTopics, Doc: "Per-topic fetch state `{channel_id,is_forum,topics:[…]}`"},
-		{Method: http.MethodPost, Pattern: "/api/messenger/channels/{channelId}/topics/{topicId}", Access: Admin, Handler: s.handleSetTopicFetch, Doc: "Set a topic's fetch flag (`fetch_enabled`)"},
+		{Method: http.MethodPost, Pattern: "/api/messenger/channels/{channelId}/topics/{topicId}", Params: topicFetchParams{}, Access: Admin, Handler: s.handleSetTopicFetch, Doc: "Set a topic's fetch flag (`fetch_enabled`)"},
 		{Method: http.MethodGet, Pattern: "/api/ingestion/status", Access: Admin, Handler: s.handleIngestionStatus, Doc: "Worker panel: running run, last run, interval, next cycle"},
 		{Method: http.MethodPost, Pattern: "/api/ingestion/trigger", Access: Admin, Handler: s.handleTriggerIngestion, Doc: "triggerIngestion: queue a manual `ingest_cycle` and notify `ingestion_trigger` in one transaction → 202 `{job_id,queued}` (`queued` false while a cycle is pending), or 303 for the page's form"},
 		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Access: Admin, Handler: s.handleDisableActiveTopic, Doc: "disableActiveTopic: stop fetching the topic in progress"},
@@ -132,12 +163,18 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/rebuild/status", Access: Admin, Handler: s.handleRebuildStatus, Doc: "Latest rebuild from the destination: `{run}` with status, counters, resume point, error (null when none ran)"},
 
 		{Method: http.MethodGet, Pattern: "/admin/invites", Access: Admin, Handler: s.handleInvites, Doc: "Invites page"},
-		{Method: http.MethodPost, Pattern: "/admin/invites", Access: Admin, Handler: s.handleCreateInvites, Doc: "Create invite codes (`count`, `max_uses`, `expires_days`)"},
+		{Method: http.MethodPost, Pattern: "/admin/invites", Params: invitesParams{}, Access: Admin, Handler: s.handleCreateInvites, Doc: "Create invite codes (`count`, `max_uses`, `expires_days`)"},
 		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite, Doc: "Delete an invite code"},
 	}
 	if s.riverUI != nil {
-		rts = append(rts, route{Pattern: "/admin/river", Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
-			Handler: func(w http.ResponseWriter, r *http.Request) error { s.riverUI.ServeHTTP(w, r); return nil }})
+		rts = append(rts, route{Pattern: riverUIPrefix, Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
+			Handler: func(w http.ResponseWriter, r *http.Request) error {
+				if err := checkRiverUIParams(r); err != nil {
+					return err
+				}
+				s.riverUI.ServeHTTP(w, r)
+				return nil
+			}})
 	}
 	return rts
 }
@@ -145,4 +182,15 @@ func (s *Server) routes() []route {
 // String names an access level for documentation.
 func (a Access) String() string {
 	return [...]string{"public", "signed in", "curator", "admin"}[a]
+}
+
+// checkRiverUIParams refuses what the River UI (v0.17.0) does not: its job
+// list takes limit=0 (or less) and then panics (river's JobListParams.First).
+func checkRiverUIParams(r *http.Request) error {
+	if l := r.URL.Query().Get("limit"); l != "" {
+		if n, err := strconv.Atoi(l); err != nil || n < 1 || n > 1000 {
+			return hoard.Errorf(hoard.EINVALID, "limit must be 1–1000.")
+		}
+	}
+	return nil
 }

@@ -3,21 +3,17 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 )
-
-var validate = validator.New(validator.WithRequiredStructEnabled())
 
 // errNotLinked is what queueing a send for a user without a messenger link
 // answers.
@@ -101,14 +97,14 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 			return hoard.Errorf(hoard.EINVALID, "The request body is not valid JSON: %v", err)
 		}
 	} else {
-		ids, err := parseIDs(r)
+		ids, err := paramsOf[idsParams](r).selected()
 		if err != nil {
 			return err
 		}
 		req.PackageIDs = ids
 	}
 	if err := validate.Struct(req); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "Invalid request: %s", validationMessage(err))
+		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, reflect.TypeOf(req)))
 	}
 	ids := req.PackageIDs
 	if req.PackageID != 0 {
@@ -154,18 +150,6 @@ func (s *Server) handleAPIBotSend(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"requests": out})
 	return nil
-}
-
-// validationMessage names the fields a validator error is about.
-func validationMessage(err error) string {
-	var fields []string
-	if ve, ok := err.(validator.ValidationErrors); ok {
-		for _, fe := range ve {
-			fields = append(fields, fmt.Sprintf("%s (%s)", strings.ToLower(fe.Field()), fe.Tag()))
-		}
-		return strings.Join(fields, ", ")
-	}
-	return err.Error()
 }
 
 // handleAPIBotSendStatus answers GET /api/messenger/bot/send/{id}: a
@@ -238,7 +222,7 @@ func groupTitle(g *hoard.PackageGroup) string { return "🗂 " + g.Name }
 // handleSendToMe queues the selected packages for the caller (the catalog's
 // bulk "send to me" and the package page's button).
 func (s *Server) handleSendToMe(w http.ResponseWriter, r *http.Request) error {
-	ids, err := parseIDs(r)
+	ids, err := paramsOf[sendToMeParams](r).selected()
 	if err != nil {
 		return err
 	}
@@ -260,4 +244,10 @@ func (s *Server) handleMySends(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
 	return nil
+}
+
+// sendToMeParams are the parameters of POST /packages/send.
+type sendToMeParams struct {
+	idsParams
+	backParams
 }

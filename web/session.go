@@ -9,8 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hoard/hoard"
 )
@@ -123,7 +126,10 @@ func (s *Server) authorize(access Access, h handlerFunc) http.HandlerFunc {
 			if wantsJSON(r) || r.Method != http.MethodGet {
 				return hoard.Errorf(hoard.EUNAUTHORIZED, "Sign in first.")
 			}
-			return redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
+			if next := localPath(r.URL.RequestURI()); next != "/" {
+				return redirect(w, r, "/login?next="+url.QueryEscape(next))
+			}
+			return redirect(w, r, "/login")
 		}
 		switch access {
 		case Admin:
@@ -155,14 +161,56 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "")
 }
 
-// localPath keeps a post-sign-in redirect on this site: only a path that
-// starts with a single slash is accepted.
+// maxLocalPathLen bounds a redirect target: a "next" or "back" parameter is
+// at most 2048 characters (paramLimits), which the sign-in redirect's own
+// escaping may triple.
+const maxLocalPathLen = 8192
+
+// localPath returns next as the local path a redirect actually sends, or
+// "/" when next might lead anywhere else. It checks what the browser will
+// receive, not what was asked for: http.Redirect cleans the path it sends
+// ("/x/../\evil" would become "/\evil", which browsers read as
+// "//evil"), so the path is cleaned here first and the result checked. A
+// target must be a path (no scheme, host or user) that starts with one
+// slash, holds no backslash (raw or encoded), no whitespace or control
+// character (browsers drop tabs and newlines from URLs) and no invalid
+// UTF-8, decodes to no "//" prefix, and is at most maxLocalPathLen bytes.
 func localPath(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, `/\`) {
+	if next == "" || len(next) > maxLocalPathLen || !utf8.ValidString(next) || strings.ContainsFunc(next, unsafeInPath) {
 		return "/"
 	}
-	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || strings.ContainsFunc(u.Path, unsafeInPath) {
 		return "/"
 	}
-	return next
+	// The same cleaning http.Redirect applies: the escaped path up to the
+	// query, trailing slash kept.
+	p := path.Clean(u.EscapedPath())
+	if strings.HasSuffix(u.EscapedPath(), "/") && p != "/" {
+		p += "/"
+	}
+	if clean, err := url.PathUnescape(p); err != nil || strings.HasPrefix(clean, "//") || strings.ContainsFunc(clean, unsafeInPath) {
+		return "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	if u.Fragment != "" {
+		p += "#" + u.EscapedFragment()
+	}
+	if len(p) < 2 {
+		return p
+	}
+	if p[0] != '/' || p[1] == '/' || p[1] == '\\' {
+		return "/"
+	}
+	return p
+}
+
+// unsafeInPath reports characters a local redirect target must not hold:
+// backslashes (read as slashes by browsers), whitespace and control
+// characters (dropped from URLs by browsers, which can join "/" and "/").
+func unsafeInPath(c rune) bool {
+	return c == '\\' || unicode.IsSpace(c) || unicode.IsControl(c) || c == utf8.RuneError
 }

@@ -92,11 +92,15 @@ func (s *Server) handleAPIUpload(w http.ResponseWriter, r *http.Request) error {
 		}
 		switch {
 		case part.FormName() == "group_name" && part.FileName() == "":
-			b, _ := io.ReadAll(io.LimitReader(part, 513))
-			if len(b) > 512 {
-				return fail(hoard.Errorf(hoard.EINVALID, "The group name is too long."))
+			// A form field of the multipart body: the checks checkParams
+			// gives every other route's fields.
+			b, _ := io.ReadAll(io.LimitReader(part, maxParamBytes+1))
+			if err := checkText("group_name", string(b), maxParamBytes); err != nil {
+				return fail(err)
 			}
-			groupName = strings.TrimSpace(string(b))
+			if groupName = strings.TrimSpace(string(b)); utf8.RuneCountInString(groupName) > maxParamLen {
+				return fail(hoard.Errorf(hoard.EINVALID, "group_name is too long (%d characters at most).", maxParamLen))
+			}
 			continue
 		case part.FileName() == "":
 			continue

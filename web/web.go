@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -123,7 +124,20 @@ type Deps struct {
 	// MaxConcurrentRequests bounds the requests served at once; the rest
 	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
+	// StatementTimeout bounds each database statement of a request
+	// (0: defaultStatementTimeout; negative: none): PostgreSQL cancels a
+	// statement that runs longer, and the request answers 503. It applies
+	// to web requests only, never to the worker's jobs on the same pool.
+	StatementTimeout time.Duration
 }
+
+// defaultStatementTimeout bounds a web request's statements unless
+// Deps.StatementTimeout says otherwise: the slowest catalog search at a
+// million packages takes tens of milliseconds.
+const defaultStatementTimeout = 2 * time.Second
+
+// riverUIPrefix is where the River UI is mounted.
+const riverUIPrefix = "/admin/river"
 
 // Server is the web application.
 type Server struct {
@@ -138,6 +152,10 @@ type Server struct {
 	titlesAt time.Time
 
 	searches *searchCache
+
+	// passwordChecks counts the sign-in attempts (and current-password
+	// checks) that got past the throttle to a password check.
+	passwordChecks atomic.Int64
 }
 
 // New builds the web application. Call Start before serving.
@@ -155,21 +173,24 @@ func New(deps Deps) (*Server, error) {
 	if deps.SearchCacheTTL == 0 {
 		deps.SearchCacheTTL = defaultSearchCacheTTL
 	}
+	if deps.StatementTimeout == 0 {
+		deps.StatementTimeout = defaultStatementTimeout
+	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
 	if deps.Queue != nil {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
 			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
 			Logger:    deps.Logger,
-			Prefix:    "/admin/river",
+			Prefix:    riverUIPrefix,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(securityHeaders, s.loadSession)
+	s.router.Use(securityHeaders, s.boundStatements, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
-		h := s.authorize(rt.Access, rt.Handler)
+		h := s.authorize(rt.Access, rt.checked())
 		if rt.Mount {
 			s.router.Mount(rt.Pattern, h)
 			continue
@@ -223,17 +244,38 @@ func (s *Server) Start(ctx context.Context) error {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// securityHeaders sets headers every response carries.
+// contentSecurityPolicy is the policy of every response: only this
+// origin's scripts, styles and images, no framing, forms post here only.
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; form-action 'self'; base-uri 'self'"
+
+// riverUIPolicy is the policy of the River UI under /admin/river: the same,
+// except that its React components set inline styles. (Its schema library
+// probes for eval once; the probe is refused and it works without.)
+const riverUIPolicy = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'"
+
+// securityHeaders sets headers every response carries, those of the River
+// UI mounted under /admin/river included (it sets none of its own).
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
-		if !strings.HasPrefix(r.URL.Path, "/admin/river") { // River UI sets its own policy
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'; form-action 'self'")
+		h.Set("X-Frame-Options", "DENY")
+		if r.URL.Path == riverUIPrefix || strings.HasPrefix(r.URL.Path, riverUIPrefix+"/") {
+			h.Set("Content-Security-Policy", riverUIPolicy)
+		} else {
+			h.Set("Content-Security-Policy", contentSecurityPolicy)
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// boundStatements gives every request's database statements the
+// statement timeout (store.WithStatementTimeout), the session lookup's and
+// the River UI's included.
+func (s *Server) boundStatements(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(store.WithStatementTimeout(r.Context(), s.deps.StatementTimeout)))
 	})
 }
 
@@ -286,8 +328,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	return nil
 }
 
-// redirect answers 303 See Other to a local path.
+// redirect answers 303 See Other to a local path. Every redirect of the
+// application goes through localPath, so none can leave the site, whatever
+// a form's "back" or "next" field said.
 func redirect(w http.ResponseWriter, r *http.Request, path string) error {
-	http.Redirect(w, r, path, http.StatusSeeOther)
+	http.Redirect(w, r, localPath(path), http.StatusSeeOther)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,7 +24,7 @@ import (
 func TestMain(m *testing.M) { storetest.Main(m) }
 
 type testEnv struct {
-	t   *testing.T
+	t   testing.TB
 	db  *store.DB
 	srv *Server
 	ts  *httptest.Server
@@ -35,7 +36,7 @@ const testAuthSecret = "test secret of at least thirty-two bytes"
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newEnv starts the web application on a fresh database.
-func newEnv(t *testing.T, mutate ...func(*Deps)) *testEnv {
+func newEnv(t testing.TB, mutate ...func(*Deps)) *testEnv {
 	t.Helper()
 	db := storetest.NewDB(t)
 	client, err := queue.NewInsertOnly(db.Pool(), quietLogger())
@@ -87,12 +88,22 @@ func (e *testEnv) user(role hoard.Role) (*hoard.User, string) {
 // session returns a cookie of a fresh session of u.
 func (e *testEnv) session(u *hoard.User) *http.Cookie {
 	e.t.Helper()
-	token := "tok-" + itoa(userSeq.Add(1)) + "-" + itoa(time.Now().UnixNano())
-	s := &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}
-	if err := e.db.CreateSession(context.Background(), s); err != nil {
+	c, err := e.newSession(u)
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	return &http.Cookie{Name: e.srv.cookieName(), Value: token}
+	return c
+}
+
+// newSession stores a fresh session of u and returns its cookie; unlike
+// session it may run on any goroutine.
+func (e *testEnv) newSession(u *hoard.User) (*http.Cookie, error) {
+	token := "tok-" + strconv.FormatInt(userSeq.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	s := &hoard.Session{ID: sessionID(token), UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := e.db.CreateSession(context.Background(), s); err != nil {
+		return nil, err
+	}
+	return &http.Cookie{Name: e.srv.cookieName(), Value: token}, nil
 }
 
 // client is a browser: cookies kept, redirects not followed.

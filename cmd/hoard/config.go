@@ -48,6 +48,7 @@ type Config struct {
 	UploadMaxBytes        int64
 	SearchCacheTTL        time.Duration // negative: no search cache
 	MaxConcurrentRequests int           // 0: 2 per CPU
+	WebStatementTimeout   time.Duration // negative: none
 	AdminEmail            string        // with AdminPassword: ensure this administrator exists at start-up
 	AdminPassword         string
 }
@@ -87,6 +88,7 @@ var envVars = []envVar{
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
 	{"SEARCH_CACHE_SECONDS", "`60`", "How long the web may answer a catalog search from memory (0 turns the cache off; 0–3600). Any change to the catalog, by any process, drops the cached results at once (`catalog_changed`); this bounds only what a lost notification could leave behind."},
 	{"WEB_MAX_CONCURRENT_REQUESTS", "2 per CPU", "Requests the web serves at once; the others wait their turn in arrival order (uploads, health checks and static files never wait). Raise it when the database is remote and requests mostly wait on it (1–10000)."},
+	{"WEB_STATEMENT_TIMEOUT_SECONDS", "`2`", "PostgreSQL cancels a web request's statement that runs longer, and the request answers 503; no request can hold the database for long. The worker's jobs are never bounded by it (0 turns it off; 0–600)."},
 	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
 	{"HOARD_ADMIN_EMAIL", "(none)", "With `HOARD_ADMIN_PASSWORD`: make sure this administrator exists at start-up (automated setups). An existing user is promoted; its password is kept."},
 	{"HOARD_ADMIN_PASSWORD", "(none)", "Password for a new `HOARD_ADMIN_EMAIL` administrator (at least 10 characters); never logged."},
@@ -175,6 +177,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.SearchCacheTTL = time.Duration(integer("SEARCH_CACHE_SECONDS", 60, 0, 3600)) * time.Second; c.SearchCacheTTL == 0 {
 		c.SearchCacheTTL = -1 // web.Deps: negative is off, zero the default
+	}
+	if c.WebStatementTimeout = time.Duration(integer("WEB_STATEMENT_TIMEOUT_SECONDS", 2, 0, 600)) * time.Second; c.WebStatementTimeout == 0 {
+		c.WebStatementTimeout = -1 // web.Deps: negative is none, zero the default
 	}
 	if abs, err := filepath.Abs(c.DataDir); err != nil {
 		bad("DATA_DIR", "%v", err)

@@ -83,14 +83,14 @@ func TestDemoInBrowser(t *testing.T) {
 	// checkPage fails the test when an image of the page did not load
 	// (lazy ones far below the fold are not asked for) or the page
 	// reported errors since the last check.
-	checkPage := func(where string) {
+	checkPage := func(where string, expected ...func(string) bool) {
 		t.Helper()
 		const images = `[...document.images].filter(i => i.loading !== "lazy" || i.getBoundingClientRect().top < innerHeight)`
 		bt.Do(t, b, chromedp.Poll[chromedp.Void](images+`.every(i => i.complete)`, chromedp.WithPollingTimeout(10*time.Second)))
 		if broken := bt.Run(t, b, chromedp.Evaluate[[]string](images+`.filter(i => i.naturalWidth === 0).map(i => i.getAttribute("src"))`)); len(broken) > 0 {
 			t.Errorf("%s: images that did not load: %q", where, broken)
 		}
-		errs.Check(t, where)
+		errs.Check(t, where, expected...)
 	}
 
 	bt.Do(t, b, chromedp.Navigate(base+"/login"),
@@ -196,7 +196,7 @@ func TestDemoInBrowser(t *testing.T) {
 	}
 	bt.Do(t, b, chromedp.Navigate(base+"/admin/river/"), chromedp.WaitReady(chromedp.CSS(`body`)),
 		chromedp.Poll[chromedp.Void](`document.title.toLowerCase().includes("river")`, chromedp.WithPollingTimeout(10*time.Second)))
-	checkPage("River UI")
+	checkPage("River UI", bt.RiverUIEvalProbe)
 
 	// An action: Trigger now on the worker panel, confirmed in place; the
 	// panel then follows the cycle the worker runs.

@@ -131,7 +131,8 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets,
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc,
-		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests})
+		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
+		StatementTimeout: a.cfg.WebStatementTimeout})
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,9 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 		if have == n {
 			return db
 		}
-		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
+		// package_files by name: GenerateCatalog's load dropped its
+		// foreign key, so CASCADE no longer reaches it.
+		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files CASCADE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -168,6 +170,8 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 		`CREATE INDEX packages_search_vector_idx ON packages USING gin (search_vector) WITH (fastupdate = off)`,
 		`CREATE INDEX packages_file_name_trgm_idx ON packages USING gin (file_name gin_trgm_ops) WITH (fastupdate = off)`,
 		`CREATE INDEX package_files_path_trgm_idx ON package_files USING gin (path gin_trgm_ops)`,
+		// The rows came with their ids: new packages continue after them.
+		`SELECT setval(pg_get_serial_sequence('packages', 'id'), (SELECT max(id) FROM packages))`,
 		`VACUUM ANALYZE packages`, `VACUUM ANALYZE package_files`,
 	} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {
