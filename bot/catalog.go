@@ -46,7 +46,10 @@ func (s *Service) search(ctx context.Context, tx *store.DB, u linkedUser, args s
 		return nil, err
 	}
 	if len(p.Cursors) > 1 { // there is a next page: keep the state for its button
-		if err := tx.CreateBotSearchPage(ctx, *p, searchTTL); err != nil {
+		// Outside the answer's transaction: the user may press Next as soon
+		// as the page arrives, before that transaction commits. An answer
+		// rolled back leaves the row to expire.
+		if err := s.deps.DB.CreateBotSearchPage(ctx, *p, searchTTL); err != nil {
 			return nil, err
 		}
 	}
@@ -348,8 +351,8 @@ func (s *Service) turnPage(ctx context.Context, tx *store.DB, q messenger.Callba
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Cursors) != seen {
-		if err := tx.SetBotSearchCursors(ctx, p.Token, p.Cursors); err != nil {
+	if len(p.Cursors) != seen { // outside the transaction, as in search
+		if err := s.deps.DB.SetBotSearchCursors(ctx, p.Token, p.Cursors); err != nil {
 			return nil, err
 		}
 	}

@@ -136,7 +136,9 @@ func TestBotEndToEnd(t *testing.T) {
 		{"Prev", shown{"9", 8, "« Prev;Next »;"}},
 	} {
 		if step.press != "" {
-			alice.press(page, step.press)
+			if notice := alice.press(page, step.press); notice != "" {
+				t.Fatalf("search step %d: the button answered %q", i, notice)
+			}
 			// The chat shows the edited page (read from the chat's history:
 			// the emulator's getDifference carries no edits, so a pushed
 			// edit lost to a gap would never arrive as an update).
