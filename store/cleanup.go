@@ -14,12 +14,17 @@ type CleanupCounts struct {
 	// LoginSecrets counts accounts whose login secrets were forgotten: a
 	// login left half-done for a day (codes expire long before).
 	LoginSecrets int64
+	// BotState counts the chat bot's rows nobody needs any more: answered
+	// updates older than two days (the platform re-delivers an update for
+	// far less), expired search pages and idle rate-limit keys.
+	BotState int64
 }
 
 // DeleteExpired removes expired web sessions and messenger link codes,
 // sign-in throttles idle for a day, and notifications dismissed longer than
-// keepDismissed ago, and login secrets (code request, code, password) of
-// logins untouched for a day; such an account becomes EXPIRED.
+// keepDismissed ago, login secrets (code request, code, password) of
+// logins untouched for a day (such an account becomes EXPIRED), and the
+// bot's stale rows (CleanupCounts.BotState).
 func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (CleanupCounts, error) {
 	var c CleanupCounts
 	steps := []struct {
@@ -40,13 +45,16 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 				THEN 'The login was not finished within a day; log in again.' ELSE auth_error END
 			WHERE (login_code_hash_enc IS NOT NULL OR login_code_enc IS NOT NULL OR login_password_enc IS NOT NULL)
 			AND updated_at < now() - interval '1 day'`, nil},
+		{&c.BotState, `DELETE FROM bot_handled_updates WHERE handled_at < now() - interval '2 days'`, nil},
+		{&c.BotState, `DELETE FROM bot_search_pages WHERE expires_at < now()`, nil},
+		{&c.BotState, `DELETE FROM rate_limits WHERE tat < now() - interval '1 hour'`, nil},
 	}
 	for _, s := range steps {
 		tag, err := db.q.Exec(ctx, s.sql, s.arg...)
 		if err != nil {
 			return c, wrap("delete expired rows", err)
 		}
-		*s.n = tag.RowsAffected()
+		*s.n += tag.RowsAffected()
 	}
 	return c, nil
 }

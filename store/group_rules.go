@@ -47,11 +47,3 @@ func (db *DB) DeleteGroupRule(ctx context.Context, groupID, ruleID int64) error 
 	tag, err := db.q.Exec(ctx, `DELETE FROM grouping_rules WHERE id = $1 AND group_id = $2`, ruleID, groupID)
 	return notFoundIfNone("delete group rule", tag, err)
 }
-
-// truncateRunes cuts s to at most n characters.
-func truncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}

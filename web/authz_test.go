@@ -70,6 +70,9 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /settings/password":                                   {401, 401, 401}, // wrong current password
 	"POST /settings/messenger/link-code":                        {401, 200, 200},
 	"POST /settings/messenger/unlink":                           {401, 303, 303},
+	"POST /settings/subscriptions":                              {401, 422, 422},
+	"POST /settings/subscriptions/{id}/delete":                  {401, 404, 404},
+	"GET /api/messenger/bot/my-sends":                           {401, 200, 200},
 	"GET /admin/invites":                                        {303, 403, 200},
 	"GET /admin/messenger":                                      {303, 403, 200},
 	"POST /admin/messenger/channels/{channelId}":                {401, 403, 404},

@@ -89,6 +89,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/settings/password", Params: passwordParams{}, Access: SignedIn, Handler: s.handleChangePassword, Doc: "Change password (`current`, `new`); ends other sessions"},
 		{Method: http.MethodPost, Pattern: "/settings/messenger/link-code", Access: SignedIn, Handler: s.handleGenerateLinkCode, Doc: "generateMessengerLinkCode: one-time code + t.me deep link"},
 		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger, Doc: "unlinkMessenger"},
+		{Method: http.MethodPost, Pattern: "/settings/subscriptions", Access: SignedIn, Handler: s.handleSubscribe, Doc: "Subscribe to new packages matching `pattern` (the bot tells the linked account; matched like the catalog search)"},
+		{Method: http.MethodPost, Pattern: "/settings/subscriptions/{id}/delete", Access: SignedIn, Handler: s.handleUnsubscribe, Doc: "Remove one of my subscriptions"},
 
 		{Method: http.MethodGet, Pattern: "/creators/{name}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleCreator, Doc: "A creator's page: every package by the creator (the catalog's views, tabs, paging and selection)"},
 		{Method: http.MethodGet, Pattern: "/tags/{tag}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleTag, Doc: "A tag's page: every package tagged with it"},
@@ -129,7 +131,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/api/packages", Params: catalogParams{}, Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
 		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Params: idsParams{}, Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
-		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries with status and parts sent, and the bot's status"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/my-sends", Access: SignedIn, Handler: s.handleMySends, Doc: "My last 20 deliveries with status and parts sent (Settings polls it)"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q` (a substring of the path, ≤ 200 characters), `after`, `limit` (1–1000) → `{items,next}`"},
 		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
