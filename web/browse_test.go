@@ -145,3 +145,42 @@ func TestGroupPageShowsAMembersPreviewAndWords(t *testing.T) {
 		t.Fatalf("learning again: %d, want 409", resp.StatusCode)
 	}
 }
+
+// TestConflictNotificationLinksItsGroups: a grouping conflict's
+// notification links both groups by name (page and bell), and goes away
+// when one of them is merged into the other.
+func TestConflictNotificationLinksItsGroups(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pk := e.seedCatalog()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	a, err := e.db.CreateManualGroup(ctx, "Dragons <big>", []int64{pk["Red Dragon Pack.zip"].ID, pk["Dragon_Bust_v2.stl"].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &hoard.PackageGroup{Name: "Knights", GroupingSource: hoard.GroupAutoTime, SourceChannelID: a.SourceChannelID}
+	if err := e.db.CreateGroup(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	note := &hoard.Notification{Type: hoard.NotifyGroupingConflict, Severity: hoard.SeverityInfo, Title: "Grouping conflict",
+		Context: []byte(fmt.Sprintf(`{"group_a":%d,"group_b":%d,"name_a":"Dragons <big>","name_b":"Knights"}`, a.ID, b.ID)), DedupKey: "conflict-test"}
+	if _, err := e.db.CreateNotification(ctx, note); err != nil {
+		t.Fatal(err)
+	}
+	_, page := e.do(nil, "GET", "/notifications", nil, c)
+	for _, want := range []string{fmt.Sprintf(`<a href="/groups/%d">Open “Dragons &lt;big&gt;”</a>`, a.ID), fmt.Sprintf(`<a href="/groups/%d">Open “Knights”</a>`, b.ID)} {
+		if !strings.Contains(page, want) {
+			t.Errorf("notifications page lacks %s", want)
+		}
+	}
+	if _, body := e.do(nil, "GET", "/api/notifications", nil, c); !strings.Contains(body, fmt.Sprintf(`"links":[{"href":"/groups/%d","label":"Open “Dragons \u003cbig\u003e”"}`, a.ID)) {
+		t.Errorf("the bell's JSON lacks the links: %s", body)
+	}
+	if _, err := e.db.MergeGroups(ctx, b.ID, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := e.do(nil, "GET", "/api/notifications", nil, c); !strings.Contains(body, `"items":[]`) {
+		t.Errorf("the conflict outlived the merge: %s", body)
+	}
+}

@@ -313,6 +313,7 @@ type packageJSON struct {
 	FileName         string   `json:"file_name"`
 	FileSize         int64    `json:"file_size"`
 	ArchiveType      string   `json:"archive_type"`
+	Kind             string   `json:"kind"` // STL, OBJ, 3MF, PDF … for documents (hoard.Kind)
 	Creator          string   `json:"creator"`
 	Tags             []string `json:"tags"`
 	PartCount        int      `json:"part_count"`
@@ -347,7 +348,7 @@ func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
 	if dest == nil {
 		dest = []int64{}
 	}
-	return packageJSON{ID: p.ID, FileName: p.FileName, FileSize: p.FileSize, ArchiveType: string(p.ArchiveType),
+	return packageJSON{ID: p.ID, FileName: p.FileName, FileSize: p.FileSize, ArchiveType: string(p.ArchiveType), Kind: string(p.Kind()),
 		Creator: p.Creator, Tags: tags, PartCount: p.PartCount, FileCount: p.FileCount, HasPreview: p.HasPreview,
 		ContentHash: p.ContentHash, SourceChannelID: p.SourceChannelID, SourceChannel: channels[p.SourceChannelID],
 		SourceMessageID: p.SourceMessageID, SourceTopicID: p.SourceTopicID, SourceCaption: p.SourceCaption,

@@ -116,6 +116,12 @@ if (bellLink && bell) {
         a.textContent = "Open package";
         actions.append(a);
       }
+      for (const l of n.links || []) { // the groups of a conflict
+        const a = document.createElement("a");
+        a.href = l.href;
+        a.textContent = l.label; // textContent: labels carry group names
+        actions.append(a);
+      }
       if (n.repairable) {
         actions.append(button("Repair", async (ev) => {
           if (!window.confirm("Download and publish this package again?")) return;
