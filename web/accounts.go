@@ -244,27 +244,29 @@ type passwordParams struct {
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	user := userFrom(ctx)
-	fail := func(status int, msg string) error {
+	// A failure shows the form again with the message beside its field;
+	// passwords are never sent back.
+	fail := func(status int, field, msg string) error {
 		p, err := s.settingsPage(r, linkCard{})
 		if err != nil {
 			return err
 		}
-		p.Error = msg
+		p.Form = formState{Action: r.URL.Path, Field: field, Message: msg, shown: new(bool)}
 		return s.render(w, r, status, "settings", p)
 	}
 	in := paramsOf[passwordParams](r)
 	ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
 	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
-		return fail(http.StatusTooManyRequests, hoard.ErrorMessage(err))
+		return fail(http.StatusTooManyRequests, "current", hoard.ErrorMessage(err))
 	} else if err != nil {
 		return err
 	}
 	if !ok {
-		return fail(http.StatusUnauthorized, "The current password is wrong.")
+		return fail(http.StatusUnauthorized, "current", "The current password is wrong.")
 	}
 	next := in.New
 	if err := checkNewPassword(next); err != nil {
-		return fail(http.StatusUnprocessableEntity, hoard.ErrorMessage(err))
+		return fail(http.StatusUnprocessableEntity, "new", hoard.ErrorMessage(err))
 	}
 	hash, err := hashPassword(ctx, next)
 	if err != nil {

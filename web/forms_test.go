@@ -81,6 +81,10 @@ func TestFailedFormShowsItsPageAgain(t *testing.T) {
 			url.Values{"name": {""}, "notes": {"my notes"}, "link": {"https://example.com/c"}}, "/crowdfunds", "name",
 			"The name is required",
 			outcome{Status: 422, Page: true, Messages: 1, Beside: true, Kept: []string{"my notes", `value="https://example.com/c"`}}},
+		{"a wrong current password: never sent back", "/settings/password",
+			url.Values{"current": {"not my password"}, "new": {"a brand new password"}}, "/settings", "current",
+			"The current password is wrong.",
+			outcome{Status: 401, Page: true, Messages: 1, Beside: true}},
 		{"no page known: the error page", "/packages/tags",
 			url.Values{"mode": {"add"}, "tags": {"x"}}, "", "",
 			"Select at least one package.",
@@ -118,6 +122,11 @@ func TestFailedFormShowsItsPageAgain(t *testing.T) {
 			}
 			if tt.field != "" && got.Page {
 				got.Beside = besideField(body, tt.field)
+			}
+			for _, secret := range []string{"not my password", "a brand new password"} {
+				if strings.Contains(body, secret) {
+					t.Errorf("the page sends a password back")
+				}
 			}
 			for _, k := range tt.want.Kept {
 				if strings.Contains(html.UnescapeString(body), html.UnescapeString(k)) {
