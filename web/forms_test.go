@@ -231,3 +231,24 @@ func TestFormOrigin(t *testing.T) {
 		})
 	}
 }
+
+// FuzzFormOrigin: whatever a form's "back" field and Referer say, the page
+// shown again is a path of this site.
+func FuzzFormOrigin(f *testing.F) {
+	for _, seed := range [][2]string{{"/?q=x", ""}, {"//evil.example/x", ""}, {"", "http://hoard.test/a?b"}, {"", "https://hoard.test//evil"},
+		{"/\\evil", ""}, {"", "javascript:alert(1)"}, {"/%2F%2Fevil", "http://hoard.test/"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, back, referer string) {
+		r, err := http.NewRequest("POST", "http://hoard.test/admin/invites", strings.NewReader(url.Values{"back": {back}}.Encode()))
+		if err != nil {
+			t.Skip()
+		}
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Referer", referer)
+		got := formOrigin(r)
+		if localPath(got) != got || !strings.HasPrefix(got, "/") || strings.HasPrefix(got, "//") {
+			t.Fatalf("formOrigin(back %q, referer %q) = %q, not a local path", back, referer, got)
+		}
+	})
+}
