@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -58,20 +59,7 @@ func TestBrowsePages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := e.do(nil, "GET", tt.path, nil, c)
-			if resp.StatusCode != tt.status {
-				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(body, w) {
-					t.Errorf("page lacks %q", w)
-				}
-			}
-			for _, n := range tt.nope {
-				if strings.Contains(body, n) {
-					t.Errorf("page shows %q", n)
-				}
-			}
+			e.checkPage(t, c, tt.path, tt.status, tt.want, tt.nope)
 		})
 	}
 }
@@ -182,5 +170,25 @@ func TestConflictNotificationLinksItsGroups(t *testing.T) {
 	}
 	if _, body := e.do(nil, "GET", "/api/notifications", nil, c); !strings.Contains(body, `"items":[]`) {
 		t.Errorf("the conflict outlived the merge: %s", body)
+	}
+}
+
+// checkPage gets a page as the session's user and fails the test unless it
+// answers status and holds every one of want and none of nope.
+func (e *testEnv) checkPage(t testing.TB, c *http.Cookie, path string, status int, want, nope []string) {
+	t.Helper()
+	resp, body := e.do(nil, "GET", path, nil, c)
+	if resp.StatusCode != status {
+		t.Fatalf("%s: status %d, want %d", path, resp.StatusCode, status)
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("%s lacks %q", path, w)
+		}
+	}
+	for _, n := range nope {
+		if strings.Contains(body, n) {
+			t.Errorf("%s shows %q", path, n)
+		}
 	}
 }
