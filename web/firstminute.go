@@ -26,15 +26,29 @@ func (s *Server) catalogIngesting(r *http.Request, q catalogQuery) (*ingestingNo
 		q.Grouped != nil || q.Cursor != "" {
 		return nil, nil
 	}
+	s.ingestingMu.Lock()
+	defer s.ingestingMu.Unlock()
+	if time.Since(s.ingestingAt) < ingestingTTL {
+		return s.ingesting, nil
+	}
 	run, err := s.deps.DB.FindRunningRun(r.Context())
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, nil
-	}
-	if err != nil {
+	switch {
+	case hoard.ErrorCode(err) == hoard.ENOTFOUND:
+		s.ingesting = nil
+	case err != nil:
 		return nil, err
+	default:
+		s.ingesting = &ingestingNote{Since: run.StartedAt, Ingested: run.Ingested, Trigger: run.Trigger}
 	}
-	return &ingestingNote{Since: run.StartedAt, Ingested: run.Ingested, Trigger: run.Trigger}, nil
+	s.ingestingAt = time.Now()
+	return s.ingesting, nil
 }
+
+// ingestingTTL bounds how stale the catalog's note of a running cycle may
+// be: the plain catalog is the most visited page, and the note needs no
+// more than a glance at the runs every few seconds (its script polls every
+// 5 s).
+const ingestingTTL = 2 * time.Second
 
 // agoText says how long before now t was, as people say it: "just now",
 // "40 s ago", "3 min ago", "2 h ago", "5 days ago"; a moment in the future

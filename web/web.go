@@ -166,6 +166,12 @@ type Server struct {
 
 	searches *searchCache
 
+	// ingesting is the running cycle the catalog mentions, looked up at
+	// most every ingestingTTL (firstminute.go).
+	ingestingMu sync.Mutex
+	ingesting   *ingestingNote
+	ingestingAt time.Time
+
 	// passwordChecks counts the sign-in attempts (and current-password
 	// checks) that got past the throttle to a password check.
 	passwordChecks atomic.Int64
