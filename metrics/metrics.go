@@ -157,15 +157,9 @@ func (m *Metrics) preset() {
 	}
 }
 
-// Outcomes of a worked River job (JobWorked).
-const (
-	JobCompleted = "completed"
-	JobSnoozed   = "snoozed"
-	JobCancelled = "cancelled"
-	JobFailed    = "failed"
-)
-
-// JobWorked records one worked River job (implements queue.JobObserver).
+// JobWorked records one worked River job (implements queue.JobObserver:
+// outcome is one of queue's JobCompleted, JobSnoozed, JobCancelled or
+// JobFailed).
 func (m *Metrics) JobWorked(kind, queue, outcome string, took time.Duration) {
 	m.jobDuration.WithLabelValues(kind, queue, outcome).Observe(took.Seconds())
 }

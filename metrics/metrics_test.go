@@ -51,17 +51,17 @@ func TestObserversRecordWhatTheyAreTold(t *testing.T) {
 		want   map[string]float64 // every series of metric
 	}{
 		{"job durations by kind, queue and outcome", func(m *Metrics) {
-			m.JobWorked("scan_channel", "ingest", JobCompleted, 2*time.Second)
-			m.JobWorked("scan_channel", "ingest", JobCompleted, 3*time.Second)
-			m.JobWorked("upload_part", "transfer", JobSnoozed, time.Second)
+			m.JobWorked("scan_channel", "ingest", "completed", 2*time.Second)
+			m.JobWorked("scan_channel", "ingest", "completed", 3*time.Second)
+			m.JobWorked("upload_part", "transfer", "snoozed", time.Second)
 		}, "hoard_job_duration_seconds_sum", map[string]float64{
 			key("hoard_job_duration_seconds_sum", "kind", "scan_channel", "queue", "ingest", "outcome", "completed"): 5,
 			key("hoard_job_duration_seconds_sum", "kind", "upload_part", "queue", "transfer", "outcome", "snoozed"):  1,
 		}},
 		{"job counts", func(m *Metrics) {
-			m.JobWorked("scan_channel", "ingest", JobCompleted, 2*time.Second)
-			m.JobWorked("scan_channel", "ingest", JobFailed, 3*time.Second)
-			m.JobWorked("scan_channel", "ingest", JobFailed, 3*time.Second)
+			m.JobWorked("scan_channel", "ingest", "completed", 2*time.Second)
+			m.JobWorked("scan_channel", "ingest", "failed", 3*time.Second)
+			m.JobWorked("scan_channel", "ingest", "failed", 3*time.Second)
 		}, "hoard_job_duration_seconds_count", map[string]float64{
 			key("hoard_job_duration_seconds_count", "kind", "scan_channel", "queue", "ingest", "outcome", "completed"): 1,
 			key("hoard_job_duration_seconds_count", "kind", "scan_channel", "queue", "ingest", "outcome", "failed"):    2,
