@@ -121,7 +121,7 @@ func New(opts Options) *Metrics {
 	m.httpDuration = histogram("http_request_duration_seconds",
 		"Time the web took to answer requests, by route pattern, method and status class.", httpBuckets, "route", "method", "code")
 	m.botCommands = counter("bot_commands_total", "Commands and button presses the chat bot answered, by command.", "command")
-	m.botDeliveries = counter("bot_deliveries_total", "Package deliveries of the chat bot (bot_send), by outcome.", "outcome")
+	m.botDeliveries = counter("bot_deliveries_total", "Package deliveries of the chat bot (bot_send requests) that reached an outcome: sent, blocked, unlinked, unpublished or failed.", "outcome")
 
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "build_info",
 		Help:        "Always 1: the running version.",
@@ -260,9 +260,12 @@ func statusClass(status int) string {
 // (implements bot.Metrics); the bot passes a name from its own bounded set.
 func (m *Metrics) BotCommand(name string) { m.botCommands.WithLabelValues(name).Inc() }
 
-// BotDelivery counts one outcome of a package delivery (implements
-// bot.Metrics); the bot passes an outcome from its own bounded set.
-func (m *Metrics) BotDelivery(outcome string) { m.botDeliveries.WithLabelValues(outcome).Inc() }
+// BotDelivery counts requests package deliveries that reached outcome
+// (implements bot.Metrics); the bot passes an outcome from its own bounded
+// set.
+func (m *Metrics) BotDelivery(outcome string, requests int) {
+	m.botDeliveries.WithLabelValues(outcome).Add(float64(requests))
+}
 
 // Platform returns the observer of one messenger client's requests
 // (implements messenger.RequestObserver), labelled account: an account's

@@ -165,10 +165,11 @@ func TestObserversRecordWhatTheyAreTold(t *testing.T) {
 			key("hoard_bot_commands_total", "command", "button"): 1,
 		}},
 		{"bot deliveries", func(m *Metrics) {
-			m.BotDelivery("sent")
-			m.BotDelivery("blocked")
+			m.BotDelivery("sent", 1)
+			m.BotDelivery("sent", 2)
+			m.BotDelivery("blocked", 1)
 		}, "hoard_bot_deliveries_total", map[string]float64{
-			key("hoard_bot_deliveries_total", "outcome", "sent"):    1,
+			key("hoard_bot_deliveries_total", "outcome", "sent"):    3,
 			key("hoard_bot_deliveries_total", "outcome", "blocked"): 1,
 		}},
 	}
