@@ -53,7 +53,8 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 		return nil, err
 	}
 	cfg := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
-		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout}
+		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout,
+		Observer: a.metrics.Platform("bot")}
 	token := a.cfg.BotToken
 	info, emulated, err := a.emulatorInfo()
 	if err != nil {
@@ -83,7 +84,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 
 // botDeps is what the bot package needs in this process.
 func (a *app) botDeps(b messenger.Bot) bot.Deps {
-	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel}
+	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel, Metrics: a.metrics}
 }
 
 // addBotToChannel makes the bot an administrator of a destination channel
