@@ -193,12 +193,13 @@ func (m *Metrics) Resent(bytes int64) {
 // jobs.Metrics).
 func (m *Metrics) Indexed() { m.packagesIndexed.Inc() }
 
-// Dedup rules of SPEC rule 4 (Duplicate's rule): a) the platform's remote
-// file id, b) the source message, c) name and size, d) the content hash.
+// Dedup rules of SPEC rule 4 (Duplicate's rule), named as the store names
+// them: a) the platform's remote file id, b) the source message, c) name
+// and size, d) the content hash.
 const (
-	RuleRemoteID      = "remote_id"
+	RuleRemoteID      = "remote_unique_id"
 	RuleSourceMessage = "source_message"
-	RuleNameSize      = "name_size"
+	RuleNameSize      = "name_and_size"
 	RuleContentHash   = "content_hash"
 )
 

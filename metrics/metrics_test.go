@@ -85,11 +85,11 @@ func TestObserversRecordWhatTheyAreTold(t *testing.T) {
 			m.Duplicate(RuleContentHash)
 			m.Duplicate("by magic")
 		}, "hoard_ingest_duplicates_total", map[string]float64{
-			key("hoard_ingest_duplicates_total", "rule", "remote_id"):      1,
-			key("hoard_ingest_duplicates_total", "rule", "source_message"): 0,
-			key("hoard_ingest_duplicates_total", "rule", "name_size"):      0,
-			key("hoard_ingest_duplicates_total", "rule", "content_hash"):   2,
-			key("hoard_ingest_duplicates_total", "rule", "other"):          1,
+			key("hoard_ingest_duplicates_total", "rule", "remote_unique_id"): 1,
+			key("hoard_ingest_duplicates_total", "rule", "source_message"):   0,
+			key("hoard_ingest_duplicates_total", "rule", "name_and_size"):    0,
+			key("hoard_ingest_duplicates_total", "rule", "content_hash"):     2,
+			key("hoard_ingest_duplicates_total", "rule", "other"):            1,
 		}},
 		{"skipped by reason, an unknown reason as OTHER", func(m *Metrics) {
 			m.Skipped(hoard.SkipHashMismatch)
