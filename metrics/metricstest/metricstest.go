@@ -171,6 +171,10 @@ func (s Scrape) LabelValues(name, label string) []string {
 	return out
 }
 
+// All returns the samples of metric name whose labels include every pair
+// of match.
+func (s Scrape) All(name string, match map[string]string) []Sample { return s.matching(name, match) }
+
 func (s Scrape) matching(name string, match map[string]string) []Sample {
 	var out []Sample
 	for _, smp := range s.list {
