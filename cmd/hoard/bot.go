@@ -53,8 +53,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 		return nil, err
 	}
 	cfg := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
-		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout,
-		Observer: a.metrics.Platform("bot")}
+		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout}
 	token := a.cfg.BotToken
 	info, emulated, err := a.emulatorInfo()
 	if err != nil {
@@ -75,6 +74,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 	case cfg.AppID == 0 || cfg.AppHash == "":
 		return nil, errors.New("TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the bot signs in through the messenger API like the worker")
 	}
+	cfg.Observer = a.metrics.Platform("bot")
 	b, err := telegram.NewBot(ctx, cfg, token)
 	if err != nil {
 		return nil, fmt.Errorf("chat bot: sign in: %w", err)
