@@ -14,12 +14,16 @@ type CleanupCounts struct {
 	// LoginSecrets counts accounts whose login secrets were forgotten: a
 	// login left half-done for a day (codes expire long before).
 	LoginSecrets int64
+	// SignInFlows counts sign-ins through an identity provider that never
+	// came back before they expired.
+	SignInFlows int64
 }
 
 // DeleteExpired removes expired web sessions and messenger link codes,
 // sign-in throttles idle for a day, and notifications dismissed longer than
 // keepDismissed ago, and login secrets (code request, code, password) of
-// logins untouched for a day; such an account becomes EXPIRED.
+// logins untouched for a day (such an account becomes EXPIRED), and
+// expired sign-ins through identity providers.
 func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (CleanupCounts, error) {
 	var c CleanupCounts
 	steps := []struct {
@@ -40,6 +44,7 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 				THEN 'The login was not finished within a day; log in again.' ELSE auth_error END
 			WHERE (login_code_hash_enc IS NOT NULL OR login_code_enc IS NOT NULL OR login_password_enc IS NOT NULL)
 			AND updated_at < now() - interval '1 day'`, nil},
+		{&c.SignInFlows, `DELETE FROM sign_in_flows WHERE expires_at < now()`, nil},
 	}
 	for _, s := range steps {
 		tag, err := db.q.Exec(ctx, s.sql, s.arg...)
