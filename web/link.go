@@ -46,9 +46,11 @@ type linkCard struct {
 	Bot       string
 }
 
-// settingsData is the settings page: the messenger link card and password.
+// settingsData is the settings page: the messenger link card, the ways to
+// sign in, and the password.
 type settingsData struct {
-	Card linkCard
+	Card   linkCard
+	SignIn signInCard
 }
 
 func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
@@ -57,7 +59,11 @@ func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
 		return page{}, err
 	}
 	card.Link, card.Bot = link, s.deps.BotUsername
-	return page{Title: "Settings", Data: settingsData{Card: card}}, nil
+	signIn, err := s.signInCard(r.Context(), userFrom(r.Context()))
+	if err != nil {
+		return page{}, err
+	}
+	return page{Title: "Settings", Data: settingsData{Card: card, SignIn: signIn}}, nil
 }
 
 // handleGenerateLinkCode is generateMessengerLinkCode: a one-time code with
