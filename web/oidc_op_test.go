@@ -60,6 +60,7 @@ func newTestOP(t testing.TB, appURL string) *testOP {
 	intercept := op.NewIssuerInterceptor(provider.IssuerFromRequest)
 	mux.HandleFunc("GET /login/username", login.form)
 	mux.HandleFunc("POST /login/username", intercept.HandlerFunc(login.check))
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.Handle("/", provider)
 	o.server = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
 	o.server.Start()
