@@ -43,7 +43,7 @@ type OIDCConfig struct {
 	Issuer       string // discovery is at Issuer + "/.well-known/openid-configuration"
 	ClientID     string
 	ClientSecret string
-	DisplayName  string   // the button says "Sign in with DisplayName"
+	DisplayName  string   // the button says "Sign in with DisplayName" ("": the issuer's host)
 	Scopes       []string // asked for besides openid, email and profile
 	// AdminClaim names the claim (a dotted path into nested objects, e.g.
 	// realm_access.roles) that decides the role of those who sign in
@@ -137,12 +137,15 @@ func newProviders(appURL string, cfg SignInConfig) ([]identityProvider, error) {
 	return out, nil
 }
 
-// discoverProviders fetches the OpenID Connect providers' discovery
-// documents in the background, so that the pages' form-action policy knows
+// discoverProviders logs each provider's redirect URL (to register at the
+// provider) and fetches the OpenID Connect providers' discovery documents
+// in the background, so that the pages' form-action policy knows
 // their authorization endpoints from the start; a failure is logged and
 // tried again at the first sign-in.
 func (s *Server) discoverProviders(ctx context.Context) {
 	for _, p := range s.providers {
+		s.deps.Logger.Info("sign-in through an identity provider", "provider", p.Key(), "name", p.Name(),
+			"redirect_url", callbackURL(s.deps.AppURL, p.Key()))
 		if op, ok := p.(*oidcProvider); ok {
 			go func() {
 				if _, err := op.discover(ctx); err != nil && ctx.Err() == nil {
@@ -173,11 +176,13 @@ type oidcProvider struct {
 
 func (p *oidcProvider) Key() string { return oidcKey }
 
+// Name is the configured display name, or else the issuer's host.
 func (p *oidcProvider) Name() string {
 	if p.cfg.DisplayName != "" {
 		return p.cfg.DisplayName
 	}
-	return "single sign-on"
+	u, _ := url.Parse(p.cfg.Issuer) // newProviders checked it
+	return u.Hostname()
 }
 
 // discover fetches the issuer's discovery document once; a failure is
