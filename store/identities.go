@@ -138,18 +138,26 @@ func (db *DB) RegisterWithIdentity(ctx context.Context, nu IdentityUser) (*hoard
 	return user, nil
 }
 
-// LinkIdentity links a provider account to a user. A provider account
-// linked to anyone already is ECONFLICT (errIdentityTaken), and so is a
-// second account of the same provider for one user.
+// LinkIdentity links a provider account to a user; linking the user's own
+// account again returns the link. A provider account linked to someone else
+// is ECONFLICT (errIdentityTaken), and so is a second account of the same
+// provider for one user. It leaves a surrounding transaction usable.
 func (db *DB) LinkIdentity(ctx context.Context, userID int64, id hoard.Identity) (*hoard.Identity, error) {
 	got, err := getOne[hoard.Identity](ctx, db.q, "link identity", `
 		INSERT INTO user_identities (user_id, provider, issuer, subject, email, last_used_at) VALUES ($1, $2, $3, $4, $5, now())
+		ON CONFLICT (issuer, subject) DO NOTHING
 		RETURNING `+identityColumns, userID, id.Provider, id.Issuer, id.Subject, id.Email)
 	switch {
-	case violates(err, "user_identities_issuer_subject_key"):
-		return nil, errIdentityTaken
 	case violates(err, "user_identities_user_id_provider_key"):
 		return nil, errProviderLinked
+	case hoard.ErrorCode(err) != hoard.ENOTFOUND:
+		return got, err
+	}
+	// The account is linked already: to this user, or to someone else.
+	got, err = getOne[hoard.Identity](ctx, db.q, "link identity",
+		`SELECT `+identityColumns+` FROM user_identities WHERE issuer = $1 AND subject = $2`, id.Issuer, id.Subject)
+	if err == nil && got.UserID != userID {
+		return nil, errIdentityTaken
 	}
 	return got, err
 }

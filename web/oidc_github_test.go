@@ -343,3 +343,49 @@ func ExampleGitHubConfig() {
 	// https://github.com https://api.github.com
 	// https://git.example.com https://git.example.com/api/v3
 }
+
+// TestProviderRoutesRefuseHostileInput: the route fuzz test's hostile values
+// in every parameter of the sign-in routes of a configured provider, as
+// anonymous visitor and signed in; no answer is a 5xx.
+func TestProviderRoutesRefuseHostileInput(t *testing.T) {
+	e, gh := newGitHubEnv(t)
+	gh.signIn(&fakeGitHubUser{ID: 301, Login: "fuzzed", Emails: []githubEmail{{Email: "f@x.example", Primary: true, Verified: true}}})
+	u, _ := e.user(hoard.RoleUser)
+	routes := []struct {
+		method, path string
+		params       []string
+	}{
+		{http.MethodPost, "/auth/github/login", []string{"next", "code"}},
+		{http.MethodGet, "/auth/github/callback", []string{"state", "code", "error", "error_description"}},
+		{http.MethodPost, "/settings/sign-in/github/link", []string{"current"}},
+		{http.MethodPost, "/settings/sign-in/github/unlink", nil},
+	}
+	n := 0
+	for _, rt := range routes {
+		for _, v := range hostileValues {
+			for _, cookie := range []*http.Cookie{nil, e.session(u)} {
+				for _, name := range append(rt.params, "") {
+					params := url.Values{}
+					if name != "" {
+						params.Set(name, v)
+					}
+					path := rt.path
+					if name == "" { // the provider's path segment itself
+						path = strings.Replace(rt.path, githubKey, url.PathEscape(v), 1)
+					}
+					var resp *http.Response
+					if rt.method == http.MethodGet {
+						resp, _ = e.do(nil, rt.method, path+"?"+params.Encode(), nil, cookie)
+					} else {
+						resp, _ = e.do(nil, rt.method, path, params, cookie)
+					}
+					n++
+					if resp.StatusCode >= 500 {
+						t.Errorf("%s %s %s=%.40q = %d", rt.method, path, name, v, resp.StatusCode)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d requests", n)
+}
