@@ -174,6 +174,7 @@ type oidcProvider struct {
 	discovered *oidc.Provider // nil until discovery succeeded
 }
 
+// Key is "oidc": hoard offers one OpenID Connect provider.
 func (p *oidcProvider) Key() string { return oidcKey }
 
 // Name is the configured display name, or else the issuer's host.

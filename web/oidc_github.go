@@ -66,9 +66,13 @@ func newGitHubProvider(cfg GitHubConfig, client *http.Client, redirectURL string
 	}}, nil
 }
 
-func (p *githubProvider) Key() string  { return githubKey }
+// Key is "github".
+func (p *githubProvider) Key() string { return githubKey }
+
+// Name is "GitHub".
 func (p *githubProvider) Name() string { return "GitHub" }
 
+// authURLs is GitHub's authorization page.
 func (p *githubProvider) authURLs() []string { return []string{p.oauth.Endpoint.AuthURL} }
 
 // authCodeURL ignores the nonce: GitHub issues no ID token to carry it.

@@ -142,11 +142,11 @@ func (e *testEnv) githubTrip(c *http.Client, start *http.Response) (*http.Respon
 	if start.StatusCode != http.StatusSeeOther {
 		e.t.Fatalf("start answered %d, want 303 to GitHub", start.StatusCode)
 	}
-	resp, _ := e.fetch(c, http.MethodGet, start.Header.Get("Location"), nil)
+	resp, _ := e.do(c, http.MethodGet, start.Header.Get("Location"), nil, nil)
 	if resp.StatusCode != http.StatusFound {
 		e.t.Fatalf("GitHub's authorize answered %d", resp.StatusCode)
 	}
-	return e.fetch(c, http.MethodGet, resp.Header.Get("Location"), nil)
+	return e.do(c, http.MethodGet, resp.Header.Get("Location"), nil, nil)
 }
 
 func TestGitHubSignIn(t *testing.T) {
@@ -236,17 +236,17 @@ func TestGitHubRefusals(t *testing.T) {
 	}
 	c := e.client()
 	start, _ := e.do(c, http.MethodPost, "/auth/github/login", nil, nil)
-	resp, _ := e.fetch(c, http.MethodGet, start.Header.Get("Location"), nil)
+	resp, _ := e.do(c, http.MethodGet, start.Header.Get("Location"), nil, nil)
 	callback := resp.Header.Get("Location")
 	// The code is used once by another request with the same state and
 	// cookie (an attacker who copied both): the browser's own request
 	// finds its flow gone.
 	thief := e.client()
 	thief.Jar.SetCookies(mustURL(t, e.ts.URL), c.Jar.Cookies(mustURL(t, e.ts.URL)))
-	if resp, _ := e.fetch(thief, http.MethodGet, callback, nil); resp.StatusCode != http.StatusSeeOther {
+	if resp, _ := e.do(thief, http.MethodGet, callback, nil, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first use of the callback = %d", resp.StatusCode)
 	}
-	resp, body := e.fetch(c, http.MethodGet, callback, nil)
+	resp, body := e.do(c, http.MethodGet, callback, nil, nil)
 	if got := (struct {
 		Status  int
 		Message string
@@ -258,7 +258,7 @@ func TestGitHubRefusals(t *testing.T) {
 	start, _ = e.do(c, http.MethodPost, "/auth/github/login", nil, nil)
 	state := mustURL(t, start.Header.Get("Location")).Query().Get("state")
 	old := mustURL(t, callback).Query().Get("code")
-	resp, body = e.fetch(c, http.MethodGet, callbackURL(e.ts.URL, githubKey)+"?"+url.Values{"code": {old}, "state": {state}}.Encode(), nil)
+	resp, body = e.do(c, http.MethodGet, callbackURL(e.ts.URL, githubKey)+"?"+url.Values{"code": {old}, "state": {state}}.Encode(), nil, nil)
 	if resp.StatusCode != 401 || pageError(body) != "GitHub did not sign you in: the sign-in code was refused (it may have been used already). Start again." {
 		t.Fatalf("old code in a new flow = %d %q", resp.StatusCode, pageError(body))
 	}

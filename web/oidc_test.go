@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"html"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,30 +13,6 @@ import (
 
 	"github.com/hoard/hoard"
 )
-
-// fetch sends a request to any absolute URL, hoard's or a provider's, with
-// c (cookies kept, redirects not followed).
-func (e *testEnv) fetch(c *http.Client, method, rawURL string, form url.Values) (*http.Response, string) {
-	e.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, rawURL, body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
 
 var signedInPattern = regexp.MustCompile(`Signed in as <strong>([^<]*)</strong> \(([A-Z]+)\)`)
 
@@ -95,12 +70,12 @@ func (e *testEnv) opLogin(c *http.Client, o *testOP, start *http.Response, usern
 		}
 		return base.ResolveReference(mustURL(e.t, resp.Header.Get("Location")))
 	}
-	resp, _ := e.fetch(c, http.MethodGet, auth.String(), nil)
+	resp, _ := e.do(c, http.MethodGet, auth.String(), nil, nil)
 	login := next(resp, auth)
-	resp, _ = e.fetch(c, http.MethodPost, o.issuer+"/login/username", url.Values{
-		"id": {login.Query().Get("authRequestID")}, "username": {username}, "password": {testOPPassword}})
+	resp, _ = e.do(c, http.MethodPost, o.issuer+"/login/username", url.Values{
+		"id": {login.Query().Get("authRequestID")}, "username": {username}, "password": {testOPPassword}}, nil)
 	done := next(resp, login)
-	resp, _ = e.fetch(c, http.MethodGet, done.String(), nil)
+	resp, _ = e.do(c, http.MethodGet, done.String(), nil, nil)
 	return next(resp, done)
 }
 
@@ -219,7 +194,7 @@ func TestOIDCSignIn(t *testing.T) {
 				// The provider signs the ID token when hoard exchanges the
 				// code, at the callback.
 				o.signWithAnotherKey(tc.anotherKey)
-				resp, body = e.fetch(finisher, http.MethodGet, callback.String(), nil)
+				resp, body = e.do(finisher, http.MethodGet, callback.String(), nil, nil)
 				o.signWithAnotherKey(false)
 			}
 			got := oidcWant{Status: resp.StatusCode, Message: pageError(body)}
@@ -267,21 +242,21 @@ func TestOIDCReplayedCode(t *testing.T) {
 	// An attacker who copied the URL and the flow cookie uses them first.
 	thief := e.client()
 	thief.Jar.SetCookies(mustURL(t, e.ts.URL), c.Jar.Cookies(mustURL(t, e.ts.URL)))
-	if resp, _ := e.fetch(thief, http.MethodGet, callback.String(), nil); resp.StatusCode != http.StatusSeeOther {
+	if resp, _ := e.do(thief, http.MethodGet, callback.String(), nil, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first use = %d", resp.StatusCode)
 	}
 	type outcome struct {
 		Status  int
 		Message string
 	}
-	resp, body := e.fetch(c, http.MethodGet, callback.String(), nil)
+	resp, body := e.do(c, http.MethodGet, callback.String(), nil, nil)
 	if got, want := (outcome{resp.StatusCode, pageError(body)}), (outcome{401, hoard.ErrorMessage(errFlowLost)}); got != want {
 		t.Fatalf("replayed callback = %+v, want %+v", got, want)
 	}
 	start, _ = e.do(c, http.MethodPost, "/auth/oidc/login", nil, nil)
 	fresh := e.opLogin(c, o, start, "replayer", nil)
 	setQuery(fresh, "code", callback.Query().Get("code"))
-	resp, body = e.fetch(c, http.MethodGet, fresh.String(), nil)
+	resp, body = e.do(c, http.MethodGet, fresh.String(), nil, nil)
 	want := outcome{401, "Test IdP did not sign you in: the sign-in code was refused (it may have been used already). Start again."}
 	if got := (outcome{resp.StatusCode, pageError(body)}); got != want {
 		t.Fatalf("old code in a fresh flow = %+v, want %+v", got, want)
@@ -360,7 +335,7 @@ func TestOIDCLinking(t *testing.T) {
 				if tc.signOut {
 					e.do(c, http.MethodPost, "/logout", url.Values{}, nil)
 				}
-				resp, body = e.fetch(c, http.MethodGet, callback.String(), nil)
+				resp, body = e.do(c, http.MethodGet, callback.String(), nil, nil)
 			}
 			got := want{Status: resp.StatusCode, Message: pageError(body)}
 			if resp.StatusCode == http.StatusSeeOther {
@@ -389,7 +364,7 @@ func TestPasswordlessAccount(t *testing.T) {
 	o.addUser(testOPUser{ID: "solo", Email: "solo@example.com", EmailVerified: true})
 	c := e.client()
 	start, _ := e.do(c, http.MethodPost, "/auth/oidc/login", url.Values{"code": {e.invite(1, time.Hour)}}, nil)
-	if resp, _ := e.fetch(c, http.MethodGet, e.opLogin(c, o, start, "solo", nil).String(), nil); resp.StatusCode != 303 {
+	if resp, _ := e.do(c, http.MethodGet, e.opLogin(c, o, start, "solo", nil).String(), nil, nil); resp.StatusCode != 303 {
 		t.Fatalf("sign-up = %d", resp.StatusCode)
 	}
 	type step struct {
@@ -445,7 +420,7 @@ func TestProviderStartsAreThrottled(t *testing.T) {
 	for i := range maxFailuresAddress + 5 {
 		c := e.client()
 		start, _ := e.do(c, http.MethodPost, "/auth/oidc/login", nil, nil)
-		if resp, _ := e.fetch(c, http.MethodGet, e.opLogin(c, o, start, "regular", nil).String(), nil); resp.StatusCode != 303 {
+		if resp, _ := e.do(c, http.MethodGet, e.opLogin(c, o, start, "regular", nil).String(), nil, nil); resp.StatusCode != 303 {
 			t.Fatalf("finished sign-in %d = %d", i, resp.StatusCode)
 		}
 	}
