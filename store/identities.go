@@ -95,6 +95,19 @@ func (db *DB) ListIdentities(ctx context.Context, userID int64) ([]hoard.Identit
 		`SELECT `+identityColumns+` FROM user_identities WHERE user_id = $1 ORDER BY id`, userID)
 }
 
+// IdentityInviteRefusal is InviteRefusal for a sign-up through an identity
+// provider, which also refuses an invite that registers an administrator:
+// a provider never makes one by itself.
+func IdentityInviteRefusal(inv *hoard.InviteCode, now time.Time) error {
+	if err := InviteRefusal(inv, now); err != nil {
+		return err
+	}
+	if inv.Role != hoard.RoleUser {
+		return errInviteMakesAdmin
+	}
+	return nil
+}
+
 // IdentityUser is a user who signs up through an identity provider.
 type IdentityUser struct {
 	Email string
@@ -109,19 +122,16 @@ type IdentityUser struct {
 // provider account, in one transaction that counts the use of the invite
 // code (locking its row, like RegisterWithInvite). The user gets nu.Role,
 // never the invite's: an invite that registers an administrator is refused
-// (EINVALID). An email already registered, or a provider account already
+// (IdentityInviteRefusal). An email already registered, or a provider account already
 // linked, is ECONFLICT.
 func (db *DB) RegisterWithIdentity(ctx context.Context, nu IdentityUser) (*hoard.User, error) {
 	var user *hoard.User
 	err := db.InTx(ctx, func(tx *DB) error {
 		var inviteID int64
 		if nu.InviteCode != "" {
-			inv, err := tx.useInvite(ctx, nu.InviteCode)
+			inv, err := tx.useInvite(ctx, nu.InviteCode, IdentityInviteRefusal)
 			if err != nil {
 				return err
-			}
-			if inv.Role != hoard.RoleUser {
-				return errInviteMakesAdmin
 			}
 			inviteID = inv.ID
 		}

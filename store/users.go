@@ -102,7 +102,7 @@ func InviteRefusal(inv *hoard.InviteCode, now time.Time) error {
 func (db *DB) RegisterWithInvite(ctx context.Context, code, email, passwordHash string) (*hoard.User, error) {
 	var user *hoard.User
 	err := db.InTx(ctx, func(tx *DB) error {
-		inv, err := tx.useInvite(ctx, code)
+		inv, err := tx.useInvite(ctx, code, InviteRefusal)
 		if err != nil {
 			return err
 		}
@@ -116,9 +116,9 @@ func (db *DB) RegisterWithInvite(ctx context.Context, code, email, passwordHash 
 }
 
 // useInvite locks a valid invite code's row and counts one use of it; the
-// caller's transaction must create the user. A code that cannot register
-// anyone now is InviteRefusal's error.
-func (db *DB) useInvite(ctx context.Context, code string) (*hoard.InviteCode, error) {
+// caller's transaction must create the user. A code that refusal refuses
+// (InviteRefusal, IdentityInviteRefusal) is its error.
+func (db *DB) useInvite(ctx context.Context, code string, refusal func(*hoard.InviteCode, time.Time) error) (*hoard.InviteCode, error) {
 	inv, err := getOne[hoard.InviteCode](ctx, db.q, "use invite",
 		`SELECT `+inviteColumns+` FROM invite_codes WHERE code = $1 FOR UPDATE`, strings.TrimSpace(code))
 	if err != nil {
@@ -127,7 +127,7 @@ func (db *DB) useInvite(ctx context.Context, code string) (*hoard.InviteCode, er
 		}
 		return nil, err
 	}
-	if err := InviteRefusal(inv, time.Now()); err != nil {
+	if err := refusal(inv, time.Now()); err != nil {
 		return nil, err
 	}
 	_, err = db.q.Exec(ctx, `UPDATE invite_codes SET use_count = use_count + 1 WHERE id = $1`, inv.ID)

@@ -119,13 +119,7 @@ func (s *Server) checkProviderInvite(ctx context.Context, code string) error {
 	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
-	if err := store.InviteRefusal(inv, time.Now()); err != nil {
-		return err
-	}
-	if inv.Role != hoard.RoleUser {
-		return hoard.Errorf(hoard.EINVALID, "This invite code registers an administrator: register with a password instead.")
-	}
-	return nil
+	return store.IdentityInviteRefusal(inv, time.Now())
 }
 
 // linkProviderParams are the parameters of POST
