@@ -121,19 +121,53 @@ func (LearnGroupRuleArgs) InsertOpts() river.InsertOpts {
 	}
 }
 
-// BotSendArgs delivers one BotSendRequest: the bot copies every part of the
-// package (all destMessageIds) to the linked account. Inserted with the
-// request row; the bot_send notification only wakes the bot sooner.
+// BotSendArgs delivers one BotSendRequest (RequestID) or every request of
+// a batch in order after its header (BatchID): the bot copies every part of
+// each package (all destMessageIds) to the linked account, exactly once
+// however often the job is retried or resumed. Inserted with the request
+// rows; the bot_send notification only wakes the bot sooner.
 type BotSendArgs struct {
-	RequestID int64 `json:"request_id"`
+	RequestID int64 `json:"request_id,omitempty"`
+	BatchID   int64 `json:"batch_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.
 func (BotSendArgs) Kind() string { return "bot_send" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts.
+// InsertOpts implements river.JobArgsWithInsertOpts. Flood waits snooze
+// the job without spending an attempt; other failures retry, and the last
+// attempt marks the requests FAILED.
 func (BotSendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueBot, MaxAttempts: 5}
+	return river.InsertOpts{Queue: QueueBot, MaxAttempts: 8}
+}
+
+// Timing of NotifySubscribersArgs; see its doc.
+const (
+	NotifySubscribersPeriod = 5 * time.Second
+	NotifySubscribersMargin = 2 * time.Second
+)
+
+// NotifySubscribersArgs tells linked users about new packages that match
+// their subscriptions: one notice per (subscription, package), ever, with
+// the matches of one user folded into one digest message. The packages it
+// considers are the rows of bot_notify_inbox, written in the transaction
+// that indexes each package; enqueue it in that same transaction (next to
+// GroupChannelArgs). Inserts coalesce by period like GroupChannelArgs, and
+// the worker waits until new packages stop arriving for a moment (bounded),
+// so a burst of matches becomes one digest, not a burst of messages.
+type NotifySubscribersArgs struct{}
+
+// Kind implements river.JobArgs.
+func (NotifySubscribersArgs) Kind() string { return "notify_subscribers" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (NotifySubscribersArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue:       QueueBot,
+		MaxAttempts: 10,
+		ScheduledAt: time.Now().Truncate(NotifySubscribersPeriod).Add(NotifySubscribersPeriod + NotifySubscribersMargin),
+		UniqueOpts:  river.UniqueOpts{ByPeriod: NotifySubscribersPeriod, ByState: uniqueUnfinished},
+	}
 }
 
 // ManualUploadArgs processes a manual upload on the worker: hash, inspect,

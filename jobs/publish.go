@@ -319,6 +319,9 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 			}
 		}
 		if created {
+			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.NotifySubscribersArgs{}, nil); err != nil {
+				return err
+			}
 			return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 		}
 		return nil

@@ -33,7 +33,10 @@ const (
 	// RoleWorker works ingestion, transfer and maintenance jobs and is
 	// eligible to lead (periodic jobs, the scheduler, the rescuer).
 	RoleWorker Role = iota
-	// RoleBot works the bot queue only and never leads.
+	// RoleBot works the bot queue only. It is eligible to lead, with the
+	// same periodic jobs as a worker: a bot process alone must still move
+	// its scheduled jobs (flood-wait snoozes, subscriber notices) to
+	// available, and whichever process leads enqueues the periodic jobs.
 	RoleBot
 	// RoleAll works every queue and may lead: `hoard serve`.
 	RoleAll
@@ -58,7 +61,10 @@ var DefaultConcurrency = map[string]int{
 	hoard.QueueIngest:      4,
 	hoard.QueueTransfer:    2,
 	hoard.QueueMaintenance: 2,
-	hoard.QueueBot:         2,
+	// Deliveries spend most of their time waiting for their chat's slot
+	// in the platform's pace (1 message/s per chat): 50 chats at once
+	// keep the overall 30/s busy.
+	hoard.QueueBot: 50,
 }
 
 // DefaultJobTimeout bounds a job of a kind that sets no Timeout of its own.
@@ -69,7 +75,7 @@ const DefaultJobTimeout = 10 * time.Minute
 type Options struct {
 	Role        Role
 	Workers     *river.Workers       // must hold at least one worker
-	Periodic    []*river.PeriodicJob // registered only on leader-eligible roles
+	Periodic    []*river.PeriodicJob // run by whichever process leads
 	Concurrency map[string]int       // per-queue overrides of DefaultConcurrency
 	JobTimeout  time.Duration        // 0 = DefaultJobTimeout
 	ID          string               // client id shown in River UI; "" = River's default
@@ -112,6 +118,10 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		Workers:             opts.Workers,
 		Queues:              queues,
 		FetchOnlyKnownKinds: true,
+		// Processes insert kinds other processes work: the worker queues
+		// notify_subscribers for the bot, a leading bot the worker's
+		// periodic jobs.
+		SkipUnknownJobCheck: true,
 		JobTimeout:          timeout,
 		FetchCooldown:       opts.FetchCooldown,
 		FetchPollInterval:   opts.FetchPollInterval,
@@ -119,11 +129,7 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		// contexts are cancelled; every job is safe to interrupt.
 		SoftStopTimeout: 30 * time.Second,
 	}
-	if opts.Role == RoleBot {
-		cfg.LeaderElectionDisabled = true
-	} else {
-		cfg.PeriodicJobs = opts.Periodic
-	}
+	cfg.PeriodicJobs = opts.Periodic
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("queue: new client: %w", err)
@@ -143,6 +149,24 @@ func NewInsertOnly(pool *pgxpool.Pool, log *slog.Logger) (*Client, error) {
 		return nil, fmt.Errorf("queue: new insert-only client: %w", err)
 	}
 	return client, nil
+}
+
+// InsertBotSends returns the enqueue function of store.QueueBotSends: it
+// inserts the bot_send jobs with client in the order's transaction.
+func InsertBotSends(ctx context.Context, client *Client) func(tx pgx.Tx, jobs []hoard.BotSendArgs) error {
+	return func(tx pgx.Tx, jobs []hoard.BotSendArgs) error {
+		if client == nil {
+			return errors.New("queue: no client to insert bot sends with")
+		}
+		params := make([]river.InsertManyParams, len(jobs))
+		for i, j := range jobs {
+			params[i] = river.InsertManyParams{Args: j}
+		}
+		if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+			return fmt.Errorf("queue: insert bot sends: %w", err)
+		}
+		return nil
+	}
 }
 
 // Stop stops a started client: running jobs get the client's soft-stop time

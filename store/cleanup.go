@@ -14,6 +14,10 @@ type CleanupCounts struct {
 	// LoginSecrets counts accounts whose login secrets were forgotten: a
 	// login left half-done for a day (codes expire long before).
 	LoginSecrets int64
+	// BotState counts the chat bot's rows nobody needs any more: answered
+	// updates older than two days (the platform re-delivers an update for
+	// far less), expired search pages and idle rate-limit keys.
+	BotState int64
 	// SignInFlows counts sign-ins through an identity provider that never
 	// came back before they expired.
 	SignInFlows int64
@@ -21,9 +25,10 @@ type CleanupCounts struct {
 
 // DeleteExpired removes expired web sessions and messenger link codes,
 // sign-in throttles idle for a day, and notifications dismissed longer than
-// keepDismissed ago, and login secrets (code request, code, password) of
-// logins untouched for a day (such an account becomes EXPIRED), and
-// expired sign-ins through identity providers.
+// keepDismissed ago, login secrets (code request, code, password) of
+// logins untouched for a day (such an account becomes EXPIRED), the bot's
+// stale rows (CleanupCounts.BotState), and expired sign-ins through
+// identity providers.
 func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (CleanupCounts, error) {
 	var c CleanupCounts
 	steps := []struct {
@@ -44,6 +49,9 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 				THEN 'The login was not finished within a day; log in again.' ELSE auth_error END
 			WHERE (login_code_hash_enc IS NOT NULL OR login_code_enc IS NOT NULL OR login_password_enc IS NOT NULL)
 			AND updated_at < now() - interval '1 day'`, nil},
+		{&c.BotState, `DELETE FROM bot_handled_updates WHERE handled_at < now() - interval '2 days'`, nil},
+		{&c.BotState, `DELETE FROM bot_search_pages WHERE expires_at < now()`, nil},
+		{&c.BotState, `DELETE FROM rate_limits WHERE tat < now() - interval '1 hour'`, nil},
 		{&c.SignInFlows, `DELETE FROM sign_in_flows WHERE expires_at < now()`, nil},
 	}
 	for _, s := range steps {
@@ -51,7 +59,7 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 		if err != nil {
 			return c, wrap("delete expired rows", err)
 		}
-		*s.n = tag.RowsAffected()
+		*s.n += tag.RowsAffected()
 	}
 	return c, nil
 }

@@ -83,10 +83,11 @@ type NewPackageEvent struct {
 // row awaiting repair (no destination, same content hash or same source
 // message) is completed in place, so its id, group, tags, creator and
 // crowdfund links stay; otherwise a new row is created with p.Tags as
-// given, and new_package is notified (delivered on commit). The skipped
-// record of the source message is deleted. A published package with the
-// same content hash already present is ECONFLICT. Run it inside the
-// transaction that completes the job.
+// given, new_package is notified (delivered on commit) and the package
+// waits in the subscription notifier's inbox (enqueue NotifySubscribersArgs
+// in the same transaction). The skipped record of the source message is
+// deleted. A published package with the same content hash already present
+// is ECONFLICT. Run it inside the transaction that completes the job.
 func (db *DB) IndexPackage(ctx context.Context, p *hoard.Package, files []hoard.PackageFile) (created bool, err error) {
 	p.PartCount = max(p.PartCount, 1)
 	var existingID int64
@@ -135,6 +136,9 @@ func (db *DB) IndexPackage(ctx context.Context, p *hoard.Package, files []hoard.
 	if created {
 		payload, _ := json.Marshal(NewPackageEvent{PackageID: p.ID, ChannelID: p.SourceChannelID})
 		if err := db.Notify(ctx, "new_package", string(payload)); err != nil {
+			return false, err
+		}
+		if err := db.queueSubscriberCheck(ctx, p.ID); err != nil {
 			return false, err
 		}
 	}

@@ -282,3 +282,20 @@ func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 
 var errNoPool = errors.New("store: this operation needs a pool, not a transaction")
+
+// truncateRunes cuts s to at most n characters.
+func truncateRunes(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// collectIDs reads a single bigint column.
+func collectIDs(rows pgx.Rows) ([]int64, error) {
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}

@@ -232,6 +232,12 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
 		p.Notice = "Password changed."
 	case r.URL.Query().Get("done") == "unlinked":
 		p.Notice = "Messenger account unlinked."
+	case r.URL.Query().Get("done") == "link-first":
+		p.Notice = "Link your messenger account first: the bot delivers packages to it."
+	case r.URL.Query().Get("done") == "subscribed":
+		p.Notice = "Subscribed: the bot tells your linked account about new matching packages."
+	case r.URL.Query().Get("done") == "unsubscribed":
+		p.Notice = "Subscription removed."
 	case r.URL.Query().Get("done") == "provider-linked":
 		p.Notice = "Account linked: you can sign in with it now."
 	case r.URL.Query().Get("done") == "provider-unlinked":

@@ -66,6 +66,9 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /settings/password":                                   {401, 401, 401}, // wrong current password
 	"POST /settings/messenger/link-code":                        {401, 200, 200},
 	"POST /settings/messenger/unlink":                           {401, 303, 303},
+	"POST /settings/subscriptions":                              {401, 422, 422},
+	"POST /settings/subscriptions/{id}/delete":                  {401, 404, 404},
+	"GET /api/messenger/bot/my-sends":                           {401, 200, 200},
 	"POST /settings/sign-in/{provider}/link":                    {401, 404, 404}, // no provider configured
 	"POST /settings/sign-in/{provider}/unlink":                  {401, 404, 404}, // nothing linked
 	"POST /auth/{provider}/login":                               {404, 404, 404},

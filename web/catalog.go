@@ -329,14 +329,20 @@ func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// sentNotice confirms queued deliveries after a "send to me" (?sent=N).
+// sentNotice confirms queued deliveries after a "send to me" (?sent=N),
+// or says why nothing was queued (?sent=0).
 func sentNotice(r *http.Request) string {
-	if n := r.URL.Query().Get("sent"); n != "" {
-		if k, err := strconv.Atoi(n); err == nil && k > 0 {
-			return fmt.Sprintf("Queued %d package(s) for delivery to your messenger account.", k)
-		}
+	n := r.URL.Query().Get("sent")
+	k, err := strconv.Atoi(n)
+	switch {
+	case n == "" || err != nil || k < 0:
+		return ""
+	case k == 0:
+		return "Nothing new to send: those packages are not published yet, or already on their way to your messenger account."
+	case k == 1:
+		return "Queued 1 package for delivery to your messenger account; Settings shows its progress."
 	}
-	return ""
+	return fmt.Sprintf("Queued %d packages for delivery to your messenger account, in order; Settings shows their progress.", k)
 }
 
 // tabsFor returns the catalog tabs a user sees: administrators also see

@@ -272,9 +272,6 @@ func (s *Server) handleSendAllCrowdfund(w http.ResponseWriter, r *http.Request) 
 	for i, p := range pkgs {
 		ids[i] = p.ID
 	}
-	reqs, err := s.queueSends(r.Context(), userFrom(r.Context()), userFrom(r.Context()).ID, ids)
-	if err != nil {
-		return err
-	}
-	return redirect(w, r, "/crowdfunds/"+strconv.FormatInt(c.ID, 10)+"?sent="+strconv.Itoa(len(reqs)))
+	reqs, err := s.queueSends(r.Context(), userFrom(r.Context()), userFrom(r.Context()).ID, ids, "Crowdfund: "+c.Name)
+	return sendRedirect(w, r, "/crowdfunds/"+strconv.FormatInt(c.ID, 10), reqs, err)
 }

@@ -220,22 +220,12 @@ func (s *Server) handleSendGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	members, _, err := s.deps.DB.ListPackages(r.Context(), store.PackageFilter{GroupID: g.ID}, nil, 500)
+	ids, err := s.deps.DB.ListGroupDeliveryOrder(r.Context(), g.ID)
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(members))
-	for i, m := range members {
-		ids[i] = m.ID
-	}
-	if len(ids) == 0 {
-		return hoard.Errorf(hoard.EINVALID, "The group is empty.")
-	}
-	reqs, err := s.queueSends(r.Context(), userFrom(r.Context()), userFrom(r.Context()).ID, ids)
-	if err != nil {
-		return err
-	}
-	return redirect(w, r, groupURL(g.ID, "")+"?sent="+strconv.Itoa(len(reqs)))
+	reqs, err := s.queueSends(r.Context(), userFrom(r.Context()), userFrom(r.Context()).ID, ids, groupTitle(g))
+	return sendRedirect(w, r, groupURL(g.ID, ""), reqs, err)
 }
 
 // handleGroupPreview serves a group's preview image.

@@ -21,7 +21,7 @@ func TestMessengerLinkCard(t *testing.T) {
 		t.Fatalf("link code page: %d\n%s", resp.StatusCode, body)
 	}
 	// The bot side: the code links the account once.
-	link, err := e.db.ConsumeLinkCode(ctx, LinkCodeHash(strings.ToLower(m[1])), 4242, 1, "tg_user")
+	link, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(strings.ToLower(m[1])), 4242, 1, "tg_user")
 	if err != nil || link.UserID != u.ID {
 		t.Fatalf("consume = %+v, %v", link, err)
 	}
@@ -46,7 +46,7 @@ func TestNewLinkCode(t *testing.T) {
 	if len(seen) < 195 {
 		t.Fatalf("only %d distinct codes of 200", len(seen))
 	}
-	if LinkCodeHash(" abcd2345 ") != LinkCodeHash("ABCD2345") {
+	if hoard.LinkCodeHash(" abcd2345 ") != hoard.LinkCodeHash("ABCD2345") {
 		t.Fatal("hash depends on case or spaces")
 	}
 }

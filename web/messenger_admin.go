@@ -15,8 +15,10 @@ type messengerPage struct {
 	Destination *hoard.Channel
 	Interval    time.Duration
 	Sends       []hoard.BotSendRequest
-	Rebuild     *hoard.RebuildRun // the latest rebuild from the destination, nil when none ran
-	Joins       []hoard.ChannelJoin
+	// Bot is the chat bot's status row (nil: no bot process ran yet).
+	Bot     *hoard.BotStatus
+	Rebuild *hoard.RebuildRun // the latest rebuild from the destination, nil when none ran
+	Joins   []hoard.ChannelJoin
 	// JoinsPending and AccountsBusy make the page poll until the worker is
 	// done.
 	JoinsPending bool
@@ -62,6 +64,9 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 	}
 	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild,
 		Joins: joins, Choices: choices}
+	if p.Bot, err = s.deps.DB.FindBotStatus(ctx); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
 	for i := range joins {
 		p.JoinsPending = p.JoinsPending || !joins[i].Status.Final()
 	}

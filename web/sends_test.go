@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +19,10 @@ func (e *testEnv) link(u *hoard.User, platformID int64) {
 	e.t.Helper()
 	code, _ := NewLinkCode()
 	ctx := context.Background()
-	if err := e.db.CreateLinkCode(ctx, u.ID, LinkCodeHash(code), time.Now().Add(time.Minute)); err != nil {
+	if err := e.db.CreateLinkCode(ctx, u.ID, hoard.LinkCodeHash(code), time.Now().Add(time.Minute)); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.db.ConsumeLinkCode(ctx, LinkCodeHash(code), platformID, 1, "tg"); err != nil {
+	if _, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(code), platformID, 1, "tg"); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -132,5 +134,188 @@ func TestBotSendQueuesRequestJobAndNotification(t *testing.T) {
 		if resp, body := e.postJSON("/api/messenger/bot/send", bad, uc); resp.StatusCode != 422 || !strings.Contains(body, `"code":"invalid"`) {
 			t.Errorf("%s: %d %s", bad, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestSendButtonsNeedALink: pages offer sending only to linked users; the
+// others are told how to link, and a send without a link leads to
+// Settings, not to an error page.
+func TestSendButtonsNeedALink(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pk := e.seedCatalog()
+	pack := pk["Red Dragon Pack.zip"]
+	dest := &hoard.Channel{PlatformID: 902, Title: "Dest", Kind: hoard.ChannelDestination}
+	if err := e.db.UpsertChannel(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.SetPackageDestination(ctx, pack.ID, dest.ID, []int64{7}); err != nil {
+		t.Fatal(err)
+	}
+	user, _ := e.user(hoard.RoleUser)
+	uc := e.session(user)
+	pages := []string{"/", fmt.Sprintf("/packages/%d", pack.ID)}
+	for _, path := range pages {
+		_, body := e.do(nil, "GET", path, nil, uc)
+		if strings.Contains(body, `formaction="/packages/send"`) || strings.Contains(body, ">Send to my messenger account<") ||
+			!strings.Contains(body, "Link your messenger account to send") {
+			t.Errorf("%s unlinked: the send button shows, or the link hint does not", path)
+		}
+	}
+	resp, _ := e.do(nil, "POST", "/packages/send", url.Values{"id": {fmt.Sprint(pack.ID)}}, uc)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/settings?done=link-first" {
+		t.Fatalf("send unlinked = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if _, body := e.do(nil, "GET", "/settings?done=link-first", nil, uc); !strings.Contains(body, "Link your messenger account first") {
+		t.Fatal("Settings do not say why the user landed there")
+	}
+
+	e.link(user, 5101)
+	for _, path := range pages {
+		if _, body := e.do(nil, "GET", path, nil, uc); strings.Contains(body, "Link your messenger account to send") {
+			t.Errorf("%s linked: still offers to link", path)
+		}
+	}
+	resp, _ = e.do(nil, "POST", "/packages/send", url.Values{"id": {fmt.Sprint(pack.ID)}, "back": {fmt.Sprintf("/packages/%d", pack.ID)}}, uc)
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != fmt.Sprintf("/packages/%d?sent=1", pack.ID) {
+		t.Fatalf("send = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// Again while on its way: nothing new, said so on the page.
+	resp, _ = e.do(nil, "POST", "/packages/send", url.Values{"id": {fmt.Sprint(pack.ID)}, "back": {fmt.Sprintf("/packages/%d", pack.ID)}}, uc)
+	if loc := resp.Header.Get("Location"); !strings.HasSuffix(loc, "sent=0") {
+		t.Fatalf("second send went to %q", loc)
+	}
+	if _, body := e.do(nil, "GET", fmt.Sprintf("/packages/%d?sent=0", pack.ID), nil, uc); !strings.Contains(body, "Nothing new to send") {
+		t.Fatal("the package page does not explain that nothing was queued")
+	}
+	// Settings show the delivery, and the API its progress.
+	if _, body := e.do(nil, "GET", "/settings", nil, uc); !strings.Contains(body, "Red Dragon Pack.zip") || !strings.Contains(body, "0/1 parts") {
+		t.Fatalf("Settings lack the delivery:\n%s", body)
+	}
+	_, body := e.do(nil, "GET", "/api/messenger/bot/my-sends", nil, uc)
+	var mine struct{ Items []sendJSON }
+	if err := json.Unmarshal([]byte(body), &mine); err != nil || len(mine.Items) != 1 ||
+		mine.Items[0].Status != "PENDING" || mine.Items[0].PartsTotal != 1 || mine.Items[0].PartsSent != 0 {
+		t.Fatalf("my sends = %s", body)
+	}
+	if _, body := e.do(nil, "GET", "/api/messenger/bot/my-sends", nil, e.session(must2(e.user(hoard.RoleUser)))); strings.Contains(body, "Red Dragon") {
+		t.Fatal("another user sees my deliveries")
+	}
+}
+
+func must2[A, B any](a A, _ B) A { return a }
+
+// TestGroupSendIsOneOrderedBatch: a group send queues one batch, its
+// packages oldest first, with the group's name as its header.
+func TestGroupSendIsOneOrderedBatch(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	user, _ := e.user(hoard.RoleUser)
+	uc := e.session(user)
+	e.link(user, 5201)
+	dest := &hoard.Channel{PlatformID: 903, Title: "Dest", Kind: hoard.ChannelDestination}
+	if err := e.db.UpsertChannel(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	g := &hoard.PackageGroup{Name: "Castle Set", GroupingSource: hoard.GroupManual}
+	if err := e.db.CreateGroup(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var want []int64
+	for i, name := range []string{"Walls.zip", "Towers.zip", "Gate.zip"} {
+		p := &hoard.Package{FileName: name, FileSize: 10, ArchiveType: hoard.ArchiveZIP, ContentHash: fmt.Sprintf("%064x", 900+i),
+			SourcePostedAt: day.Add(time.Duration(i) * time.Hour), DestChannelID: dest.ID, DestMessageIDs: []int64{int64(100 + i)}}
+		if err := e.db.CreatePackage(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.SetPackageGroup(ctx, []int64{p.ID}, g.ID); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p.ID)
+	}
+	resp, _ := e.do(nil, "POST", fmt.Sprintf("/groups/%d/send", g.ID), url.Values{}, uc)
+	if resp.StatusCode != 303 || !strings.HasSuffix(resp.Header.Get("Location"), "sent=3") {
+		t.Fatalf("group send = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var got []int64
+	var batches int
+	var title string
+	rows, err := e.db.Pool().Query(ctx, `SELECT r.package_id, b.title FROM bot_send_requests r JOIN bot_send_batches b ON b.id = r.batch_id ORDER BY r.id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &title); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id)
+	}
+	if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'bot_send'`).Scan(&batches); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || batches != 1 || title != "🗂 Castle Set" {
+		t.Fatalf("queued %v in %d jobs titled %q; want %v in one job titled the group's name", got, batches, title, want)
+	}
+}
+
+func TestSubscriptionsOnSettings(t *testing.T) {
+	e := newEnv(t)
+	user, _ := e.user(hoard.RoleUser)
+	uc := e.session(user)
+	resp, _ := e.do(nil, "POST", "/settings/subscriptions", url.Values{"pattern": {"Dragon"}}, uc)
+	if resp.StatusCode != 303 {
+		t.Fatalf("subscribe = %d", resp.StatusCode)
+	}
+	for _, bad := range []string{"", "!!!", strings.Repeat("x", 101)} {
+		if resp, body := e.do(nil, "POST", "/settings/subscriptions", url.Values{"pattern": {bad}}, uc); resp.StatusCode != 422 || !strings.Contains(body, "subscription") {
+			t.Errorf("subscribe %q = %d", bad, resp.StatusCode)
+		}
+	}
+	if resp, body := e.do(nil, "POST", "/settings/subscriptions", url.Values{"pattern": {"dragon"}}, uc); resp.StatusCode != 409 || !strings.Contains(body, "already subscribed") {
+		t.Errorf("duplicate subscribe = %d", resp.StatusCode)
+	}
+	_, body := e.do(nil, "GET", "/settings", nil, uc)
+	m := regexp.MustCompile(`/settings/subscriptions/(\d+)/delete`).FindStringSubmatch(body)
+	if m == nil || !strings.Contains(body, "<strong>Dragon</strong>") {
+		t.Fatalf("Settings do not list the subscription:\n%s", body)
+	}
+	other, _ := e.user(hoard.RoleUser)
+	if resp, _ := e.do(nil, "POST", m[0], url.Values{}, e.session(other)); resp.StatusCode != 404 {
+		t.Fatalf("another user removed it: %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "POST", m[0], url.Values{}, uc); resp.StatusCode != 303 {
+		t.Fatalf("remove = %d", resp.StatusCode)
+	}
+	if _, body := e.do(nil, "GET", "/settings", nil, uc); strings.Contains(body, "<strong>Dragon</strong>") {
+		t.Fatal("the subscription is still listed")
+	}
+}
+
+// TestAdminSeesTheBotStatus: the messaging admin page shows what the bot
+// process last reported, and what to do when it cannot read the
+// destination.
+func TestAdminSeesTheBotStatus(t *testing.T) {
+	e := newEnv(t)
+	admin, _ := e.user(hoard.RoleAdmin)
+	ac := e.session(admin)
+	if _, body := e.do(nil, "GET", "/admin/messenger", nil, ac); !strings.Contains(body, "No bot process has run yet") {
+		t.Fatal("no hint before the bot ran")
+	}
+	no := false
+	now := time.Now()
+	if err := e.db.SaveBotStatus(context.Background(), hoard.BotStatus{Username: "hoard_bot", SignedIn: true, Holder: "host/42",
+		LastUpdateAt: &now, QueueLength: 3, CanReadDest: &no, SetupHint: "add @hoard_bot to that channel as an administrator"}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := e.do(nil, "GET", "/admin/messenger", nil, ac)
+	for _, want := range []string{"@hoard_bot", "host/42", `<span data-bot-queue>3</span>`, "add @hoard_bot to that channel as an administrator"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("admin page lacks %q", want)
+		}
+	}
+	if _, body := e.do(nil, "GET", "/api/messenger/bot/sends", nil, ac); !strings.Contains(body, `"queue_length":3`) {
+		t.Errorf("sends API lacks the bot status: %s", body)
 	}
 }

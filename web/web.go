@@ -56,10 +56,11 @@ var pages = func() map[string]*template.Template {
 
 // templateFuncs are the helpers templates may call.
 var templateFuncs = template.FuncMap{
-	"size": humanSize,
-	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"join": strings.Join,
-	"list": func(v ...string) []string { return v },
+	"size":  humanSize,
+	"date":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"join":  strings.Join,
+	"list":  func(v ...string) []string { return v },
+	"deref": func(b *bool) bool { return b != nil && *b },
 	"dict": func(kv ...any) (map[string]any, error) {
 		if len(kv)%2 != 0 {
 			return nil, fmt.Errorf("dict: odd number of arguments")
@@ -292,10 +293,16 @@ type page struct {
 	Title  string
 	User   *hoard.User
 	Unread int64 // unread notifications, for administrators' bell
+	// Linked reports whether the user has a messenger link; set for the
+	// pages with send buttons (sendPages), which offer to link otherwise.
+	Linked bool
 	Error  string
 	Notice string
 	Data   any
 }
+
+// sendPages are the pages with "send to my messenger account" buttons.
+var sendPages = map[string]bool{"catalog": true, "package": true, "group": true, "crowdfund": true}
 
 // render writes a page with a status code.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
@@ -312,6 +319,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 			s.deps.Logger.Warn("count unread notifications", "err", err)
 		}
 		p.Unread = n
+	}
+	if sendPages[name] {
+		p.Linked = s.isLinked(r)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {

@@ -51,7 +51,7 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 	if !ok {
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg)
+	a, err := openApp(ctx, cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard admin: %v\n", err)
 		return exitFailure

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/pgserver"
 )
@@ -24,6 +25,9 @@ type app struct {
 
 	// clients are the worker's messenger clients (set up on first need).
 	clients *accountClients
+	// emulator is the demo's in-process emulator, which the chat bot
+	// connects to (nil: TELEGRAM_EMULATOR's, or the real platform).
+	emulator *telegram.EmulatorInfo
 	// Worker tuning the demo changes: no scheduled cycles, fast retries and
 	// polling (zero values keep the defaults).
 	noSchedule               bool
@@ -31,8 +35,14 @@ type app struct {
 	fetchCooldown, fetchPoll time.Duration
 }
 
-// openApp starts or connects to the database and applies migrations.
-func openApp(ctx context.Context, cfg Config) (*app, error) {
+// botPoolSize is the database pool of a process that runs the chat bot:
+// each command being answered holds a connection for its transaction and
+// paces its reply on another, beside 50 deliveries at once.
+const botPoolSize = 40
+
+// openApp starts or connects to the database (a pool of poolSize
+// connections; 0 = pgx's default) and applies migrations.
+func openApp(ctx context.Context, cfg Config, poolSize int32) (*app, error) {
 	a := &app{cfg: cfg, log: cfg.newLogger()}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
@@ -48,7 +58,7 @@ func openApp(ctx context.Context, cfg Config) (*app, error) {
 		a.dbDesc = describeURL(dbURL)
 	}
 	a.log.Info("using database", "database", a.dbDesc)
-	db, err := store.Open(ctx, dbURL, store.Options{})
+	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: poolSize})
 	if err != nil {
 		a.close()
 		return nil, err

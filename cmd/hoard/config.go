@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/web"
 )
 
@@ -33,6 +35,8 @@ type Config struct {
 	TelegramEmulator      string // emulator info file; "" = the real platform
 	BotToken              string
 	BotUsername           string
+	BotLimits             messenger.BotLimits // the pace of the bot's messages
+	BotSendTimeout        time.Duration       // an unconfirmed send is sent again (same random id) after this
 	WorkerInterval        time.Duration
 	WorkerMaxSkipAttempts int
 	WorkerSettle          time.Duration // a set whose newest part is younger waits
@@ -73,7 +77,11 @@ var envVars = []envVar{
 	{"TELEGRAM_APP_HASH", "(none)", "Messenger API hash; never logged."},
 	{"TELEGRAM_EMULATOR", "(none)", "Path of the info file written by `hoard emulator`; when set, clients talk to the emulator instead of the platform."},
 	{"BOT_TOKEN", "(none)", "Token the chat bot signs in with; never logged."},
-	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links."},
+	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links. Unset: the name the running bot reports."},
+	{"BOT_CHAT_RATE", "`1`", "Messages per second the bot sends to one chat, after a burst of `BOT_CHAT_BURST` (the platform's limit is about 1; 0.01–1000)."},
+	{"BOT_CHAT_BURST", "`3`", "Messages the bot may send to one chat at once before `BOT_CHAT_RATE` applies (1–100)."},
+	{"BOT_SEND_TIMEOUT_SECONDS", "`30`", "How long the bot waits for the platform to confirm a message before sending it again; the repeat carries the same random id, so nothing arrives twice (1–600)."},
+	{"BOT_GLOBAL_RATE", "`30`", "Messages per second the bot sends in all, across every bot process (the platform's limit is about 30; 0.01–100000)."},
 	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080)."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100)."},
 	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
@@ -122,6 +130,22 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		return def
 	}
+	decimal := func(name string, def, lo, hi float64) float64 {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return def
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) {
+			bad(name, "%q is not a number", v)
+			return def
+		}
+		if f < lo || f > hi {
+			bad(name, "%g is out of range %g–%g", f, lo, hi)
+			return def
+		}
+		return f
+	}
 	integer := func(name string, def, lo, hi int64) int64 {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {
@@ -158,6 +182,12 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
+		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
+	}
+	c.BotLimits = messenger.BotLimits{
+		PerChat:      decimal("BOT_CHAT_RATE", messenger.DefaultBotLimits.PerChat, 0.01, 1000),
+		PerChatBurst: int(integer("BOT_CHAT_BURST", int64(messenger.DefaultBotLimits.PerChatBurst), 1, 100)),
+		Global:       decimal("BOT_GLOBAL_RATE", messenger.DefaultBotLimits.Global, 0.01, 100000),
 	}
 	if c.SearchCacheTTL = time.Duration(integer("SEARCH_CACHE_SECONDS", 60, 0, 3600)) * time.Second; c.SearchCacheTTL == 0 {
 		c.SearchCacheTTL = -1 // web.Deps: negative is off, zero the default

@@ -49,7 +49,7 @@ func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, stdout, stderr io
 		a.retryBase = time.Second
 	}
 	a.fetchCooldown, a.fetchPoll = 20*time.Millisecond, 200*time.Millisecond
-	client, err := a.startWorker(ctx, false)
+	client, err := a.startWorker(ctx, true, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
 		return exitFailure

@@ -121,8 +121,14 @@ func writeDemoWorld(dir string) (string, error) {
 		forgePosts = append(forgePosts, map[string]any{"file": "files/Knight Helmet.7z", "caption": "Knight helmet"})
 	}
 	seed := map[string]any{
-		"account":     map[string]any{"phone": "+15550000001", "premium": false},
-		"bot":         map[string]any{"username": "hoard_demo_bot", "token": "111:demo"},
+		"account": map[string]any{"phone": "+15550000001", "premium": false},
+		"bot":     map[string]any{"username": "hoard_demo_bot", "token": "111:demo"},
+		// People who talk to the bot: `hoard chat --as alice`.
+		"users": []map[string]any{
+			{"phone": "+15550000101", "username": "alice", "first_name": "Alice"},
+			{"phone": "+15550000102", "username": "bob", "first_name": "Bob"},
+			{"phone": "+15550000103", "username": "carol", "first_name": "Carol"},
+		},
 		"destination": map[string]any{"title": "Hoard Archive", "username": "hoardarchive"},
 		"channels": []map[string]any{
 			{"title": "Mammoth Factory [Completed] 🦣", "username": "mammothfactory", "joined": true, "category": "STL", "posts": mammothPosts},

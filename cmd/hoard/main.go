@@ -41,6 +41,7 @@ Commands:
   admin      create-admin (one-time administrator link) or invite (invite codes)
   demo       the whole service on this machine with no outside dependencies
   emulator   run the messenger emulator alone
+  chat       talk to the bot as a user of the emulator: chat --as alice
   version    print the version
 
 Configuration is read from environment variables; see README.md.
@@ -74,8 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "worker":
 		return runParts(ctx, cmd, rest, getenv, stdout, stderr, parts{worker: true})
 	case "bot":
-		fmt.Fprintln(stderr, "hoard bot: the chat bot is not available yet: it needs the messenger adapter (issue #3) and the bot work that follows it")
-		return exitFailure
+		return runParts(ctx, cmd, rest, getenv, stdout, stderr, parts{bot: true})
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stderr)
 	case "demo":
@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAdmin(ctx, rest, getenv, stdout, stderr)
 	case "emulator":
 		return runEmulator(ctx, rest, stdout, stderr)
+	case "chat":
+		return runChat(ctx, rest, getenv, os.Stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "hoard: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
@@ -133,7 +135,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if !ok {
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg)
+	a, err := openApp(ctx, cfg, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard migrate: %v\n", err)
 		return exitFailure

@@ -105,7 +105,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"migrate", "--force"}, exitUsage, "flag provided but not defined"},
 		{[]string{"emulator"}, exitUsage, "--seed is required"},
-		{[]string{"bot"}, exitFailure, "not available yet"},
+		{[]string{"bot"}, exitUsage, "BOT_TOKEN is not set"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -93,13 +93,9 @@ type demoMessenger struct {
 	limiter *messenger.Limiter
 	// accountID is the account row the emulator's account signed in as.
 	accountID int64
-	bot       *telegram.Bot
 }
 
 func (d *demoMessenger) close() {
-	if d.bot != nil {
-		_ = d.bot.Close()
-	}
 	if d.account != nil {
 		_ = d.account.Close()
 	}
@@ -114,8 +110,9 @@ const demoRequestRate = 200
 // startDemoMessenger starts the emulator with its state under
 // DATA_DIR/emulator (the built-in world unless seedPath is set), signs the
 // seeded account in (with the emulator's code), configures the destination
-// channel and every seeded channel as an active source with its category,
-// and signs the bot in. With TELEGRAM_EMULATOR set it starts none and uses
+// channel and every seeded channel as an active source with its category
+// (the chat bot connects later, in serve). With TELEGRAM_EMULATOR set it
+// starts none and uses
 // that emulator, which must serve the world of seedPath (channels are found
 // by username there). noLimit lifts the account's request limit.
 func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit bool) (*demoMessenger, error) {
@@ -288,15 +285,6 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		}
 	}
 
-	if info.BotToken != "" {
-		bcfg := base
-		bcfg.SessionKey = "bot"
-		bcfg.Limiter = nil // the bot's own limits, not the account's bucket
-		d.bot, err = telegram.NewBot(ctx, bcfg, info.BotToken)
-		if err != nil {
-			return fmt.Errorf("demo: bot: %w", err)
-		}
-	}
 	a.log.Info("demo messenger ready", "emulator", info.Addr, "account", self.ID, "channels", len(seed.Channels))
 	return nil
 }

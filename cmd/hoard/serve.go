@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/jobs"
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/web"
 	"github.com/riverqueue/river"
@@ -35,13 +37,21 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 	if !ok {
 		return exitUsage
 	}
+	if p == (parts{bot: true}) && cfg.BotToken == "" && cfg.TelegramEmulator == "" {
+		fmt.Fprintf(stderr, "hoard %s: %v\n", cmd, errNoBotToken)
+		return exitUsage
+	}
 	if p.web {
 		if err := cfg.checkAuthSecret(); err != nil {
 			fmt.Fprintf(stderr, "hoard %s: %v\n", cmd, err)
 			return exitUsage
 		}
 	}
-	a, err := openApp(ctx, cfg)
+	var pool int32
+	if p.bot {
+		pool = botPoolSize
+	}
+	a, err := openApp(ctx, cfg, pool)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard %s: %v\n", cmd, err)
 		return exitFailure
@@ -57,10 +67,27 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 // serve runs the parts until ctx ends. ready, when not nil, is called with
 // the web listener's address once it accepts connections.
 func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error {
+	var chatBot *telegram.Bot
+	if p.bot {
+		b, err := a.connectBot(ctx)
+		switch {
+		case err != nil && !p.web && !p.worker:
+			return err
+		case err != nil:
+			a.log.Warn("chat bot not started", "err", err)
+		default:
+			chatBot = b
+			defer b.Close()
+		}
+	}
 	var client *queue.Client
 	var err error
-	if p.worker {
-		if client, err = a.startWorker(ctx, p.bot); err != nil {
+	if p.worker || chatBot != nil {
+		var b messenger.Bot
+		if chatBot != nil {
+			b = chatBot
+		}
+		if client, err = a.startWorker(ctx, p.worker, b); err != nil {
 			return err
 		}
 		defer func() {
@@ -72,8 +99,9 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 			a.log.Info("worker stopped")
 		}()
 	}
-	if p.bot {
-		a.log.Info("chat bot: not available yet (needs the messenger adapter); the bot queue waits for it")
+	if chatBot != nil {
+		botDone := a.runBot(ctx, chatBot, client)
+		defer func() { <-botDone }()
 	}
 	if !p.web {
 		<-ctx.Done()
@@ -141,41 +169,28 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	return nil
 }
 
-// startWorker starts the River client that works the worker's queues (and
-// the bot's, with bot), after requeueing the jobs this worker left running
-// when it last stopped, and listens for ingestion_trigger and
-// manual_upload to start work sooner than the next poll.
-func (a *app) startWorker(ctx context.Context, bot bool) (*queue.Client, error) {
-	if a.clients == nil {
-		clients, err := a.newAccountClients()
-		if err != nil {
+// startWorker starts the River client of this process: the worker's queues
+// (with worker) and the bot's (with a bot), after requeueing the jobs this
+// process left running when it last stopped; with worker it also listens
+// for ingestion_trigger to start work sooner than the next poll.
+func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bot) (*queue.Client, error) {
+	workers := river.NewWorkers()
+	if worker {
+		if err := a.registerJobs(workers); err != nil {
 			return nil, err
 		}
-		a.clients = clients
 	}
-	workers := river.NewWorkers()
-	window := a.cfg.AutoGroupTimeWindow
-	if window == 0 {
-		window = -1 // AUTO_GROUP_TIME_WINDOW_MINUTES=0 turns the time-window pass off
-	}
-	settle := a.cfg.WorkerSettle
-	if settle == 0 {
-		settle = -1 // WORKER_SETTLE_MINUTES=0: no settle time
-	}
-	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
-	if err != nil {
-		return nil, fmt.Errorf("worker: login secrets: %w", err)
-	}
-	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
-		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
-		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
-		RetryBase: a.retryBase}
-	if err := jobs.Register(workers, deps); err != nil {
-		return nil, err
+	if chatBot != nil {
+		if err := bot.Register(workers, a.botDeps(chatBot)); err != nil {
+			return nil, err
+		}
 	}
 	role := queue.RoleWorker
-	if bot {
+	switch {
+	case worker && chatBot != nil:
 		role = queue.RoleAll
+	case chatBot != nil:
+		role = queue.RoleBot
 	}
 	periodic := jobs.Periodic(a.cfg.WorkerInterval)
 	if a.noSchedule {
@@ -191,14 +206,44 @@ func (a *app) startWorker(ctx context.Context, bot bool) (*queue.Client, error) 
 	if n, err := a.db.RequeueJobsOf(ctx, a.cfg.WorkerID); err != nil {
 		return nil, err
 	} else if n > 0 {
-		a.log.Info("resumed jobs this worker left running", "jobs", n, "worker", a.cfg.WorkerID)
+		a.log.Info("resumed jobs this process left running", "jobs", n, "worker", a.cfg.WorkerID)
 	}
 	if err := client.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
-	go a.listenForWork(ctx, client)
+	if worker {
+		go a.listenForWork(ctx, client)
+	}
 	a.log.Info("worker started", "queues", queue.QueuesFor(role), "id", a.cfg.WorkerID)
 	return client, nil
+}
+
+// registerJobs adds the worker's job kinds to workers.
+func (a *app) registerJobs(workers *river.Workers) error {
+	if a.clients == nil {
+		clients, err := a.newAccountClients()
+		if err != nil {
+			return err
+		}
+		a.clients = clients
+	}
+	window := a.cfg.AutoGroupTimeWindow
+	if window == 0 {
+		window = -1 // AUTO_GROUP_TIME_WINDOW_MINUTES=0 turns the time-window pass off
+	}
+	settle := a.cfg.WorkerSettle
+	if settle == 0 {
+		settle = -1 // WORKER_SETTLE_MINUTES=0: no settle time
+	}
+	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
+	if err != nil {
+		return fmt.Errorf("worker: login secrets: %w", err)
+	}
+	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
+		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
+		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
+		RetryBase: a.retryBase}
+	return jobs.Register(workers, deps)
 }
 
 // listenForWork turns ingestion_trigger notifications into a cycle job.

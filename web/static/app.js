@@ -354,3 +354,36 @@ if (chooser) {
   const st = status.dataset.status;
   if (status.dataset.statusUrl && (st === "PENDING" || st === "RUNNING")) poll(status.dataset.statusUrl);
 }
+
+// Bot sends tables ([data-sends-table]) refresh the status and progress of
+// their deliveries every 2 s while any is still PENDING or SENDING.
+for (const table of document.querySelectorAll("[data-sends-table]")) {
+  const unfinished = () => [...table.querySelectorAll("[data-send]")]
+    .filter((row) => row.dataset.sendStatus === "PENDING" || row.dataset.sendStatus === "SENDING");
+  const refresh = async () => {
+    if (unfinished().length === 0) return;
+    try {
+      const res = await fetch(table.dataset.sendsUrl, { headers: { Accept: "application/json" } });
+      if (res.ok) {
+        const data = await res.json();
+        for (const item of data.items || []) {
+          const row = table.querySelector(`[data-send="${item.id}"]`);
+          if (!row) continue;
+          row.dataset.sendStatus = item.status;
+          const state = row.querySelector("[data-send-state]");
+          state.textContent = item.status + (item.status !== "SENT" && item.parts_total ? ` · ${item.parts_sent}/${item.parts_total} parts` : "");
+          let err = row.querySelector("[data-send-error]");
+          if (item.error && !err) {
+            err = document.createElement("span");
+            err.className = "bad";
+            err.dataset.sendError = "";
+            state.after(" ", err);
+          }
+          if (err) err.textContent = item.error || "";
+        }
+      }
+    } catch { /* try again on the next tick */ }
+    if (unfinished().length > 0) setTimeout(refresh, 2000);
+  };
+  setTimeout(refresh, 2000);
+}

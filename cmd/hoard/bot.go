@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/bot"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/emulator"
+	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store"
+)
+
+// botSessionKey is where the bot's session (auth key, update state, learned
+// access hashes) is stored; every bot process shares it.
+const botSessionKey = "bot"
+
+// errNoBotToken is why a process cannot run the chat bot.
+var errNoBotToken = errors.New("BOT_TOKEN is not set: the chat bot signs in with the token BotFather gave you (see README, Bot)")
+
+// botProcessID names this process in the bot's answering lease and on the
+// admin page: WORKER_ID and the process id, so a restarted process waits
+// for the lease of the one it replaces to expire.
+func (a *app) botProcessID() string { return fmt.Sprintf("%s/%d", a.cfg.WorkerID, os.Getpid()) }
+
+// emulatorInfo is the emulator the clients talk to: the demo's own, or the
+// one of TELEGRAM_EMULATOR; false for the real platform.
+func (a *app) emulatorInfo() (telegram.EmulatorInfo, bool, error) {
+	if a.emulator != nil {
+		return *a.emulator, true, nil
+	}
+	if a.cfg.TelegramEmulator == "" {
+		return telegram.EmulatorInfo{}, false, nil
+	}
+	info, err := telegram.LoadEmulatorInfo(a.cfg.TelegramEmulator)
+	if err != nil {
+		return info, false, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
+	}
+	return info, true, nil
+}
+
+// connectBot signs the chat bot in (its session shared by every bot
+// process, its messages paced in PostgreSQL so that BOT_CHAT_RATE and
+// BOT_GLOBAL_RATE hold across processes). The token is BOT_TOKEN, or the
+// emulator's when talking to one and BOT_TOKEN is unset.
+func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
+	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
+	if err != nil {
+		return nil, err
+	}
+	cfg := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
+		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout}
+	token := a.cfg.BotToken
+	info, emulated, err := a.emulatorInfo()
+	if err != nil {
+		return nil, err
+	}
+	if emulated {
+		cfg.Endpoint = info.Endpoint()
+		if cfg.AppID == 0 {
+			cfg.AppID, cfg.AppHash = 1, "emulator"
+		}
+		if token == "" {
+			token = info.BotToken
+		}
+	}
+	switch {
+	case token == "":
+		return nil, errNoBotToken
+	case cfg.AppID == 0 || cfg.AppHash == "":
+		return nil, errors.New("TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the bot signs in through the messenger API like the worker")
+	}
+	b, err := telegram.NewBot(ctx, cfg, token)
+	if err != nil {
+		return nil, fmt.Errorf("chat bot: sign in: %w", err)
+	}
+	return b, nil
+}
+
+// botDeps is what the bot package needs in this process.
+func (a *app) botDeps(b messenger.Bot) bot.Deps {
+	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel}
+}
+
+// addBotToChannel makes the bot an administrator of a destination channel
+// through the account that posts there, so the bot can copy from it. It
+// says what to do by hand when that account may not.
+func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername string) error {
+	byHand := fmt.Sprintf("add @%s to the channel “%s” as an administrator by hand (it needs no further rights)", botUsername, ch.Title)
+	m, err := a.db.FindWriterMap(ctx, ch.ID, 0)
+	if err != nil {
+		return hoard.Errorf(hoard.ENOTFOUND, "No signed-in worker account posts to “%s” to make the bot an administrator: %s.", ch.Title, byHand)
+	}
+	if a.clients == nil {
+		if a.clients, err = a.newAccountClients(); err != nil {
+			return err
+		}
+	}
+	acc, err := a.clients.Account(ctx, m.AccountID)
+	if err != nil {
+		return hoard.Errorf(hoard.EINTERNAL, "The worker account of “%s” is not usable (%v): %s.", ch.Title, err, byHand)
+	}
+	err = acc.AddBotAdmin(ctx, messenger.Channel{ID: ch.PlatformID, AccessHash: m.AccessHash, Title: ch.Title}, botUsername)
+	if errors.Is(err, messenger.ErrAdminRequired) {
+		return hoard.Errorf(hoard.EFORBIDDEN, "The worker account may not make administrators in “%s”: %s.", ch.Title, byHand)
+	} else if err != nil {
+		return fmt.Errorf("make the bot an administrator of %q: %w", ch.Title, err)
+	}
+	a.log.Info("made the bot an administrator of a destination channel", "channel", ch.Title, "bot", botUsername)
+	return nil
+}
+
+// telegramInfo is an emulator's info as the telegram adapter reads it.
+func telegramInfo(in emulator.Info) *telegram.EmulatorInfo {
+	out := &telegram.EmulatorInfo{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
+		BotToken: in.BotToken, BotUsername: in.BotUsername}
+	for _, u := range in.Users {
+		out.Users = append(out.Users, telegram.EmulatorUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
+	}
+	return out
+}
+
+// runBot answers commands (or stands by) until ctx ends; done is closed
+// when it has stopped.
+func (a *app) runBot(ctx context.Context, b messenger.Bot, client *queue.Client) (done chan struct{}) {
+	done = make(chan struct{})
+	svc := bot.NewService(a.botDeps(b), client, a.botProcessID())
+	go func() {
+		defer close(done)
+		if err := svc.Run(ctx); err != nil {
+			a.log.Error("chat bot stopped", "err", err)
+		}
+	}()
+	return done
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/messengertest"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// The bot's benchmarks run `hoard bot` as its own process against an
+// emulator in the benchmark's process, with users on the real client.
+
+// BenchmarkBotCommandRoundTrip measures a command's round trip — a user
+// sends /search WORD, the bot's answer arrives — with 20 users at once
+// against the benchmark catalog (storetest.CatalogDB: 1,000,000 packages
+// unless HOARD_BENCH_PACKAGES says otherwise; HOARD_BENCH_DB_URL keeps it),
+// the platform's limits on: each user sends one command a second at most,
+// as the per-chat limit allows a steady conversation. Each iteration is one
+// command from every user; run with -benchtime 10x for 200 round trips a
+// mode.
+func BenchmarkBotCommandRoundTrip(b *testing.B) {
+	users := int(benchSize(b, "HOARD_BENCH_BOT_USERS", 20))
+	catalog := storetest.CatalogDB(b, storetest.BenchPackages(), 0)
+	// A kept catalog (HOARD_BENCH_DB_URL) remembers an earlier run's bot,
+	// whose emulator is gone: forget its session, answers and lease.
+	for _, sql := range []string{`DELETE FROM messenger_sessions WHERE key LIKE 'bot%'`, `DELETE FROM bot_handled_updates`,
+		`DELETE FROM leases`, `DELETE FROM rate_limits`} {
+		if _, err := catalog.Pool().Exec(context.Background(), sql); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	w := &botWorld{seed: writeBotSeed(b, dir, botSeedOptions{users: users}), url: catalog.Pool().Config().ConnString(),
+		data: dataDir(b), db: catalog, limits: messenger.DefaultBotLimits}
+	w.env = messengertest.StartIn(b, w.seed, dir)
+	b.Cleanup(func() {
+		for _, p := range w.procs {
+			p.kill()
+		}
+	})
+	w.startBot(b, "bot-bench")
+	waitUntil(b, "the bot to answer", 2*time.Minute, func() bool {
+		h, _ := w.db.LeaseHolder(context.Background(), "bot")
+		return strings.HasPrefix(h, "bot-bench/")
+	})
+	chats := w.benchUsers(b, users)
+	const period = 1100 * time.Millisecond // one command a second per chat, as its limit allows
+	// Staggered, the users' commands arrive spread over each second, as
+	// people's do; in step, all of them at the same instant (the worst
+	// burst 20 users can make).
+	for _, mode := range []struct {
+		name    string
+		stagger bool
+	}{{"staggered", true}, {"in_step", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var mu sync.Mutex
+			var samples []time.Duration
+			var wg sync.WaitGroup
+			start := time.Now()
+			for u, c := range chats {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					offset := time.Duration(0)
+					if mode.stagger {
+						offset = period * time.Duration(u) / time.Duration(len(chats))
+					}
+					for i := range b.N {
+						time.Sleep(time.Until(start.Add(offset + time.Duration(i)*period)))
+						word := storetest.CatalogWords[(i*len(chats)+u)%len(storetest.CatalogWords)]
+						t0 := time.Now()
+						if got := c.say("/search " + word); !strings.Contains(got.Text, word) && !strings.Contains(got.Text, "No packages") {
+							b.Errorf("/search %s answered %q", word, got.Text)
+						}
+						d := time.Since(t0)
+						mu.Lock()
+						samples = append(samples, d)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			slices.Sort(samples)
+			b.ReportMetric(ms(pct(samples, 50)), "p50-ms")
+			b.ReportMetric(ms(pct(samples, 99)), "p99-ms")
+			b.ReportMetric(ms(samples[len(samples)-1]), "max-ms")
+			b.ReportMetric(float64(len(samples)), "round-trips")
+		})
+	}
+	b.ReportMetric(float64(w.env.Emu.BotFloodTrips()), "flood-trips")
+	if trips := w.env.Emu.BotFloodTrips(); trips != 0 {
+		b.Errorf("the bot tripped the flood model %d times", trips)
+	}
+}
+
+// benchUsers signs n generated users in and links each to a hoard user.
+func (w *botWorld) benchUsers(b testing.TB, n int) []*chatter {
+	chats := make([]*chatter, n)
+	for i := range n { // one at a time: each sign-in is a key exchange
+		chats[i] = w.chat(b, botUser{name: fmt.Sprintf("user%02d", i+1), phone: fmt.Sprintf("+1555100%04d", i+1)})
+	}
+	for _, c := range chats {
+		w.link(b, c, c.name+"@bench.example")
+	}
+	return chats
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	return sorted[min(len(sorted)-1, (len(sorted)*p+99)/100-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchFlood is the flood model the delivery benchmarks raise the
+// platform's limits to, and the bot's pace to match.
+var benchFlood = messenger.BotLimits{PerChat: 10, PerChatBurst: 5, Global: 100}
+
+// BenchmarkBotDeliveryPace measures deliveries against the emulator's bot
+// flood model (raised to 10 messages/s per chat after a burst of 5, 100/s
+// in all, and the bot's pace with it): a 100-part delivery to one chat, and
+// 30 users × 10 parts at once. The pace is the time the model allows at
+// best divided by the time taken (1 = as fast as the model allows); the
+// model must never trip.
+func BenchmarkBotDeliveryPace(b *testing.B) {
+	const packs, users = 100, 30
+	w := newBotWorld(b, botSeedOptions{packs: packs, users: users}, benchFlood)
+	w.ingest(b)
+	var ids []int64
+	for i := 1; i <= packs; i++ {
+		ids = append(ids, w.packageID(b, fmt.Sprintf("Pack %02d.pdf", i)))
+	}
+	bot := w.startBot(b, "bot-pace")
+	w.waitAnswering(b, bot)
+	chats := w.benchUsers(b, users)
+	people := make([]*hoard.User, users)
+	for i, c := range chats {
+		u, err := w.db.FindUserByEmail(context.Background(), c.name+"@bench.example")
+		if err != nil {
+			b.Fatal(err)
+		}
+		people[i] = u
+	}
+	// best is the least time the model allows for n messages to one chat
+	// among chats messages in all.
+	best := func(perChat, total int) time.Duration {
+		chat := float64(perChat-benchFlood.PerChatBurst) / benchFlood.PerChat
+		all := float64(total-int(benchFlood.Global)) / benchFlood.Global
+		return time.Duration(max(chat, all, 0) * float64(time.Second))
+	}
+	run := func(b *testing.B, name string, targets []int, parts int) {
+		b.Run(name, func(b *testing.B) {
+			var paces []float64
+			for range b.N {
+				before := make([]int, len(targets))
+				for i, t := range targets {
+					before[i] = w.env.Emu.BotForwards(chats[t].id)
+				}
+				trips := w.env.Emu.BotFloodTrips()
+				start := time.Now()
+				for _, t := range targets {
+					w.queueSends(b, people[t], "", ids[:parts]...)
+				}
+				waitUntil(b, "the deliveries", 10*time.Minute, func() bool {
+					for i, t := range targets {
+						if w.env.Emu.BotForwards(chats[t].id)-before[i] < parts {
+							return false
+						}
+					}
+					return true
+				})
+				took := time.Since(start)
+				paces = append(paces, float64(best(parts, parts*len(targets)))/float64(took))
+				if n := w.env.Emu.BotFloodTrips() - trips; n != 0 {
+					b.Errorf("the deliveries tripped the flood model %d times", n)
+				}
+				b.ReportMetric(took.Seconds(), "s")
+				// The requests end SENT before the next run queues the same packages.
+				waitUntil(b, "the requests to end", time.Minute, func() bool {
+					return w.unfinishedJobs(b, hoard.BotSendArgs{}.Kind()) == 0
+				})
+			}
+			slices.Sort(paces)
+			b.ReportMetric(paces[0], "worst-pace")
+			b.ReportMetric(float64(w.env.Emu.BotFloodTrips()), "flood-trips")
+		})
+	}
+	all := make([]int, users)
+	for i := range all {
+		all[i] = i
+	}
+	run(b, "one_chat_100_parts", []int{0}, packs)
+	run(b, "30_users_10_parts", all, 10)
+}

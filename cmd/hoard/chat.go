@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/telegram"
+)
+
+// chatUsage is the help of `hoard chat`.
+const chatUsage = `Usage: hoard chat --as USER [--dir DIR]
+
+Talk to the bot as a user of the messenger emulator (TELEGRAM_EMULATOR, or
+the one of ` + "`hoard demo`" + ` in DATA_DIR): type a command (/help lists them), the
+number of a button to press it, or Ctrl-D to leave. Documents the bot sends
+are saved to DIR.
+`
+
+// runChat is `hoard chat`: a small terminal client of the bot for the
+// emulator's seeded users, on the real messenger client.
+func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hoard chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, chatUsage) }
+	as := fs.String("as", "", "the seeded user to sign in as: username or phone (required)")
+	dir := fs.String("dir", "", "where received documents are saved (default DATA_DIR/chat/USER)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *as == "" {
+		if *as == "" && err == nil {
+			fmt.Fprint(stderr, chatUsage)
+		}
+		return exitUsage
+	}
+	cfg, ok := configOrExit(getenv, stderr)
+	if !ok {
+		return exitUsage
+	}
+	info, err := chatEmulator(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
+		return exitUsage
+	}
+	user, ok := findChatUser(info, *as)
+	if !ok {
+		fmt.Fprintf(stderr, "hoard chat: the emulator has no user %q; its users: %s\n", *as, chatUserNames(info))
+		return exitUsage
+	}
+	if *dir == "" {
+		*dir = filepath.Join(cfg.DataDir, "chat", strings.TrimPrefix(user.Username, "@"))
+	}
+	c := &chatClient{out: stdout, dir: *dir}
+	if err := c.connect(ctx, info, user); err != nil {
+		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
+		return exitFailure
+	}
+	defer c.chat.Close()
+	if err := c.run(ctx, stdin); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// chatEmulator reads the info file of the emulator to talk to.
+func chatEmulator(cfg Config) (telegram.EmulatorInfo, error) {
+	path := cfg.TelegramEmulator
+	if path == "" {
+		path = filepath.Join(cfg.DataDir, "emulator", "info.json")
+		if _, err := os.Stat(path); err != nil {
+			return telegram.EmulatorInfo{}, fmt.Errorf("no emulator to talk to: start `hoard demo` (DATA_DIR %s) or set TELEGRAM_EMULATOR", cfg.DataDir)
+		}
+	}
+	info, err := telegram.LoadEmulatorInfo(path)
+	if err == nil && info.BotUsername == "" {
+		err = errors.New("the emulator has no bot")
+	}
+	return info, err
+}
+
+// findChatUser finds a seeded user by username (with or without @) or
+// phone.
+func findChatUser(info telegram.EmulatorInfo, who string) (telegram.EmulatorUser, bool) {
+	who = strings.TrimPrefix(strings.TrimSpace(who), "@")
+	for _, u := range info.Users {
+		if strings.EqualFold(u.Username, who) || u.Phone == who || strings.TrimPrefix(u.Phone, "+") == strings.TrimPrefix(who, "+") {
+			return u, true
+		}
+	}
+	return telegram.EmulatorUser{}, false
+}
+
+func chatUserNames(info telegram.EmulatorInfo) string {
+	var names []string
+	for _, u := range info.Users {
+		names = append(names, u.Username)
+	}
+	if len(names) == 0 {
+		return "none (add \"users\" to the seed)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// chatClient is one terminal session with the bot.
+type chatClient struct {
+	out  io.Writer
+	dir  string
+	chat *telegram.UserChat
+
+	mu      sync.Mutex
+	buttons []chatButton // the buttons on screen, numbered from 1
+}
+
+// chatButton is a numbered button: the message it is on and its data.
+type chatButton struct {
+	msgID int
+	data  []byte
+	url   string
+}
+
+func (c *chatClient) connect(ctx context.Context, info telegram.EmulatorInfo, u telegram.EmulatorUser) error {
+	cfg := telegram.Config{AppID: 1, AppHash: "chat", Endpoint: info.Endpoint(), Sessions: messenger.NewMemorySessionStore(),
+		SessionKey: "chat", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limiter: messenger.NewLimiter(0, 1)}
+	chat, err := telegram.NewUserChat(ctx, cfg, u.Phone, info.Code, info.BotUsername)
+	if err != nil {
+		return fmt.Errorf("sign in as %s: %w", u.Username, err)
+	}
+	c.chat = chat
+	me := chat.Self()
+	c.printf("Signed in as %s (@%s), talking to @%s.\n", me.FirstName, me.Username, info.BotUsername)
+	c.printf("Type a command (/help lists them), a button's number to press it, or Ctrl-D to leave.\n")
+	return nil
+}
+
+// run shows the bot's messages as they come and sends what is typed.
+func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go c.receive(ctx)
+	lines := bufio.NewScanner(stdin)
+	for lines.Scan() {
+		line := strings.TrimSpace(lines.Text())
+		if line == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(line); err == nil {
+			c.press(ctx, n)
+			continue
+		}
+		if _, err := c.chat.Send(ctx, line); err != nil {
+			c.printf("! not sent: %v\n", err)
+		}
+	}
+	return lines.Err()
+}
+
+// receive prints every new or edited message of the bot.
+func (c *chatClient) receive(ctx context.Context) {
+	for {
+		m, err := c.chat.Next(ctx)
+		if err != nil {
+			return
+		}
+		c.show(ctx, m)
+	}
+}
+
+func (c *chatClient) show(ctx context.Context, m telegram.ChatMessage) {
+	var b strings.Builder
+	mark := "bot"
+	if m.Edited {
+		mark = "bot (edited)"
+	}
+	fmt.Fprintf(&b, "── %s ──\n", mark)
+	if m.Text != "" {
+		b.WriteString(m.Text + "\n")
+	}
+	if m.Photo != nil {
+		b.WriteString("[photo]\n")
+	}
+	if m.Document != nil {
+		b.WriteString(c.save(ctx, *m.Document) + "\n")
+	}
+	c.mu.Lock()
+	for _, row := range m.Keyboard {
+		var labels []string
+		for _, btn := range row {
+			c.buttons = append(c.buttons, chatButton{msgID: m.ID, data: btn.Data, url: btn.URL})
+			labels = append(labels, fmt.Sprintf("[%d] %s", len(c.buttons), btn.Text))
+		}
+		b.WriteString(strings.Join(labels, "   ") + "\n")
+	}
+	c.mu.Unlock()
+	c.printf("%s", b.String())
+}
+
+// save downloads a received document into the folder.
+func (c *chatClient) save(ctx context.Context, doc messenger.Document) string {
+	name := filepath.Base(filepath.Clean("/" + doc.FileName))
+	if name == "/" || name == "." {
+		name = fmt.Sprintf("document-%d", doc.ID)
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return fmt.Sprintf("[document %s: %v]", doc.FileName, err)
+	}
+	path := filepath.Join(c.dir, name)
+	f, err := os.Create(path)
+	if err == nil {
+		err = c.chat.Download(ctx, doc, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("[document %s (%d bytes): not saved: %v]", doc.FileName, doc.Size, err)
+	}
+	return fmt.Sprintf("[document %s (%d bytes) saved to %s]", doc.FileName, doc.Size, path)
+}
+
+// press presses button n.
+func (c *chatClient) press(ctx context.Context, n int) {
+	c.mu.Lock()
+	var btn chatButton
+	ok := n >= 1 && n <= len(c.buttons)
+	if ok {
+		btn = c.buttons[n-1]
+	}
+	c.mu.Unlock()
+	switch {
+	case !ok:
+		c.printf("! no button %d\n", n)
+	case btn.url != "":
+		c.printf("link: %s\n", btn.url)
+	default:
+		notice, err := c.chat.Press(ctx, btn.msgID, btn.data)
+		if err != nil {
+			c.printf("! the button did not answer: %v\n", err)
+		} else if notice != "" {
+			c.printf("(%s)\n", notice)
+		}
+	}
+}
+
+func (c *chatClient) printf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.out, format, args...)
+}
