@@ -180,15 +180,14 @@ func violates(err error, constraint string) bool {
 
 // UnlinkIdentity removes a user's account of a provider, unless it is the
 // user's last way to sign in (no password, no other linked account):
-// ECONFLICT then. The user's row is locked first, so two unlinks at once
-// cannot both remove "the other" account. No such account is ENOTFOUND.
+// ECONFLICT then. The user's row is locked first and the accounts left are
+// counted after the lock, in a statement of their own (a statement's
+// snapshot predates the lock it waited for), so two unlinks at once cannot
+// both remove "the other" account. No such account is ENOTFOUND.
 func (db *DB) UnlinkIdentity(ctx context.Context, userID int64, provider string) error {
 	return db.InTx(ctx, func(tx *DB) error {
 		var hasPassword bool
-		var identities int
-		err := tx.q.QueryRow(ctx, `
-			SELECT u.password_hash <> '', (SELECT count(*) FROM user_identities i WHERE i.user_id = u.id)
-			FROM users u WHERE u.id = $1 FOR UPDATE`, userID).Scan(&hasPassword, &identities)
+		err := tx.q.QueryRow(ctx, `SELECT password_hash <> '' FROM users WHERE id = $1 FOR UPDATE`, userID).Scan(&hasPassword)
 		if err != nil {
 			return wrap("unlink identity", err)
 		}
@@ -196,10 +195,14 @@ func (db *DB) UnlinkIdentity(ctx context.Context, userID int64, provider string)
 		if err != nil {
 			return wrap("unlink identity", err)
 		}
-		switch {
-		case tag.RowsAffected() == 0:
+		if tag.RowsAffected() == 0 {
 			return errNoIdentity
-		case !hasPassword && identities <= 1:
+		}
+		var left int
+		if err := tx.q.QueryRow(ctx, `SELECT count(*) FROM user_identities WHERE user_id = $1`, userID).Scan(&left); err != nil {
+			return wrap("unlink identity", err)
+		}
+		if !hasPassword && left == 0 {
 			return errLastWayToSignIn
 		}
 		return nil
