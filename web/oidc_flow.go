@@ -33,14 +33,8 @@ import (
 // flowTTL is how long a sign-in may stay at the provider.
 const flowTTL = 10 * time.Minute
 
-// flowCookieName is the cookie holding a flow's state; over https it
-// carries the __Host- prefix like the session cookie.
-func (s *Server) flowCookieName() string {
-	if s.secure {
-		return "__Host-hoard_sign_in"
-	}
-	return "hoard_sign_in"
-}
+// flowCookieName is the cookie holding a flow's state (hostCookieName).
+func (s *Server) flowCookieName() string { return s.hostCookieName("hoard_sign_in") }
 
 // flowID is what a flow is stored under: the SHA-256 of its state.
 func flowID(state string) string {
