@@ -125,6 +125,9 @@ type Deps struct {
 	// MaxConcurrentRequests bounds the requests served at once; the rest
 	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
+	// SignIn configures sign-in through identity providers (oidc.go); the
+	// zero value offers passwords only.
+	SignIn SignInConfig
 	// StatementTimeout bounds each database statement of a request
 	// (0: defaultStatementTimeout; negative: none): PostgreSQL cancels a
 	// statement that runs longer, and the request answers 503. It applies
@@ -173,6 +176,8 @@ type Server struct {
 
 	searches *searchCache
 
+	providers []identityProvider // sign-in through identity providers, in button order
+
 	// passwordChecks counts the sign-in attempts (and current-password
 	// checks) that got past the throttle to a password check.
 	passwordChecks atomic.Int64
@@ -200,6 +205,9 @@ func New(deps Deps) (*Server, error) {
 		deps.Metrics = noMetrics{}
 	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
+	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
+		return nil, err
+	}
 	if deps.Queue != nil {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
 			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
@@ -249,6 +257,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.searches.ttl > 0 {
 		go s.watchCatalog(ctx)
 	}
+	s.discoverProviders(ctx)
 	if s.riverUI != nil {
 		if err := s.riverUI.Start(ctx); err != nil {
 			return fmt.Errorf("web: start queue UI: %w", err)

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoard/hoard/web"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -99,6 +104,14 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"METRICS_ADDR", ":metrics"},
 		{"METRICS_ADDR", ":8080"},
 		{"METRICS_ADDR", "0.0.0.0:8080"},
+		{"OIDC_ISSUER", "http://idp.example.com"},
+		{"OIDC_ISSUER", "https://idp.example.com?tenant=1"},
+		{"OIDC_ISSUER", "idp.example.com"},
+		{"OIDC_CLIENT_ID", "hoard"},
+		{"OIDC_ADMIN_CLAIM", "groups"},
+		{"GITHUB_CLIENT_ID", "id-without-secret"},
+		{"GITHUB_CLIENT_SECRET", "secret-without-id"},
+		{"SIGNUP_EMAIL_DOMAINS", "example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -117,6 +130,60 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") || !strings.Contains(err.Error(), "LOG_FORMAT") {
 		t.Fatalf("not every problem reported: %v", err)
 	}
+}
+
+func TestLoadSignIn(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want web.SignInConfig
+		bad  []string // variables the error names
+	}{
+		{"none", nil, web.SignInConfig{}, nil},
+		{"OpenID Connect", map[string]string{"OIDC_ISSUER": "https://sso.example.com/realms/main/", "OIDC_CLIENT_ID": "hoard",
+			"OIDC_CLIENT_SECRET": " s3cret ", "OIDC_DISPLAY_NAME": "Company SSO", "OIDC_SCOPES": "groups, offline_access",
+			"OIDC_ADMIN_CLAIM": "realm_access.roles", "OIDC_ADMIN_VALUES": "hoard-admins, Hoard Owners"},
+			web.SignInConfig{OIDC: &web.OIDCConfig{Issuer: "https://sso.example.com/realms/main/", ClientID: "hoard", ClientSecret: " s3cret ",
+				DisplayName: "Company SSO", Scopes: []string{"groups", "offline_access"}, AdminClaim: "realm_access.roles",
+				AdminValues: []string{"hoard-admins", "Hoard Owners"}}}, nil},
+		{"a loopback issuer over http", map[string]string{"OIDC_ISSUER": "http://127.0.0.1:5556/dex", "OIDC_CLIENT_ID": "hoard"},
+			web.SignInConfig{OIDC: &web.OIDCConfig{Issuer: "http://127.0.0.1:5556/dex", ClientID: "hoard"}}, nil},
+		{"GitHub and domains", map[string]string{"GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs",
+			"SIGNUP_EMAIL_DOMAINS": "Example.com, @staff.example.org"},
+			web.SignInConfig{GitHub: &web.GitHubConfig{ClientID: "gh", ClientSecret: "ghs", URL: "https://github.com"},
+				EmailDomains: []string{"example.com", "staff.example.org"}}, nil},
+		{"GitHub Enterprise", map[string]string{"GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs", "GITHUB_URL": "https://git.example.com/"},
+			web.SignInConfig{GitHub: &web.GitHubConfig{ClientID: "gh", ClientSecret: "ghs", URL: "https://git.example.com"}}, nil},
+		{"bad values", map[string]string{"OIDC_ISSUER": "https://sso.example.com", "OIDC_CLIENT_ID": "hoard",
+			"OIDC_DISPLAY_NAME": strings.Repeat("n", 65), "OIDC_ADMIN_VALUES": "admins", "GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs",
+			"GITHUB_URL": "ftp://git.example.com", "SIGNUP_EMAIL_DOMAINS": "localhost"},
+			web.SignInConfig{}, []string{"OIDC_DISPLAY_NAME", "OIDC_ADMIN_CLAIM", "GITHUB_URL", "SIGNUP_EMAIL_DOMAINS"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"LOG_FORMAT": "text"}
+			maps.Copy(env, tc.env)
+			c, err := loadConfig(func(k string) string { return env[k] })
+			for _, name := range tc.bad {
+				if err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("error %v does not name %s", err, name)
+				}
+			}
+			if tc.bad != nil {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.SignIn, tc.want) {
+				t.Fatalf("SignIn = %s\nwant     %s", describeSignIn(c.SignIn), describeSignIn(tc.want))
+			}
+		})
+	}
+}
+
+func describeSignIn(sc web.SignInConfig) string {
+	return fmt.Sprintf("OIDC %+v GitHub %+v domains %q", sc.OIDC, sc.GitHub, sc.EmailDomains)
 }
 
 func TestCheckAuthSecret(t *testing.T) {
