@@ -153,7 +153,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 			return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
 		})
 		if err == nil {
-			d.Metrics.Duplicate(store.DupContentHash)
+			d.metrics().Duplicate(store.DupContentHash)
 		}
 		return err
 	}
@@ -358,7 +358,7 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 			return nil, nil, nil, failedAt(hoard.SkipDownloadFailed, err)
 		}
 		done += m.Document.Size
-		d.Metrics.Downloaded(m.Document.Size)
+		d.metrics().Downloaded(m.Document.Size)
 		state = state.NextPart()
 	}
 	h, err := state.NewHash()

@@ -93,6 +93,15 @@ type Metrics interface {
 
 type noMetrics struct{}
 
+// metrics is Deps.Metrics, or nobody when it is unset (Deps built without
+// Register).
+func (d *Deps) metrics() Metrics {
+	if d.Metrics == nil {
+		return noMetrics{}
+	}
+	return d.Metrics
+}
+
 func (noMetrics) Downloaded(int64)         {}
 func (noMetrics) Uploaded(int64)           {}
 func (noMetrics) Resent(int64)             {}
@@ -130,9 +139,6 @@ func (d *Deps) defaults() {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
-	}
-	if d.Metrics == nil {
-		d.Metrics = noMetrics{}
 	}
 	if d.PreviewDownloadBudget <= 0 {
 		d.PreviewDownloadBudget = DefaultPreviewDownloadBudget

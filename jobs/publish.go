@@ -125,7 +125,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 			if len(msgs) == 1 && msgs[0].Document != nil && msgs[0].Document.Size == part.Length {
 				id, err := wr.account.Resend(ctx, wr.peer, peer, msgs[0], "")
 				if err == nil {
-					d.Metrics.Resent(part.Length)
+					d.metrics().Resent(part.Length)
 				}
 				if !errors.Is(err, messenger.ErrProtected) {
 					return int64(id), err
@@ -144,7 +144,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 	for try := 1; ; try++ {
 		id, err := wr.account.Upload(ctx, req)
 		if err == nil {
-			d.Metrics.Uploaded(part.Length)
+			d.metrics().Uploaded(part.Length)
 			return int64(id), nil
 		}
 		var ue *messenger.UploadError
@@ -350,9 +350,9 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 func (d *Deps) countIndexed(created, duplicate bool) {
 	switch {
 	case created:
-		d.Metrics.Indexed()
+		d.metrics().Indexed()
 	case duplicate:
-		d.Metrics.Duplicate(store.DupContentHash)
+		d.metrics().Duplicate(store.DupContentHash)
 	}
 }
 

@@ -345,10 +345,10 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		return fmt.Errorf("scan %s: %w", src.channel.Title, err)
 	}
 	for _, rule := range dupRules {
-		d.Metrics.Duplicate(rule)
+		d.metrics().Duplicate(rule)
 	}
 	for _, s := range skips {
-		d.Metrics.Skipped(s.Reason)
+		d.metrics().Skipped(s.Reason)
 	}
 	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicID, "messages", len(msgs), "sets", len(sets),
 		"queued", len(params), "duplicates", counters.Duplicates, "held", hold != 0, "watermark", newMark)

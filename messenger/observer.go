@@ -7,8 +7,10 @@ import "time"
 // sends. It must be safe for concurrent use and quick, since it runs in
 // the request's goroutine. metrics.Platform implements it.
 type RequestObserver interface {
-	// Request is one request sent, by its TL method name (each attempt:
-	// a request retried after a flood wait counts again).
+	// Request is one attempt at a request, by its TL method name, told as
+	// the account's Limiter counts it: before the attempt waits for its
+	// turn (so one whose context ends meanwhile counts too), again for a
+	// retry after a flood wait.
 	Request(method string)
 	// FloodWait is a FLOOD_WAIT answer to method asking to wait.
 	FloodWait(method string, wait time.Duration)
