@@ -28,6 +28,7 @@ type Config struct {
 	DataDir               string
 	UploadDir             string
 	ListenAddr            string
+	MetricsAddr           string // "" = no metrics listener
 	AuthSecret            string
 	AppURL                string
 	TelegramAppID         int
@@ -71,6 +72,7 @@ var envVars = []envVar{
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
 	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
+	{"METRICS_ADDR", "(off)", "Address of a listener of its own serving Prometheus metrics at `/metrics` (for example `127.0.0.1:9090`; see Monitoring). Never the web's port: keep it off the public network."},
 	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions and the login codes and passwords in flight to the worker (changing it loses both). Required by `web`, `worker` and `serve`; `demo` generates one into `$DATA_DIR`."},
 	{"APP_URL", "`http://localhost:<port>`", "Public base URL for links and redirects. `NEXT_PUBLIC_APP_URL` is accepted too; may be baked in with `-ldflags -X main.defaultAppURL=…`."},
 	{"TELEGRAM_APP_ID", "(none)", "Messenger API id of the worker's client application."},
@@ -167,6 +169,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:           str("DATABASE_URL", ""),
 		DataDir:               str("DATA_DIR", "./data"),
 		ListenAddr:            str("LISTEN_ADDR", ":8080"),
+		MetricsAddr:           str("METRICS_ADDR", ""),
 		AuthSecret:            getenv("AUTH_SECRET"),
 		TelegramAppHash:       str("TELEGRAM_APP_HASH", ""),
 		TelegramEmulator:      str("TELEGRAM_EMULATOR", ""),
@@ -212,6 +215,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		bad("LISTEN_ADDR", "%q is not host:port (for example :8080 or 127.0.0.1:8080)", c.ListenAddr)
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		bad("LISTEN_ADDR", "port %q is not a number 0–65535", port)
+	}
+
+	if c.MetricsAddr != "" {
+		if mh, mp, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("METRICS_ADDR", "%q is not host:port (for example 127.0.0.1:9090)", c.MetricsAddr)
+		} else if p, err := strconv.Atoi(mp); err != nil || p < 0 || p > 65535 {
+			bad("METRICS_ADDR", "port %q is not a number 0–65535", mp)
+		} else if mp != "0" && mp == port && (mh == host || mh == "" || host == "") {
+			bad("METRICS_ADDR", "%q is the web's LISTEN_ADDR: metrics need a listener of their own", c.MetricsAddr)
+		}
 	}
 
 	c.AppURL = str("APP_URL", str("NEXT_PUBLIC_APP_URL", defaultAppURL))

@@ -38,6 +38,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"search cache 60 s", c.SearchCacheTTL == time.Minute},
 		{"concurrent requests: the web's default", c.MaxConcurrentRequests == 0},
 		{"web statement timeout 2 s", c.WebStatementTimeout == 2*time.Second},
+		{"no metrics listener", c.MetricsAddr == ""},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -52,6 +53,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
 		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64", "WEB_STATEMENT_TIMEOUT_SECONDS": "0",
+		"METRICS_ADDR": "127.0.0.1:9090",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +61,7 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
 		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
-		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 {
+		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -98,6 +100,10 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"WEB_MAX_CONCURRENT_REQUESTS", "0"},
 		{"WEB_STATEMENT_TIMEOUT_SECONDS", "-1"},
 		{"WEB_STATEMENT_TIMEOUT_SECONDS", "601"},
+		{"METRICS_ADDR", "9090"},
+		{"METRICS_ADDR", ":metrics"},
+		{"METRICS_ADDR", ":8080"},
+		{"METRICS_ADDR", "0.0.0.0:8080"},
 		{"OIDC_ISSUER", "http://idp.example.com"},
 		{"OIDC_ISSUER", "https://idp.example.com?tenant=1"},
 		{"OIDC_ISSUER", "idp.example.com"},
