@@ -40,6 +40,7 @@ func TestEnumValidity(t *testing.T) {
 		{ArchiveType("ZIP").Valid(), "ZIP"}, {!ArchiveType("TAR").Valid(), "TAR"},
 		{GroupingSource("AUTO_ZIP").Valid(), "AUTO_ZIP"}, {!GroupingSource("AUTO").Valid(), "AUTO"},
 		{NotificationType("ORPHANED_INDEX").Valid(), "ORPHANED_INDEX"}, {!NotificationType("INTEGRITY_AUDIT").Valid(), "INTEGRITY_AUDIT"},
+		{SkipReason("HASH_MISMATCH").Valid(), "HASH_MISMATCH"}, {!SkipReason("RATE_LIMITED").Valid(), "RATE_LIMITED"},
 		{NotifyMissingPart.Repairable() && NotifyHashMismatch.Repairable() && !NotifyUploadFailed.Repairable(), "repairable"},
 	} {
 		if !tt.ok {

@@ -71,6 +71,13 @@ const (
 	SkipOther          SkipReason = "OTHER"
 )
 
+// SkipReasons lists every skip reason.
+var SkipReasons = []SkipReason{SkipDownloadFailed, SkipUploadFailed, SkipExtractFailed, SkipHashMismatch, SkipIncompleteSet,
+	SkipSizeLimit, SkipAccessLost, SkipOther}
+
+// Valid reports whether r is one of SkipReasons.
+func (r SkipReason) Valid() bool { return oneOf(r, SkipReasons) }
+
 // SkipStatus tells a skipped package that River still retries from one it
 // gave up on.
 type SkipStatus string

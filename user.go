@@ -51,3 +51,23 @@ type Session struct {
 	UserAgent  string
 	RemoteAddr string
 }
+
+// HasPassword reports whether the user can sign in with a password: a user
+// who signed up through an identity provider has none until they set one.
+func (u *User) HasPassword() bool { return u != nil && u.PasswordHash != "" }
+
+// Identity is a user's account at an identity provider (OpenID Connect,
+// GitHub), linked to their hoard account: signing in there signs them in
+// here. Issuer and Subject name the provider's account for good; Provider is
+// the configuration's key ("oidc", "github"), and a user links at most one
+// account per provider.
+type Identity struct {
+	ID         int64
+	UserID     int64
+	Provider   string
+	Issuer     string
+	Subject    string
+	Email      string // what the provider last said the account's e-mail is
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+}

@@ -39,7 +39,35 @@ type Deps struct {
 	// can copy from it. It returns an error saying what an administrator
 	// must do when it cannot.
 	AddToChannel func(ctx context.Context, ch hoard.Channel, botUsername string) error
+	// Metrics is told about the commands answered and the deliveries'
+	// outcomes (default: nobody).
+	Metrics Metrics
 }
+
+// Metrics is told what the bot does (metrics.Metrics implements it). Its
+// methods must be safe for concurrent use and quick.
+type Metrics interface {
+	// BotCommand is one message or button press answered, by its
+	// commandLabel.
+	BotCommand(name string)
+	// BotDelivery is requests package deliveries reaching outcome (one
+	// of the Delivery constants).
+	BotDelivery(outcome string, requests int)
+}
+
+// Outcomes of a package delivery (BotDelivery).
+const (
+	DeliverySent        = "sent"
+	DeliveryBlocked     = "blocked"     // the user blocked the bot
+	DeliveryUnlinked    = "unlinked"    // the target is no longer the user's link
+	DeliveryUnpublished = "unpublished" // the package is not in the destination
+	DeliveryFailed      = "failed"      // its attempts spent
+)
+
+type noMetrics struct{}
+
+func (noMetrics) BotCommand(string)       {}
+func (noMetrics) BotDelivery(string, int) {}
 
 // Register adds the bot's workers (bot_send, notify_subscribers) to a
 // River workers bundle.
@@ -60,6 +88,9 @@ func Register(workers *river.Workers, deps Deps) error {
 func (d *Deps) defaults() {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
+	}
+	if d.Metrics == nil {
+		d.Metrics = noMetrics{}
 	}
 }
 

@@ -309,6 +309,7 @@ func (s *Service) queuePackage(ctx context.Context, tx *store.DB, link *hoard.Me
 
 // button answers a button press: a search page, or a send.
 func (s *Service) button(ctx context.Context, tx *store.DB, q messenger.CallbackQuery) (*reply, error) {
+	s.deps.Metrics.BotCommand("button")
 	cb, err := parseCallback(q.Data)
 	if err != nil {
 		return &reply{notice: "This button is out of date."}, nil

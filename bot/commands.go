@@ -52,6 +52,7 @@ var linkedCommands = map[string]handler{
 // for linked users; anything else gets a short help.
 func (s *Service) command(ctx context.Context, tx *store.DB, m messenger.IncomingMessage) (*reply, error) {
 	cmd, ok := parseCommand(m.Text, s.username())
+	s.deps.Metrics.BotCommand(commandLabel(cmd, ok))
 	if !ok {
 		return new(reply).say("I answer commands. Send /help to see them."), nil
 	}
@@ -77,6 +78,20 @@ func (s *Service) command(ctx context.Context, tx *store.DB, m messenger.Incomin
 		return nil, err
 	}
 	return h(s, ctx, tx, linkedUser{link: link, chat: m.ChatID}, cmd.args)
+}
+
+// commandLabel names a message for the metrics from a bounded set: the
+// command's name when the bot has that command, "unknown" for another
+// command, "text" for a message that is none.
+func commandLabel(cmd command, ok bool) string {
+	_, linked := linkedCommands[cmd.name]
+	switch {
+	case !ok:
+		return "text"
+	case linked, cmd.name == "start", cmd.name == "help", cmd.name == "link":
+		return cmd.name
+	}
+	return "unknown"
 }
 
 // notLinked is the one sentence an unlinked user gets.

@@ -96,7 +96,7 @@ func (w *SendWorker) deliver(ctx context.Context, d *store.BotDelivery) error {
 	r := &d.Request
 	db := w.deps.DB
 	if d.DestChannelPlatformID == 0 || len(d.DestMessageIDs) == 0 {
-		return db.SetBotSendStatus(ctx, r.ID, hoard.SendFailed, msgUnpublished)
+		return w.finish(ctx, r.ID, hoard.SendFailed, msgUnpublished, DeliveryUnpublished)
 	}
 	if ok, err := db.IsLinkedTo(ctx, r.UserID, r.PlatformUserID); err != nil {
 		return err
@@ -121,7 +121,16 @@ func (w *SendWorker) deliver(ctx context.Context, d *store.BotDelivery) error {
 	if err != nil {
 		return fmt.Errorf("copy %s to %d: %w", d.FileName, r.PlatformUserID, err)
 	}
-	return db.SetBotSendStatus(ctx, r.ID, hoard.SendSent, "")
+	return w.finish(ctx, r.ID, hoard.SendSent, "", DeliverySent)
+}
+
+// finish records a request's final status and counts its outcome.
+func (w *SendWorker) finish(ctx context.Context, requestID int64, status hoard.SendStatus, message, outcome string) error {
+	if err := w.deps.DB.SetBotSendStatus(ctx, requestID, status, message); err != nil {
+		return err
+	}
+	w.deps.Metrics.BotDelivery(outcome, 1)
+	return nil
 }
 
 // failed decides what a delivery error means for the requests not
@@ -136,23 +145,25 @@ func (w *SendWorker) failed(ctx context.Context, job *river.Job[hoard.BotSendArg
 		w.deps.Logger.Info("bot: delivery waits for the platform", "wait", fw.RetryAfter, "job", job.ID)
 		return river.JobSnooze(fw.RetryAfter + time.Second)
 	}
-	var message string
+	var message, outcome string
 	switch {
 	case errors.Is(err, messenger.ErrBlocked):
-		message = msgBlocked
+		message, outcome = msgBlocked, DeliveryBlocked
 		if perr := db.PauseSubscriptions(final, rest[0].Request.UserID); perr != nil {
 			return perr
 		}
 	case errors.Is(err, errUnlinked):
-		message = msgUnlinked
+		message, outcome = msgUnlinked, DeliveryUnlinked
 	case ctx.Err() == nil && job.Attempt >= job.MaxAttempts:
-		message = "The delivery failed: " + hoard.ErrorMessage(err)
+		message, outcome = "The delivery failed: "+hoard.ErrorMessage(err), DeliveryFailed
 	default:
 		return err // retried; the progress is kept
 	}
-	if _, ferr := db.FailBotSends(final, ids, message); ferr != nil {
+	n, ferr := db.FailBotSends(final, ids, message)
+	if ferr != nil {
 		return ferr
 	}
+	w.deps.Metrics.BotDelivery(outcome, int(n))
 	w.deps.Logger.Warn("bot: delivery failed", "requests", ids, "err", err)
 	if message == msgBlocked || message == msgUnlinked {
 		return nil

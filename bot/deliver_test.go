@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,6 +106,9 @@ func TestDeliveryInOrderExactlyOnce(t *testing.T) {
 	if got, want := e.statuses(u), []string{fmt.Sprintf("%d:SENT:3/3", a.ID), fmt.Sprintf("%d:SENT:1/1", b.ID)}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("statuses = %v, want %v", got, want)
 	}
+	if _, got := e.told.counts(); !maps.Equal(got, map[string]int{DeliverySent: 2}) {
+		t.Fatalf("deliveries counted %v, want 2 sent", got)
+	}
 
 	// A lost progress record (a crash after the copy): the parts' random
 	// ids keep the platform from delivering them again.
@@ -129,18 +133,19 @@ func TestDeliveryFailures(t *testing.T) {
 		wantState string
 		wantMsg   string
 		paused    bool
+		outcome   string // the delivery's outcome counted, "" none
 	}{
 		{name: "unlinked between request and delivery", attempt: 1,
 			setup:     func(e *env, u *hoard.User, _ int64) { e.must(e.db.DeleteMessengerLink(ctx, u.ID)) },
-			wantState: "FAILED", wantMsg: msgUnlinked},
+			wantState: "FAILED", wantMsg: msgUnlinked, outcome: DeliveryUnlinked},
 		{name: "linked to another account meanwhile", attempt: 1,
 			setup: func(e *env, u *hoard.User, _ int64) {
 				_, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(e.linkCode(u)), 4242, 1, "")
 				e.must(err)
-			}, wantState: "FAILED", wantMsg: msgUnlinked},
+			}, wantState: "FAILED", wantMsg: msgUnlinked, outcome: DeliveryUnlinked},
 		{name: "blocked the bot", attempt: 1,
 			setup:     func(e *env, _ *hoard.User, chat int64) { e.bot.blocked[chat] = true },
-			wantState: "FAILED", wantMsg: msgBlocked, paused: true},
+			wantState: "FAILED", wantMsg: msgBlocked, paused: true, outcome: DeliveryBlocked},
 		{name: "flood wait", attempt: 1, wantErr: "snooze",
 			setup: func(e *env, _ *hoard.User, _ int64) {
 				e.bot.failCopy(1, &messenger.FloodWait{RetryAfter: 3 * time.Second})
@@ -150,11 +155,11 @@ func TestDeliveryFailures(t *testing.T) {
 			wantState: "SENDING"},
 		{name: "platform error, last attempt", attempt: hoard.BotSendArgs{}.InsertOpts().MaxAttempts, wantErr: "CHANNEL_PRIVATE",
 			setup:     func(e *env, _ *hoard.User, _ int64) { e.bot.failCopy(0, errors.New("CHANNEL_PRIVATE")) },
-			wantState: "FAILED", wantMsg: "The delivery failed"},
+			wantState: "FAILED", wantMsg: "The delivery failed", outcome: DeliveryFailed},
 		{name: "unpublished meanwhile", attempt: 1,
 			setup: func(e *env, _ *hoard.User, _ int64) {
 				e.exec(`UPDATE packages SET dest_message_ids = '{}', dest_channel_id = NULL`)
-			}, wantState: "FAILED", wantMsg: msgUnpublished},
+			}, wantState: "FAILED", wantMsg: msgUnpublished, outcome: DeliveryUnpublished},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -184,6 +189,13 @@ func TestDeliveryFailures(t *testing.T) {
 			e.must(err)
 			if (subs[0].PausedAt != nil) != tc.paused {
 				t.Fatalf("subscription paused = %v, want %v", subs[0].PausedAt != nil, tc.paused)
+			}
+			want := map[string]int{}
+			if tc.outcome != "" {
+				want[tc.outcome] = 1
+			}
+			if _, got := e.told.counts(); !maps.Equal(got, want) {
+				t.Fatalf("deliveries counted %v, want %v", got, want)
 			}
 			if tc.wantState == "FAILED" && len(e.received(chat)) != 0 {
 				t.Fatalf("a failed delivery delivered %q", e.received(chat))

@@ -3,7 +3,9 @@ package bot
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +27,33 @@ type env struct {
 	svc    *Service
 	dest   *hoard.Channel
 	nextID atomic.Int64
+	told   *told
+}
+
+// told is a Metrics that keeps what it was told.
+type told struct {
+	mu         sync.Mutex
+	commands   map[string]int
+	deliveries map[string]int
+}
+
+func (m *told) BotCommand(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.commands[name]++
+}
+
+func (m *told) BotDelivery(outcome string, requests int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.deliveries[outcome] += requests
+}
+
+// counts returns copies of what m was told.
+func (m *told) counts() (commands, deliveries map[string]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.commands), maps.Clone(m.deliveries)
 }
 
 func newEnv(t *testing.T) *env {
@@ -35,7 +64,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	fb := newFakeBot()
-	e := &env{t: t, db: db, bot: fb, svc: NewService(Deps{DB: db, Bot: fb, AppURL: "https://hoard.example"}, client, "test")}
+	tl := &told{commands: map[string]int{}, deliveries: map[string]int{}}
+	e := &env{t: t, db: db, bot: fb, told: tl,
+		svc: NewService(Deps{DB: db, Bot: fb, AppURL: "https://hoard.example", Metrics: tl}, client, "test")}
 	e.svc.self = fb.self
 	e.dest = &hoard.Channel{PlatformID: 777, Title: "Hoard Archive", Kind: hoard.ChannelDestination, IsActive: true}
 	e.must(db.UpsertChannel(context.Background(), e.dest))
@@ -382,6 +413,9 @@ func TestAnswersOnce(t *testing.T) {
 	if got := e.bot.messages(chat); len(got) != 1 {
 		t.Fatalf("one update, %d answers", len(got))
 	}
+	if commands, _ := e.told.counts(); !maps.Equal(commands, map[string]int{"help": 1}) {
+		t.Fatalf("one update answered, commands counted %v", commands)
+	}
 	// A crash between the send and the commit: the claim is undone, the
 	// next process answers with the same random id, and the platform does
 	// not deliver it again.
@@ -389,6 +423,32 @@ func TestAnswersOnce(t *testing.T) {
 	e.must(e.svc.HandleMessage(context.Background(), m))
 	if got := e.bot.messages(chat); len(got) != 1 {
 		t.Fatalf("answered again after a lost claim: %d answers", len(got))
+	}
+}
+
+// TestCommandsAreCounted checks the command label of every kind of
+// message: commands by name, whatever the link, others in bounded groups.
+func TestCommandsAreCounted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const linked, stranger = 71, 72
+	e.user("counted@example.com", linked)
+	p := e.pkg("Dragon.zip", 1)
+	for _, say := range []struct {
+		chat int64
+		text string
+	}{
+		{stranger, "/start"}, {stranger, "/help"}, {stranger, "/search dragon"}, {stranger, "hello there"},
+		{stranger, "/frobnicate 12345"}, {linked, "/latest"}, {linked, "/search@hoard_bot dragon"}, {linked, "/link"},
+	} {
+		e.say(say.chat, say.text)
+	}
+	e.press(linked, e.say(linked, fmt.Sprintf("/package %d", p.ID))[0], "Send")
+	commands, _ := e.told.counts()
+	want := map[string]int{"start": 1, "help": 1, "search": 2, "text": 1, "unknown": 1, "latest": 1, "link": 1,
+		"package": 1, "button": 1}
+	if !maps.Equal(commands, want) {
+		t.Errorf("commands counted:\n got  %v\n want %v", commands, want)
 	}
 }
 

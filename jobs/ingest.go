@@ -262,6 +262,8 @@ func (d *Deps) skipFailure(ctx context.Context, db *store.DB, rec hoard.SkippedP
 	})
 	if werr != nil {
 		d.Logger.Error("record skipped package", "channel", rec.SourceChannelID, "message", rec.SourceMessageID, "err", werr)
+	} else if final {
+		d.metrics().Skipped(rec.Reason)
 	}
 	d.Logger.Warn("ingestion attempt failed", "file", rec.FileName, "reason", rec.Reason, "attempt", attempt,
 		"max_attempts", maxAttempts, "final", final, "err", err)

@@ -146,12 +146,16 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	// the transfer is created) being published from another source.
 	duplicate := func(of string) error {
 		d.Logger.Info("duplicate content skipped", "file", a.FileName, "of", of)
-		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		err := completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 			if err := tx.DeleteSkippedBySource(ctx, a.ChannelID, a.MessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 				return err
 			}
 			return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
 		})
+		if err == nil {
+			d.metrics().Duplicate(store.DupContentHash)
+		}
+		return err
 	}
 	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
 		return duplicate(dup.FileName)
@@ -354,6 +358,7 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 			return nil, nil, nil, failedAt(hoard.SkipDownloadFailed, err)
 		}
 		done += m.Document.Size
+		d.metrics().Downloaded(m.Document.Size)
 		state = state.NextPart()
 	}
 	h, err := state.NewHash()

@@ -67,7 +67,47 @@ type Deps struct {
 	PreviewDownloadBudget int64
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Metrics is told what the ingestion moved and decided (default:
+	// nobody).
+	Metrics Metrics
 }
+
+// Metrics is told what the ingestion does, each once its transaction has
+// committed (metrics.Metrics implements it). Its methods must be safe for
+// concurrent use and quick.
+type Metrics interface {
+	// Downloaded, Uploaded and Resent are a source set's bytes fetched
+	// into the spool, uploaded to the destination, and re-sent there
+	// without uploading.
+	Downloaded(bytes int64)
+	Uploaded(bytes int64)
+	Resent(bytes int64)
+	// Indexed is a package added to the catalog.
+	Indexed()
+	// Duplicate is a source set left out by a dedup rule (store's Dup*
+	// names).
+	Duplicate(rule string)
+	// Skipped is a source set that became a SKIPPED record.
+	Skipped(reason hoard.SkipReason)
+}
+
+type noMetrics struct{}
+
+// metrics is Deps.Metrics, or nobody when it is unset (Deps built without
+// Register).
+func (d *Deps) metrics() Metrics {
+	if d.Metrics == nil {
+		return noMetrics{}
+	}
+	return d.Metrics
+}
+
+func (noMetrics) Downloaded(int64)         {}
+func (noMetrics) Uploaded(int64)           {}
+func (noMetrics) Resent(int64)             {}
+func (noMetrics) Indexed()                 {}
+func (noMetrics) Duplicate(string)         {}
+func (noMetrics) Skipped(hoard.SkipReason) {}
 
 // PremiumSplitThreshold is the split threshold of Premium accounts.
 const PremiumSplitThreshold = 4194304000

@@ -124,6 +124,9 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 			}
 			if len(msgs) == 1 && msgs[0].Document != nil && msgs[0].Document.Size == part.Length {
 				id, err := wr.account.Resend(ctx, wr.peer, peer, msgs[0], "")
+				if err == nil {
+					d.metrics().Resent(part.Length)
+				}
 				if !errors.Is(err, messenger.ErrProtected) {
 					return int64(id), err
 				}
@@ -141,6 +144,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 	for try := 1; ; try++ {
 		id, err := wr.account.Upload(ctx, req)
 		if err == nil {
+			d.metrics().Uploaded(part.Length)
 			return int64(id), nil
 		}
 		var ue *messenger.UploadError
@@ -329,6 +333,7 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	if err != nil {
 		return err
 	}
+	d.countIndexed(created, duplicate)
 	if !t.KeepFiles && len(t.SpoolPaths) > 0 {
 		d.removeSpool(filepath.Dir(t.SpoolPaths[0]))
 	}
@@ -338,6 +343,17 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	d.Logger.Info("indexed", "file", p.FileName, "package", p.ID, "created", created, "duplicate", duplicate,
 		"parts", len(parts), "files", len(files))
 	return nil
+}
+
+// countIndexed tells the metrics what indexing a transfer did: a new
+// package, or a duplicate by content found only then.
+func (d *Deps) countIndexed(created, duplicate bool) {
+	switch {
+	case created:
+		d.metrics().Indexed()
+	case duplicate:
+		d.metrics().Duplicate(store.DupContentHash)
+	}
 }
 
 // hashMismatch reports a spool whose bytes differ from the hash taken while

@@ -267,6 +267,7 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	counters.MessagesScanned = len(msgs)
 	var params []river.InsertManyParams
 	var skips []hoard.SkippedPackage
+	var dupRules []string // told to the metrics once the scan commits
 	for _, set := range sets {
 		counters.ArchivesFound++
 		if !set.Settled(now, d.SettleTime) {
@@ -278,6 +279,9 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		// Re-posts of the same name and size within the batch (rules a
 		// and c) were set aside by GroupSets.
 		counters.Duplicates += len(set.Duplicates)
+		for range set.Duplicates {
+			dupRules = append(dupRules, store.DupNameAndSize)
+		}
 		out, err := d.planSet(ctx, src, set, byID, photos, topicID, runID)
 		if err != nil {
 			return err
@@ -288,8 +292,9 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		case out.skip != nil:
 			counters.Skipped++
 			skips = append(skips, *out.skip)
-		case out.duplicate:
+		case out.duplicate != "":
 			counters.Duplicates++
+			dupRules = append(dupRules, out.duplicate)
 		}
 	}
 
@@ -339,18 +344,24 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", src.channel.Title, err)
 	}
+	for _, rule := range dupRules {
+		d.metrics().Duplicate(rule)
+	}
+	for _, s := range skips {
+		d.metrics().Skipped(s.Reason)
+	}
 	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicID, "messages", len(msgs), "sets", len(sets),
 		"queued", len(params), "duplicates", counters.Duplicates, "held", hold != 0, "watermark", newMark)
 	return nil
 }
 
 // setOutcome is what a scan does with one settled set: queue its
-// ingest_message job, record it as skipped, count it as a duplicate, or
-// nothing (it waits for a manual retry).
+// ingest_message job, record it as skipped, count it as a duplicate (by
+// the dedup rule that matched), or nothing (it waits for a manual retry).
 type setOutcome struct {
 	job       *river.InsertManyParams
 	skip      *hoard.SkippedPackage
-	duplicate bool
+	duplicate string
 }
 
 // planSet applies the rules that need no bytes to one settled set. What
@@ -398,7 +409,7 @@ func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID m
 	}
 	if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
 		d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
-		return setOutcome{duplicate: true}, nil
+		return setOutcome{duplicate: rule}, nil
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return setOutcome{}, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Client is the River client type hoard uses everywhere.
@@ -84,6 +85,53 @@ type Options struct {
 	// defaults. Tests lower them.
 	FetchCooldown     time.Duration
 	FetchPollInterval time.Duration
+	// Jobs, when set, is told about every job this client works.
+	Jobs JobObserver
+}
+
+// JobObserver is told about every job a client works: its kind, queue,
+// outcome (JobCompleted, JobSnoozed, JobCancelled or JobFailed; a panic
+// is a failure) and how long Work took. It must be safe for concurrent
+// use and quick: it runs in the job's goroutine.
+type JobObserver interface {
+	JobWorked(kind, queue, outcome string, took time.Duration)
+}
+
+// Outcomes of a worked job, as a JobObserver hears them.
+const (
+	JobCompleted = "completed"
+	JobSnoozed   = "snoozed"
+	JobCancelled = "cancelled"
+	JobFailed    = "failed"
+)
+
+// observeJobs is the worker middleware that times every job's Work for o.
+// A panic passes through untouched (River records it with its stack) after
+// counting as a failure.
+func observeJobs(o JobObserver) rivertype.Middleware {
+	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, work func(context.Context) error) error {
+		start := time.Now()
+		outcome := JobFailed // unless Work returns: a panic
+		defer func() { o.JobWorked(job.Kind, job.Queue, outcome, time.Since(start)) }()
+		err := work(ctx)
+		outcome = jobOutcome(err)
+		return err
+	})
+}
+
+// jobOutcome classifies what a job's Work returned.
+func jobOutcome(err error) string {
+	var snooze *river.JobSnoozeError
+	var cancel *river.JobCancelError
+	switch {
+	case err == nil:
+		return JobCompleted
+	case errors.As(err, &snooze):
+		return JobSnoozed
+	case errors.As(err, &cancel):
+		return JobCancelled
+	}
+	return JobFailed
 }
 
 // NewClient builds a working River client for a role. Start it with
@@ -130,6 +178,9 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		SoftStopTimeout: 30 * time.Second,
 	}
 	cfg.PeriodicJobs = opts.Periodic
+	if opts.Jobs != nil {
+		cfg.Middleware = []rivertype.Middleware{observeJobs(opts.Jobs)}
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("queue: new client: %w", err)

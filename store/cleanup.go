@@ -18,13 +18,17 @@ type CleanupCounts struct {
 	// updates older than two days (the platform re-delivers an update for
 	// far less), expired search pages and idle rate-limit keys.
 	BotState int64
+	// SignInFlows counts sign-ins through an identity provider that never
+	// came back before they expired.
+	SignInFlows int64
 }
 
 // DeleteExpired removes expired web sessions and messenger link codes,
 // sign-in throttles idle for a day, and notifications dismissed longer than
 // keepDismissed ago, login secrets (code request, code, password) of
-// logins untouched for a day (such an account becomes EXPIRED), and the
-// bot's stale rows (CleanupCounts.BotState).
+// logins untouched for a day (such an account becomes EXPIRED), the bot's
+// stale rows (CleanupCounts.BotState), and expired sign-ins through
+// identity providers.
 func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (CleanupCounts, error) {
 	var c CleanupCounts
 	steps := []struct {
@@ -48,6 +52,7 @@ func (db *DB) DeleteExpired(ctx context.Context, keepDismissed time.Duration) (C
 		{&c.BotState, `DELETE FROM bot_handled_updates WHERE handled_at < now() - interval '2 days'`, nil},
 		{&c.BotState, `DELETE FROM bot_search_pages WHERE expires_at < now()`, nil},
 		{&c.BotState, `DELETE FROM rate_limits WHERE tat < now() - interval '1 hour'`, nil},
+		{&c.SignInFlows, `DELETE FROM sign_in_flows WHERE expires_at < now()`, nil},
 	}
 	for _, s := range steps {
 		tag, err := db.q.Exec(ctx, s.sql, s.arg...)

@@ -68,9 +68,14 @@ func TestDeleteExpired(t *testing.T) {
 	exec(`UPDATE system_notifications SET dismissed_at = now() - interval '8 days' WHERE id = $1`, old.ID)
 	exec(`UPDATE system_notifications SET dismissed_at = now() - interval '6 days' WHERE id = $1`, recent.ID)
 
+	// Sign-ins through a provider: one expired, one live.
+	exec(`INSERT INTO sign_in_flows (id, provider, verifier, nonce, expires_at) VALUES
+		('f-expired', 'oidc', repeat('v', 43), repeat('n', 16), now() - interval '1 second'),
+		('f-live', 'oidc', repeat('v', 43), repeat('n', 16), now() + interval '10 minutes')`)
+
 	counts, err := db.DeleteExpired(ctx, 7*24*time.Hour)
 	must(t, err)
-	if want := (store.CleanupCounts{Sessions: 2, LinkCodes: 1, Throttles: 2, Notifications: 1}); counts != want {
+	if want := (store.CleanupCounts{Sessions: 2, LinkCodes: 1, Throttles: 2, Notifications: 1, SignInFlows: 1}); counts != want {
 		t.Fatalf("DeleteExpired = %+v, want %+v", counts, want)
 	}
 	if got := keys(`SELECT id FROM sessions`); !slices.Equal(got, []string{"s-live", "s-now"}) {
@@ -78,6 +83,9 @@ func TestDeleteExpired(t *testing.T) {
 	}
 	if got := keys(`SELECT code_hash FROM messenger_link_codes`); !slices.Equal(got, []string{"c-live"}) {
 		t.Errorf("link codes left = %v", got)
+	}
+	if got := keys(`SELECT id FROM sign_in_flows`); !slices.Equal(got, []string{"f-live"}) {
+		t.Errorf("sign-in flows left = %v", got)
 	}
 	if got := keys(`SELECT key FROM auth_throttle`); !slices.Equal(got, []string{"t-old-still-locked", "t-recent", "t-recent-lock-over"}) {
 		t.Errorf("throttles left = %v", got)

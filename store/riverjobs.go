@@ -65,3 +65,25 @@ func (db *DB) RequeueJobsOf(ctx context.Context, clientID string) (int64, error)
 	}
 	return tag.RowsAffected(), nil
 }
+
+// JobStateCount is how many River jobs of one kind are in one state.
+type JobStateCount struct {
+	Kind  string
+	State string // River's state name: available, pending, scheduled, running, retryable or discarded
+	Count int64
+}
+
+// CountJobsByKindAndState counts the River jobs that are waiting, running,
+// waiting for a retry or discarded, by kind and state, in one grouped
+// query (completed and cancelled jobs are history, not load, and are left
+// out). Rows come ordered by kind, then state.
+func (db *DB) CountJobsByKindAndState(ctx context.Context) ([]JobStateCount, error) {
+	rows, err := db.q.Query(ctx, `SELECT kind, state::text, count(*) FROM river_job
+		WHERE state = ANY('{available,pending,scheduled,running,retryable,discarded}')
+		GROUP BY kind, state ORDER BY kind, state::text`)
+	if err != nil {
+		return nil, wrap("count jobs by kind and state", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[JobStateCount])
+	return out, wrap("count jobs by kind and state", err)
+}

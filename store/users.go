@@ -102,33 +102,48 @@ func InviteRefusal(inv *hoard.InviteCode, now time.Time) error {
 func (db *DB) RegisterWithInvite(ctx context.Context, code, email, passwordHash string) (*hoard.User, error) {
 	var user *hoard.User
 	err := db.InTx(ctx, func(tx *DB) error {
-		inv, err := getOne[hoard.InviteCode](ctx, tx.q, "register",
-			`SELECT `+inviteColumns+` FROM invite_codes WHERE code = $1 FOR UPDATE`, strings.TrimSpace(code))
+		inv, err := tx.useInvite(ctx, code, InviteRefusal)
 		if err != nil {
-			if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-				return errInviteInvalid
-			}
 			return err
 		}
-		if err := InviteRefusal(inv, time.Now()); err != nil {
-			return err
-		}
-		user, err = getOne[hoard.User](ctx, tx.q, "register",
-			`INSERT INTO users (email, password_hash, role, invite_code_id) VALUES ($1, $2, $3, $4) RETURNING `+userColumns,
-			normalizeEmail(email), passwordHash, string(inv.Role), inv.ID)
-		if err != nil {
-			if hoard.ErrorCode(err) == hoard.ECONFLICT {
-				return errEmailTaken
-			}
-			return err
-		}
-		_, err = tx.q.Exec(ctx, `UPDATE invite_codes SET use_count = use_count + 1 WHERE id = $1`, inv.ID)
-		return wrap("register", err)
+		user, err = tx.insertRegisteredUser(ctx, email, passwordHash, inv.Role, inv.ID)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return user, nil
+}
+
+// useInvite locks a valid invite code's row and counts one use of it; the
+// caller's transaction must create the user. A code that refusal refuses
+// (InviteRefusal, IdentityInviteRefusal) is its error.
+func (db *DB) useInvite(ctx context.Context, code string, refusal func(*hoard.InviteCode, time.Time) error) (*hoard.InviteCode, error) {
+	inv, err := getOne[hoard.InviteCode](ctx, db.q, "use invite",
+		`SELECT `+inviteColumns+` FROM invite_codes WHERE code = $1 FOR UPDATE`, strings.TrimSpace(code))
+	if err != nil {
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+			return nil, errInviteInvalid
+		}
+		return nil, err
+	}
+	if err := refusal(inv, time.Now()); err != nil {
+		return nil, err
+	}
+	_, err = db.q.Exec(ctx, `UPDATE invite_codes SET use_count = use_count + 1 WHERE id = $1`, inv.ID)
+	return inv, wrap("use invite", err)
+}
+
+// insertRegisteredUser stores a user who registered (with an invite when
+// inviteID is not 0); an email already registered is errEmailTaken.
+func (db *DB) insertRegisteredUser(ctx context.Context, email, passwordHash string, role hoard.Role, inviteID int64) (*hoard.User, error) {
+	user, err := getOne[hoard.User](ctx, db.q, "register",
+		`INSERT INTO users (email, password_hash, role, invite_code_id) VALUES ($1, $2, $3, $4) RETURNING `+userColumns,
+		normalizeEmail(email), passwordHash, string(role), nullInt(inviteID))
+	if hoard.ErrorCode(err) == hoard.ECONFLICT {
+		return nil, errEmailTaken
+	}
+	return user, err
 }
 
 // CreateInvite stores an invite code; inv is filled with the stored row.

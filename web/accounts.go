@@ -28,11 +28,16 @@ const (
 // throttleKeys are the counters a sign-in attempt for email from r's
 // address goes against.
 func throttleKeys(r *http.Request, email string) []store.ThrottleKey {
-	ip := clientIP(r)
 	return []store.ThrottleKey{
-		{Key: "account:" + strings.ToLower(email) + " from " + ip, Max: maxFailuresAccount},
-		{Key: "ip:" + ip, Max: maxFailuresAddress},
+		{Key: "account:" + strings.ToLower(email) + " from " + clientIP(r), Max: maxFailuresAccount},
+		addressThrottleKey(r),
 	}
+}
+
+// addressThrottleKey is the counter of every sign-in attempt from r's
+// address, whatever the account or the way in.
+func addressThrottleKey(r *http.Request) store.ThrottleKey {
+	return store.ThrottleKey{Key: "ip:" + clientIP(r), Max: maxFailuresAddress}
 }
 
 // errTooManySignIns refuses an attempt past the throttle's limit.
@@ -78,8 +83,9 @@ func (s *Server) checkPasswordThrottled(r *http.Request, email, hash, password s
 }
 
 type loginForm struct {
-	Email string
-	Next  string
+	Email     string
+	Next      string
+	Providers []providerButton
 }
 
 // loginParams are the parameters of the sign-in form and its page.
@@ -94,7 +100,7 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) error {
 	if userFrom(r.Context()) != nil {
 		return redirect(w, r, next)
 	}
-	return s.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: next}})
+	return s.renderWithProviders(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: loginForm{Next: next, Providers: s.providerButtons()}})
 }
 
 // handleLogin signs a user in with email and password (form contract:
@@ -103,18 +109,20 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	in := paramsOf[loginParams](r)
 	email, password := in.Email, in.Password
-	form := loginForm{Email: email, Next: localPath(in.Next)}
+	form := loginForm{Email: email, Next: localPath(in.Next), Providers: s.providerButtons()}
 	fail := func(status int, msg string) error {
-		return s.render(w, r, status, "login", page{Title: "Sign in", Error: msg, Data: form})
+		return s.renderWithProviders(w, r, status, "login", page{Title: "Sign in", Error: msg, Data: form})
 	}
 	if email == "" || password == "" {
 		return fail(http.StatusUnprocessableEntity, "Enter your email and password.")
 	}
+	// An unknown account, or one without a password (signed up through a
+	// provider), is checked against dummyHash: as slow, never right.
 	user, err := s.deps.DB.FindUserByEmail(ctx, email)
 	hash := dummyHash
-	if err == nil {
+	if err == nil && user.HasPassword() {
 		hash = user.PasswordHash
-	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
 	ok, err := s.checkPasswordThrottled(r, email, hash, password)
@@ -123,7 +131,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	if user == nil || !ok {
+	if user == nil || !user.HasPassword() || !ok {
 		return fail(http.StatusUnauthorized, "Wrong email or password.")
 	}
 	if err := s.startSession(w, r, user); err != nil {
@@ -133,8 +141,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 }
 
 type registerForm struct {
-	Code  string
-	Email string
+	Code      string
+	Email     string
+	Providers []providerButton
 }
 
 // registerParams are the parameters of the registration form and its page
@@ -146,30 +155,33 @@ type registerParams struct {
 }
 
 func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
-	return s.render(w, r, http.StatusOK, "register", page{Title: "Register",
-		Data: registerForm{Code: paramsOf[registerParams](r).Code}})
+	return s.renderWithProviders(w, r, http.StatusOK, "register", page{Title: "Register",
+		Data: registerForm{Code: paramsOf[registerParams](r).Code, Providers: s.providerButtons()}})
 }
 
 // handleRegister creates an account with an invite code (form contract:
 // POST /register code, email, password → 303, or the form again with 4xx).
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	in := paramsOf[registerParams](r)
-	form := registerForm{Code: in.Code, Email: in.Email}
+	form := registerForm{Code: in.Code, Email: in.Email, Providers: s.providerButtons()}
 	password := in.Password
 	fail := func(err error) error {
 		if statusFor(err) >= 500 {
 			return err
 		}
-		return s.render(w, r, statusFor(err), "register", page{Title: "Register", Error: hoard.ErrorMessage(err), Data: form})
+		// The message goes beside its field (forms.go); the page keeps the
+		// code and email, never the password.
+		return s.renderWithProviders(w, r, statusFor(err), "register", page{Title: "Register", Data: form,
+			Form: formState{Action: r.URL.Path, Field: fieldOf(err), Message: hoard.ErrorMessage(err), shown: new(bool)}})
 	}
 	if form.Code == "" {
-		return fail(hoard.Errorf(hoard.EINVALID, "Registration needs an invite code."))
+		return fail(invalidField("code", "Registration needs an invite code."))
 	}
 	if err := checkEmail(form.Email); err != nil {
-		return fail(err)
+		return fail(aboutField("email", err))
 	}
 	if err := checkNewPassword(password); err != nil {
-		return fail(err)
+		return fail(aboutField("password", err))
 	}
 	// Refuse a bad code before spending a password hash on it.
 	inv, err := s.deps.DB.FindInviteByCode(r.Context(), form.Code)
@@ -177,7 +189,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := store.InviteRefusal(inv, time.Now()); err != nil {
-		return fail(err)
+		return fail(aboutField("code", err))
 	}
 	hash, err := hashPassword(r.Context(), password)
 	if err != nil {
@@ -229,8 +241,12 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
 		p.Notice = "Subscribed: the bot tells your linked account about new matching packages."
 	case r.URL.Query().Get("done") == "unsubscribed":
 		p.Notice = "Subscription removed."
+	case r.URL.Query().Get("done") == "provider-linked":
+		p.Notice = "Account linked: you can sign in with it now."
+	case r.URL.Query().Get("done") == "provider-unlinked":
+		p.Notice = "Account unlinked."
 	}
-	return s.render(w, r, http.StatusOK, "settings", p)
+	return s.renderWithProviders(w, r, http.StatusOK, "settings", p)
 }
 
 // passwordParams are the parameters of POST /settings/password.
@@ -240,33 +256,26 @@ type passwordParams struct {
 }
 
 // handleChangePassword checks the current password, stores the new one and
-// signs out every other session of the user.
+// signs out every other session of the user. A user who signed up through a
+// provider and has no password yet sets one without a current one.
 func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	user := userFrom(ctx)
-	// A failure shows the form again with the message beside its field;
-	// passwords are never sent back.
-	fail := func(status int, field, msg string) error {
-		p, err := s.settingsPage(r, linkCard{})
-		if err != nil {
+	in := paramsOf[passwordParams](r)
+	if user.HasPassword() {
+		ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
+		if hoard.ErrorCode(err) == hoard.ERATELIMITED {
+			return s.settingsFailed(w, r, aboutField("current", err))
+		} else if err != nil {
 			return err
 		}
-		p.Form = formState{Action: r.URL.Path, Field: field, Message: msg, shown: new(bool)}
-		return s.render(w, r, status, "settings", p)
-	}
-	in := paramsOf[passwordParams](r)
-	ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
-	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
-		return fail(http.StatusTooManyRequests, "current", hoard.ErrorMessage(err))
-	} else if err != nil {
-		return err
-	}
-	if !ok {
-		return fail(http.StatusUnauthorized, "current", "The current password is wrong.")
+		if !ok {
+			return s.settingsFailed(w, r, &fieldError{field: "current", err: hoard.Errorf(hoard.EUNAUTHORIZED, "The current password is wrong.")})
+		}
 	}
 	next := in.New
 	if err := checkNewPassword(next); err != nil {
-		return fail(http.StatusUnprocessableEntity, "new", hoard.ErrorMessage(err))
+		return s.settingsFailed(w, r, aboutField("new", err))
 	}
 	hash, err := hashPassword(ctx, next)
 	if err != nil {
@@ -277,11 +286,18 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 		keep = sess.ID
 	}
 	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		if err := tx.SetUserPassword(ctx, user.ID, hash); err != nil {
+		set := tx.SetUserPassword
+		if !user.HasPassword() {
+			set = tx.SetUserPasswordIfNone
+		}
+		if err := set(ctx, user.ID, hash); err != nil {
 			return err
 		}
 		return tx.DeleteUserSessions(ctx, user.ID, keep)
 	})
+	if hoard.ErrorCode(err) == hoard.ECONFLICT {
+		return s.settingsFailed(w, r, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,10 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /settings/subscriptions":                              {401, 422, 422},
 	"POST /settings/subscriptions/{id}/delete":                  {401, 404, 404},
 	"GET /api/messenger/bot/my-sends":                           {401, 200, 200},
+	"POST /settings/sign-in/{provider}/link":                    {401, 404, 404}, // no provider configured
+	"POST /settings/sign-in/{provider}/unlink":                  {401, 404, 404}, // nothing linked
+	"POST /auth/{provider}/login":                               {404, 404, 404},
+	"GET /auth/{provider}/callback":                             {404, 404, 404},
 	"GET /admin/invites":                                        {303, 403, 200},
 	"GET /admin/messenger":                                      {303, 403, 200},
 	"POST /admin/messenger/channels/{channelId}":                {401, 403, 404},
@@ -114,6 +118,7 @@ func concretePath(pattern string) string {
 	p = strings.ReplaceAll(p, "{packageId}", "999999")
 	p = strings.ReplaceAll(p, "{accountId}", "999999")
 	p = strings.ReplaceAll(p, "{extractionId}", "999999")
+	p = strings.ReplaceAll(p, "{provider}", "oidc")
 	p = strings.ReplaceAll(p, "/static/*", "/static/app.css")
 	if p == "/admin/river" {
 		p = "/admin/river/"

@@ -14,7 +14,8 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 var errNotFound = hoard.Errorf(hoard.ENOTFOUND, "Page not found.")
 
-// statusOf maps root error codes, and codeTimeout, to HTTP status codes.
+// statusOf maps root error codes, codeTimeout and codeProviderDown to HTTP
+// status codes.
 var statusOf = map[string]int{
 	hoard.EINVALID:      http.StatusUnprocessableEntity,
 	hoard.ENOTFOUND:     http.StatusNotFound,
@@ -25,6 +26,7 @@ var statusOf = map[string]int{
 	hoard.ERATELIMITED:  http.StatusTooManyRequests,
 	hoard.EINTERNAL:     http.StatusInternalServerError,
 	codeTimeout:         http.StatusServiceUnavailable,
+	codeProviderDown:    http.StatusBadGateway,
 }
 
 // notFoundAs returns err, with the user-facing message for a missing thing

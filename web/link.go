@@ -38,12 +38,13 @@ type linkCard struct {
 }
 
 // settingsData is the settings page: the messenger link card, the user's
-// subscriptions and deliveries, and the password form.
+// subscriptions and deliveries, the ways to sign in, and the password form.
 type settingsData struct {
 	Card          linkCard
 	Subscriptions []hoard.BotSubscription
 	Sends         []hoard.BotSendRequest
 	MaxPattern    int
+	SignIn        signInCard
 }
 
 func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
@@ -65,8 +66,12 @@ func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
+	signIn, err := s.signInCard(ctx, me)
+	if err != nil {
+		return page{}, err
+	}
 	return page{Title: "Settings", Data: settingsData{Card: card, Subscriptions: subs, Sends: sends,
-		MaxPattern: store.MaxSubscriptionPattern}}, nil
+		MaxPattern: store.MaxSubscriptionPattern, SignIn: signIn}}, nil
 }
 
 // botUsername is the bot's username: BOT_USERNAME, or the one the running

@@ -82,12 +82,23 @@ func newSearchCache(ttl time.Duration) *searchCache {
 // run, once for concurrent callers.
 func (c *searchCache) search(ctx context.Context, q store.SearchQuery,
 	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) (*store.SearchResult, error) {
+	res, _, err := c.lookup(ctx, q, run)
+	return res, err
+}
+
+// lookup is search, also reporting whether the answer came from memory
+// (or from another caller's query of the same search) rather than from a
+// query of this call's own.
+func (c *searchCache) lookup(ctx context.Context, q store.SearchQuery,
+	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) (*store.SearchResult, bool, error) {
 	if c.ttl <= 0 {
-		return run(ctx, q)
+		res, err := run(ctx, q)
+		return res, false, err
 	}
 	b, err := json.Marshal(q)
 	if err != nil {
-		return run(ctx, q)
+		res, err := run(ctx, q)
+		return res, false, err
 	}
 	key := string(b)
 	c.mu.Lock()
@@ -98,7 +109,7 @@ func (c *searchCache) search(ctx context.Context, q store.SearchQuery,
 	case cached && age < c.ttl:
 		c.mu.Unlock()
 		c.hits.Add(1)
-		return e.res, nil
+		return e.res, true, nil
 	case cached && age < staleFactor*c.ttl:
 		if !running {
 			call, gen := c.begin(key)
@@ -107,15 +118,15 @@ func (c *searchCache) search(ctx context.Context, q store.SearchQuery,
 		}
 		c.mu.Unlock()
 		c.hits.Add(1)
-		return e.res, nil
+		return e.res, true, nil
 	case running:
 		c.mu.Unlock()
 		c.hits.Add(1)
 		select {
 		case <-call.done:
-			return call.res, call.err
+			return call.res, true, call.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, true, ctx.Err()
 		}
 	}
 	call, gen := c.begin(key)
@@ -124,7 +135,7 @@ func (c *searchCache) search(ctx context.Context, q store.SearchQuery,
 	// The query runs detached from the first caller's cancellation, since
 	// others may be waiting for it; it keeps the caller's values.
 	c.fill(context.WithoutCancel(ctx), key, call, gen, q, run)
-	return call.res, call.err
+	return call.res, false, call.err
 }
 
 // begin registers a running search of key; c.mu is held.
@@ -199,9 +210,13 @@ func (c *searchCache) fragment(res *store.SearchResult, view string, render func
 }
 
 // searchPackages is the catalog search every page and API route uses,
-// through the cache.
+// through the cache; its time and whether the cache answered go to the
+// metrics.
 func (s *Server) searchPackages(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error) {
-	return s.searches.search(ctx, q, s.deps.DB.SearchPackages)
+	start := time.Now()
+	res, cached, err := s.searches.lookup(ctx, q, s.deps.DB.SearchPackages)
+	s.deps.Metrics.Search(cached, time.Since(start))
+	return res, err
 }
 
 // hitsData is what the "hits" template renders.

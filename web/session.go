@@ -41,14 +41,16 @@ func sessionFrom(ctx context.Context) *hoard.Session {
 	return s
 }
 
-// cookieName is the session cookie's name; over https it carries the
-// __Host- prefix, which browsers only accept from a secure origin for the
-// whole host.
-func (s *Server) cookieName() string {
+// cookieName is the session cookie's name (hostCookieName).
+func (s *Server) cookieName() string { return s.hostCookieName("hoard_session") }
+
+// hostCookieName is name, over https with the __Host- prefix, which
+// browsers only accept from a secure origin for the whole host.
+func (s *Server) hostCookieName(name string) string {
 	if s.secure {
-		return "__Host-hoard_session"
+		return "__Host-" + name
 	}
-	return "hoard_session"
+	return name
 }
 
 // sessionID derives the stored id from the cookie token.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/queue"
@@ -133,6 +134,9 @@ type Deps struct {
 	// MaxConcurrentRequests bounds the requests served at once; the rest
 	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
+	// SignIn configures sign-in through identity providers (oidc.go); the
+	// zero value offers passwords only.
+	SignIn SignInConfig
 	// StatementTimeout bounds each database statement of a request
 	// (0: defaultStatementTimeout; negative: none): PostgreSQL cancels a
 	// statement that runs longer, and the request answers 503. It applies
@@ -141,7 +145,26 @@ type Deps struct {
 	// DemoNote, in the demo, tells on the messaging page how to add an
 	// account to its emulator ("" otherwise).
 	DemoNote string
+	// Metrics is told about every request and catalog search (default:
+	// nobody).
+	Metrics Metrics
 }
+
+// Metrics is told what the web application serves (metrics.Metrics
+// implements it). Its methods must be safe for concurrent use and quick.
+type Metrics interface {
+	// HTTPRequest is one answered request: its route's pattern (chi's,
+	// such as /packages/{id}; "" when no route matched), never its path.
+	HTTPRequest(route, method string, status int, took time.Duration)
+	// Search is one catalog search, answered from the cache or not.
+	Search(cached bool, took time.Duration)
+}
+
+// noMetrics is the Metrics of a server that reports to nobody.
+type noMetrics struct{}
+
+func (noMetrics) HTTPRequest(string, string, int, time.Duration) {}
+func (noMetrics) Search(bool, time.Duration)                     {}
 
 // defaultStatementTimeout bounds a web request's statements unless
 // Deps.StatementTimeout says otherwise: the slowest catalog search at a
@@ -171,6 +194,7 @@ type Server struct {
 	ingestingMu sync.Mutex
 	ingesting   *ingestingNote
 	ingestingAt time.Time
+	providers   []identityProvider // sign-in through identity providers, in button order
 
 	// passwordChecks counts the sign-in attempts (and current-password
 	// checks) that got past the throttle to a password check.
@@ -195,7 +219,13 @@ func New(deps Deps) (*Server, error) {
 	if deps.StatementTimeout == 0 {
 		deps.StatementTimeout = defaultStatementTimeout
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = noMetrics{}
+	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
+	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
+		return nil, err
+	}
 	if deps.Queue != nil {
 		s.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{
 			Endpoints: riverui.NewEndpoints(deps.Queue, nil),
@@ -206,7 +236,7 @@ func New(deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(securityHeaders, s.boundStatements, s.loadSession)
+	s.router.Use(s.measure, securityHeaders, s.boundStatements, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	for _, rt := range s.routes() {
 		h := s.authorize(rt.Access, rt.checked())
@@ -245,6 +275,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.searches.ttl > 0 {
 		go s.watchCatalog(ctx)
 	}
+	s.discoverProviders(ctx)
 	if s.riverUI != nil {
 		if err := s.riverUI.Start(ctx); err != nil {
 			return fmt.Errorf("web: start queue UI: %w", err)
@@ -286,6 +317,22 @@ func securityHeaders(next http.Handler) http.Handler {
 			h.Set("Content-Security-Policy", contentSecurityPolicy)
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// measure tells the metrics how long each request took, by the pattern of
+// the route that served it (read once routing is done), so that no path
+// with an id in it ever becomes a label.
+func (s *Server) measure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		status := ww.Status()
+		if status == 0 { // nothing written: net/http answers 200
+			status = http.StatusOK
+		}
+		s.deps.Metrics.HTTPRequest(chi.RouteContext(r.Context()).RoutePattern(), r.Method, status, time.Since(start))
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/metrics"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/pgserver"
 )
@@ -22,6 +23,8 @@ type app struct {
 	db     *store.DB
 	pg     *pgserver.Server // nil when DATABASE_URL is set
 	dbDesc string
+	// metrics are this process's; served on METRICS_ADDR when set.
+	metrics *metrics.Metrics
 
 	// clients are the worker's messenger clients (set up on first need).
 	clients *accountClients
@@ -71,6 +74,7 @@ func openApp(ctx context.Context, cfg Config, poolSize int32) (*app, error) {
 		a.close()
 		return nil, err
 	}
+	a.metrics = a.newMetrics()
 	return a, nil
 }
 

@@ -74,6 +74,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 	case cfg.AppID == 0 || cfg.AppHash == "":
 		return nil, errors.New("TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the bot signs in through the messenger API like the worker")
 	}
+	cfg.Observer = a.metrics.Platform("bot")
 	b, err := telegram.NewBot(ctx, cfg, token)
 	if err != nil {
 		return nil, fmt.Errorf("chat bot: sign in: %w", err)
@@ -83,7 +84,7 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 
 // botDeps is what the bot package needs in this process.
 func (a *app) botDeps(b messenger.Bot) bot.Deps {
-	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel}
+	return bot.Deps{DB: a.db, Bot: b, Logger: a.log, AppURL: a.cfg.AppURL, AddToChannel: a.addBotToChannel, Metrics: a.metrics}
 }
 
 // addBotToChannel makes the bot an administrator of a destination channel

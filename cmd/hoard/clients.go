@@ -16,8 +16,10 @@ import (
 // jobs.Logins). Sessions come from PostgreSQL, encrypted with AUTH_SECRET.
 type accountClients struct {
 	base telegram.Config
-	mu   sync.Mutex
-	open map[int64]*telegram.Account
+	// observe gives the metrics' observer of an account's requests.
+	observe func(accountID int64) messenger.RequestObserver
+	mu      sync.Mutex
+	open    map[int64]*telegram.Account
 	// logins are clients of accounts not signed in yet; one that signs in
 	// moves to open on its next use.
 	logins map[int64]*telegram.Account
@@ -44,7 +46,8 @@ func (a *app) newAccountClients() (*accountClients, error) {
 			base.AppID, base.AppHash = 1, "emulator"
 		}
 	}
-	return &accountClients{base: base, open: map[int64]*telegram.Account{}, logins: map[int64]*telegram.Account{},
+	observe := func(id int64) messenger.RequestObserver { return a.metrics.Platform(platformLabel(id)) }
+	return &accountClients{base: base, observe: observe, open: map[int64]*telegram.Account{}, logins: map[int64]*telegram.Account{},
 		borrowed: map[int64]bool{}}, nil
 }
 
@@ -112,6 +115,7 @@ func (c *accountClients) connect(ctx context.Context, accountID int64) (*telegra
 	}
 	cfg := c.base
 	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
+	cfg.Observer = c.observe(accountID)
 	acc, err := telegram.NewAccount(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("account %d: connect: %w", accountID, err)

@@ -9,11 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/web"
 )
 
 // defaultAppURL may be baked in at build time:
@@ -26,6 +28,7 @@ type Config struct {
 	DataDir               string
 	UploadDir             string
 	ListenAddr            string
+	MetricsAddr           string // "" = no metrics listener
 	AuthSecret            string
 	AppURL                string
 	TelegramAppID         int
@@ -51,6 +54,7 @@ type Config struct {
 	WebStatementTimeout   time.Duration // negative: none
 	AdminEmail            string        // with AdminPassword: ensure this administrator exists at start-up
 	AdminPassword         string
+	SignIn                web.SignInConfig // identity providers (OIDC_*, GITHUB_*, SIGNUP_EMAIL_DOMAINS)
 }
 
 // envVar documents one configuration variable; README's table is checked
@@ -68,6 +72,7 @@ var envVars = []envVar{
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
 	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
+	{"METRICS_ADDR", "(off)", "Address of a listener of its own serving Prometheus metrics at `/metrics` (for example `127.0.0.1:9090`; see Monitoring). Never the web's port: keep it off the public network."},
 	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions and the login codes and passwords in flight to the worker (changing it loses both). Required by `web`, `worker` and `serve`; `demo` generates one into `$DATA_DIR`."},
 	{"APP_URL", "`http://localhost:<port>`", "Public base URL for links and redirects. `NEXT_PUBLIC_APP_URL` is accepted too; may be baked in with `-ldflags -X main.defaultAppURL=…`."},
 	{"TELEGRAM_APP_ID", "(none)", "Messenger API id of the worker's client application."},
@@ -92,6 +97,17 @@ var envVars = []envVar{
 	{"USERS_CAN_CURATE", "`false`", "`true` lets every signed-in user edit the catalog (tags, creators, groups, previews); otherwise only administrators."},
 	{"HOARD_ADMIN_EMAIL", "(none)", "With `HOARD_ADMIN_PASSWORD`: make sure this administrator exists at start-up (automated setups). An existing user is promoted; its password is kept."},
 	{"HOARD_ADMIN_PASSWORD", "(none)", "Password for a new `HOARD_ADMIN_EMAIL` administrator (at least 10 characters); never logged."},
+	{"OIDC_ISSUER", "(none)", "Issuer URL of an OpenID Connect provider, exactly as it names itself (trailing slash included): with `OIDC_CLIENT_ID` the sign-in page offers it (see [Sign-in with an identity provider](#sign-in-with-an-identity-provider)). https, or http on a loopback host."},
+	{"OIDC_CLIENT_ID", "(none)", "Client id of hoard at the OpenID Connect provider."},
+	{"OIDC_CLIENT_SECRET", "(none)", "Client secret of hoard at the OpenID Connect provider (empty for a public client); never logged."},
+	{"OIDC_DISPLAY_NAME", "the issuer's host", "What the button calls the provider: \"Sign in with …\" (at most 64 characters)."},
+	{"OIDC_SCOPES", "(none)", "Scopes to ask for besides `openid email profile`, separated by spaces or commas (e.g. `groups` for a role claim)."},
+	{"OIDC_ADMIN_CLAIM", "(none)", "With `OIDC_ADMIN_VALUES`: the claim (a dotted path such as `realm_access.roles` reaches into nested objects) that decides the role at every sign-in through the provider: ADMIN when it holds one of the values, USER otherwise (the last administrator keeps the role). Unset: the provider never changes a role, and its new accounts are USERs."},
+	{"OIDC_ADMIN_VALUES", "(none)", "Comma-separated values of `OIDC_ADMIN_CLAIM` that make an administrator (e.g. `hoard-admins`)."},
+	{"GITHUB_CLIENT_ID", "(none)", "Client id of a GitHub OAuth app: with `GITHUB_CLIENT_SECRET` the sign-in page offers GitHub."},
+	{"GITHUB_CLIENT_SECRET", "(none)", "Client secret of the GitHub OAuth app; never logged."},
+	{"GITHUB_URL", "`https://github.com`", "A GitHub Enterprise server instead (its API at `/api/v3`)."},
+	{"SIGNUP_EMAIL_DOMAINS", "(none)", "Comma-separated e-mail domains (e.g. `example.com`): a person whose provider has verified an address in one of them gets an account at the first sign-in through the provider without an invite code. Registration with a password always needs one."},
 	{"LOG_LEVEL", "`info`", "`debug`, `info`, `warn` or `error`."},
 	{"LOG_FORMAT", "`text` on a terminal, else `json`", "`json` or `text`."},
 }
@@ -153,6 +169,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:           str("DATABASE_URL", ""),
 		DataDir:               str("DATA_DIR", "./data"),
 		ListenAddr:            str("LISTEN_ADDR", ":8080"),
+		MetricsAddr:           str("METRICS_ADDR", ""),
 		AuthSecret:            getenv("AUTH_SECRET"),
 		TelegramAppHash:       str("TELEGRAM_APP_HASH", ""),
 		TelegramEmulator:      str("TELEGRAM_EMULATOR", ""),
@@ -200,6 +217,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		bad("LISTEN_ADDR", "port %q is not a number 0–65535", port)
 	}
 
+	if c.MetricsAddr != "" {
+		if mh, mp, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			bad("METRICS_ADDR", "%q is not host:port (for example 127.0.0.1:9090)", c.MetricsAddr)
+		} else if p, err := strconv.Atoi(mp); err != nil || p < 0 || p > 65535 {
+			bad("METRICS_ADDR", "port %q is not a number 0–65535", mp)
+		} else if mp != "0" && mp == port && (mh == host || mh == "" || host == "") {
+			bad("METRICS_ADDR", "%q is the web's LISTEN_ADDR: metrics need a listener of their own", c.MetricsAddr)
+		}
+	}
+
 	c.AppURL = str("APP_URL", str("NEXT_PUBLIC_APP_URL", defaultAppURL))
 	if c.AppURL == "" {
 		if host == "" || host == "0.0.0.0" || host == "::" {
@@ -243,7 +270,86 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.TelegramAppHash != "" && c.TelegramAppID == 0 {
 		bad("TELEGRAM_APP_ID", "is required when TELEGRAM_APP_HASH is set")
 	}
+	c.SignIn = loadSignIn(str, getenv, bad)
 	return c, errors.Join(errs...)
+}
+
+// loadSignIn reads the identity providers' variables (OIDC_*, GITHUB_*,
+// SIGNUP_EMAIL_DOMAINS); str and getenv read a variable, bad reports one.
+func loadSignIn(str func(name, def string) string, getenv func(string) string, bad func(name, format string, args ...any)) web.SignInConfig {
+	var sc web.SignInConfig
+	if issuer, id := str("OIDC_ISSUER", ""), str("OIDC_CLIENT_ID", ""); issuer != "" || id != "" {
+		o := &web.OIDCConfig{Issuer: issuer, ClientID: id, ClientSecret: getenv("OIDC_CLIENT_SECRET"),
+			DisplayName: str("OIDC_DISPLAY_NAME", ""), Scopes: splitList(str("OIDC_SCOPES", ""), " ,"),
+			AdminClaim: str("OIDC_ADMIN_CLAIM", ""), AdminValues: splitList(str("OIDC_ADMIN_VALUES", ""), ",")}
+		switch {
+		case issuer == "":
+			bad("OIDC_ISSUER", "is required when OIDC_CLIENT_ID is set")
+		case id == "":
+			bad("OIDC_CLIENT_ID", "is required when OIDC_ISSUER is set")
+		}
+		if issuer != "" && !secureURL(issuer) {
+			bad("OIDC_ISSUER", "%q is not an absolute https URL (http only on a loopback host) without query or fragment", issuer)
+		}
+		if len([]rune(o.DisplayName)) > 64 {
+			bad("OIDC_DISPLAY_NAME", "is longer than 64 characters")
+		}
+		if (o.AdminClaim == "") != (len(o.AdminValues) == 0) {
+			bad("OIDC_ADMIN_CLAIM", "OIDC_ADMIN_CLAIM and OIDC_ADMIN_VALUES must be set together")
+		}
+		sc.OIDC = o
+	} else if str("OIDC_ADMIN_CLAIM", "") != "" || str("OIDC_ADMIN_VALUES", "") != "" {
+		bad("OIDC_ADMIN_CLAIM", "needs OIDC_ISSUER and OIDC_CLIENT_ID")
+	}
+	if id, secret := str("GITHUB_CLIENT_ID", ""), getenv("GITHUB_CLIENT_SECRET"); id != "" || secret != "" {
+		if id == "" || secret == "" {
+			bad("GITHUB_CLIENT_ID", "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET must be set together")
+		}
+		gh := &web.GitHubConfig{ClientID: id, ClientSecret: secret, URL: strings.TrimRight(str("GITHUB_URL", "https://github.com"), "/")}
+		if !secureURL(gh.URL) {
+			bad("GITHUB_URL", "%q is not an absolute https URL (http only on a loopback host) without query or fragment", gh.URL)
+		}
+		sc.GitHub = gh
+	}
+	for _, d := range splitList(strings.ToLower(str("SIGNUP_EMAIL_DOMAINS", "")), ",") {
+		d = strings.TrimPrefix(d, "@")
+		if !domainName.MatchString(d) {
+			bad("SIGNUP_EMAIL_DOMAINS", "%q is not a domain name", d)
+		}
+		sc.EmailDomains = append(sc.EmailDomains, d)
+	}
+	if len(sc.EmailDomains) > 0 && sc.OIDC == nil && sc.GitHub == nil {
+		bad("SIGNUP_EMAIL_DOMAINS", "needs an identity provider (OIDC_ISSUER or GITHUB_CLIENT_ID)")
+	}
+	return sc
+}
+
+// domainName is a DNS name with at least two labels.
+var domainName = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// splitList splits a list of values separated by any of seps, trimmed,
+// dropping empty ones.
+func splitList(v, seps string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune(seps, r) }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// secureURL reports whether raw is an absolute https URL, or http on a
+// loopback host, without query or fragment: a provider's address, where
+// tokens travel.
+func secureURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return false
+	}
+	h := u.Hostname()
+	loopback := h == "localhost" || net.ParseIP(h).IsLoopback()
+	return u.Scheme == "https" || (u.Scheme == "http" && loopback)
 }
 
 // defaultWorkerID is the host name, made a valid River client id.

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hoard/hoard/web"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -33,6 +38,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"search cache 60 s", c.SearchCacheTTL == time.Minute},
 		{"concurrent requests: the web's default", c.MaxConcurrentRequests == 0},
 		{"web statement timeout 2 s", c.WebStatementTimeout == 2*time.Second},
+		{"no metrics listener", c.MetricsAddr == ""},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -47,6 +53,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
 		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64", "WEB_STATEMENT_TIMEOUT_SECONDS": "0",
+		"METRICS_ADDR": "127.0.0.1:9090",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +61,7 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
 		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
-		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 {
+		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -93,6 +100,18 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"WEB_MAX_CONCURRENT_REQUESTS", "0"},
 		{"WEB_STATEMENT_TIMEOUT_SECONDS", "-1"},
 		{"WEB_STATEMENT_TIMEOUT_SECONDS", "601"},
+		{"METRICS_ADDR", "9090"},
+		{"METRICS_ADDR", ":metrics"},
+		{"METRICS_ADDR", ":8080"},
+		{"METRICS_ADDR", "0.0.0.0:8080"},
+		{"OIDC_ISSUER", "http://idp.example.com"},
+		{"OIDC_ISSUER", "https://idp.example.com?tenant=1"},
+		{"OIDC_ISSUER", "idp.example.com"},
+		{"OIDC_CLIENT_ID", "hoard"},
+		{"OIDC_ADMIN_CLAIM", "groups"},
+		{"GITHUB_CLIENT_ID", "id-without-secret"},
+		{"GITHUB_CLIENT_SECRET", "secret-without-id"},
+		{"SIGNUP_EMAIL_DOMAINS", "example.com"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -111,6 +130,60 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") || !strings.Contains(err.Error(), "LOG_FORMAT") {
 		t.Fatalf("not every problem reported: %v", err)
 	}
+}
+
+func TestLoadSignIn(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want web.SignInConfig
+		bad  []string // variables the error names
+	}{
+		{"none", nil, web.SignInConfig{}, nil},
+		{"OpenID Connect", map[string]string{"OIDC_ISSUER": "https://sso.example.com/realms/main/", "OIDC_CLIENT_ID": "hoard",
+			"OIDC_CLIENT_SECRET": " s3cret ", "OIDC_DISPLAY_NAME": "Company SSO", "OIDC_SCOPES": "groups, offline_access",
+			"OIDC_ADMIN_CLAIM": "realm_access.roles", "OIDC_ADMIN_VALUES": "hoard-admins, Hoard Owners"},
+			web.SignInConfig{OIDC: &web.OIDCConfig{Issuer: "https://sso.example.com/realms/main/", ClientID: "hoard", ClientSecret: " s3cret ",
+				DisplayName: "Company SSO", Scopes: []string{"groups", "offline_access"}, AdminClaim: "realm_access.roles",
+				AdminValues: []string{"hoard-admins", "Hoard Owners"}}}, nil},
+		{"a loopback issuer over http", map[string]string{"OIDC_ISSUER": "http://127.0.0.1:5556/dex", "OIDC_CLIENT_ID": "hoard"},
+			web.SignInConfig{OIDC: &web.OIDCConfig{Issuer: "http://127.0.0.1:5556/dex", ClientID: "hoard"}}, nil},
+		{"GitHub and domains", map[string]string{"GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs",
+			"SIGNUP_EMAIL_DOMAINS": "Example.com, @staff.example.org"},
+			web.SignInConfig{GitHub: &web.GitHubConfig{ClientID: "gh", ClientSecret: "ghs", URL: "https://github.com"},
+				EmailDomains: []string{"example.com", "staff.example.org"}}, nil},
+		{"GitHub Enterprise", map[string]string{"GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs", "GITHUB_URL": "https://git.example.com/"},
+			web.SignInConfig{GitHub: &web.GitHubConfig{ClientID: "gh", ClientSecret: "ghs", URL: "https://git.example.com"}}, nil},
+		{"bad values", map[string]string{"OIDC_ISSUER": "https://sso.example.com", "OIDC_CLIENT_ID": "hoard",
+			"OIDC_DISPLAY_NAME": strings.Repeat("n", 65), "OIDC_ADMIN_VALUES": "admins", "GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs",
+			"GITHUB_URL": "ftp://git.example.com", "SIGNUP_EMAIL_DOMAINS": "localhost"},
+			web.SignInConfig{}, []string{"OIDC_DISPLAY_NAME", "OIDC_ADMIN_CLAIM", "GITHUB_URL", "SIGNUP_EMAIL_DOMAINS"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"LOG_FORMAT": "text"}
+			maps.Copy(env, tc.env)
+			c, err := loadConfig(func(k string) string { return env[k] })
+			for _, name := range tc.bad {
+				if err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("error %v does not name %s", err, name)
+				}
+			}
+			if tc.bad != nil {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.SignIn, tc.want) {
+				t.Fatalf("SignIn = %s\nwant     %s", describeSignIn(c.SignIn), describeSignIn(tc.want))
+			}
+		})
+	}
+}
+
+func describeSignIn(sc web.SignInConfig) string {
+	return fmt.Sprintf("OIDC %+v GitHub %+v domains %q", sc.OIDC, sc.GitHub, sc.EmailDomains)
 }
 
 func TestCheckAuthSecret(t *testing.T) {

@@ -27,6 +27,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	seed := fset.String("seed", "", "emulator seed file (needs the messenger emulator)")
 	once := fset.Bool("once", false, "run one ingestion cycle and exit (needs the messenger emulator)")
 	noLimit := fset.Bool("no-rate-limit", false, "no per-account request limit (benchmarks against the emulator)")
+	linger := fset.Bool("linger", false, "with --once and METRICS_ADDR: keep serving the final metrics after the summary until interrupted")
 	if err := fset.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -90,7 +91,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	a.clients, a.demoNote = clients, demoNote(dm.info)
 	a.emulator = telegramInfo(dm.info)
 	if *once {
-		return a.demoOnce(ctx, dm, stdout, stderr)
+		return a.demoOnce(ctx, dm, *linger, stdout, stderr)
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
 		cycle := "A first ingestion cycle is running: the catalog fills within a minute or two.\n"

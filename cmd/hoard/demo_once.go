@@ -33,16 +33,39 @@ type onceSummary struct {
 	// PlatformRequests is how many requests the account made from queueing
 	// the cycle until it and its grouping were done.
 	PlatformRequests int64 `json:"platform_requests"`
+	// PlatformRequestsAll is every request the account made in this
+	// process, its sign-in and the channels' set-up included (what the
+	// metrics count).
+	PlatformRequestsAll int64 `json:"platform_requests_all"`
 	// SpoolReadBytes is how many bytes the process read back from spooled
 	// downloads (archive.FilesBytesRead).
 	SpoolReadBytes int64 `json:"spool_read_bytes"`
 }
 
 // demoOnce runs one ingestion cycle with the worker (no schedule, quick
-// retries), waits until it and the grouping it queued are done, prints a
-// JSON summary and reports success when the run COMPLETED.
-func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithTimeout(ctx, onceTimeout)
+// retries), waits until it and the grouping it queued are done, stops the
+// worker, prints a JSON summary and reports success when the run
+// COMPLETED. With METRICS_ADDR it serves /metrics meanwhile (the address
+// printed first), and with linger it goes on serving them after the
+// summary, final by then, until interrupted.
+func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, linger bool, stdout, stderr io.Writer) int {
+	stopMetrics, err := a.serveMetrics(ctx, func(addr string) { fmt.Fprintf(stdout, "Metrics: http://%s/metrics\n", addr) })
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
+		return exitFailure
+	}
+	defer stopMetrics()
+	code := a.runOnce(ctx, dm, stdout, stderr)
+	if linger && a.cfg.MetricsAddr != "" {
+		fmt.Fprintln(stderr, "hoard demo --once: the final metrics stay served until interrupted")
+		<-ctx.Done()
+	}
+	return code
+}
+
+// runOnce is demoOnce's cycle and summary.
+func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(parent, onceTimeout)
 	defer cancel()
 	a.noSchedule = true
 	if a.retryBase == 0 {
@@ -54,11 +77,16 @@ func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, stdout, stderr io
 		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
 		return exitFailure
 	}
-	defer func() {
-		stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 45*time.Second)
-		defer stop()
-		_ = queue.Stop(stopCtx, client)
-	}()
+	stopped := false
+	stopWorker := func() {
+		if !stopped {
+			stopped = true
+			stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 45*time.Second)
+			defer stop()
+			_ = queue.Stop(stopCtx, client)
+		}
+	}
+	defer stopWorker()
 	requests := dm.limiter.Waits()
 	res, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerDemo}, nil)
 	if err != nil {
@@ -87,10 +115,14 @@ func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, stdout, stderr io
 		run = r
 		break
 	}
+	// Every job has returned once the worker stops: what they told the
+	// metrics is in, and the counts below are final.
+	stopWorker()
 	sum := onceSummary{RunID: run.ID, RunStatus: string(run.Status), RunError: run.ErrorMessage,
 		Scanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound, Duplicates: run.Duplicates,
 		Ingested: run.Ingested, SkippedInRun: run.Skipped,
-		PlatformRequests: dm.limiter.Waits() - requests, SpoolReadBytes: archive.FilesBytesRead()}
+		PlatformRequests: dm.limiter.Waits() - requests, PlatformRequestsAll: dm.limiter.Waits(),
+		SpoolReadBytes: archive.FilesBytesRead()}
 	for _, c := range []struct {
 		dst   *int64
 		table string

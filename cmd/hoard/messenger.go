@@ -204,6 +204,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	cfg := base
 	cfg.SessionKey = "account:" + strconv.FormatInt(acc.ID, 10)
 	cfg.Limiter = d.limiter
+	cfg.Observer = a.metrics.Platform(platformLabel(acc.ID))
 	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {
 		return fmt.Errorf("demo: account client: %w", err)
 	}

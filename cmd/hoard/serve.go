@@ -67,6 +67,11 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 // serve runs the parts until ctx ends. ready, when not nil, is called with
 // the web listener's address once it accepts connections.
 func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error {
+	stopMetrics, err := a.serveMetrics(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	var chatBot *telegram.Bot
 	if p.bot {
 		b, err := a.connectBot(ctx)
@@ -81,7 +86,6 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 		}
 	}
 	var client *queue.Client
-	var err error
 	if p.worker || chatBot != nil {
 		var b messenger.Bot
 		if chatBot != nil {
@@ -132,7 +136,7 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc,
 		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
-		StatementTimeout: a.cfg.WebStatementTimeout, DemoNote: a.demoNote})
+		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote})
 	if err != nil {
 		return err
 	}
@@ -198,7 +202,7 @@ func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bo
 	}
 	client, err := queue.NewClient(a.db.Pool(), queue.Options{
 		Role: role, Workers: workers, Periodic: periodic, Logger: a.log, ID: a.cfg.WorkerID,
-		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll,
+		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll, Jobs: a.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -242,7 +246,7 @@ func (a *app) registerJobs(workers *river.Workers) error {
 	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
 		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
 		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
-		RetryBase: a.retryBase}
+		RetryBase: a.retryBase, Metrics: a.metrics}
 	return jobs.Register(workers, deps)
 }
 

@@ -117,18 +117,26 @@ type limitedInvoker struct {
 	noInline bool // return every flood wait as *messenger.FloodWait
 }
 
-// Invoke implements tg.Invoker.
+// Invoke implements tg.Invoker. Every attempt is told to the
+// configuration's Observer (as the Limiter counts it), with its flood wait
+// or its file bytes.
 func (l *limitedInvoker) Invoke(ctx context.Context, in bin.Encoder, out bin.Decoder) error {
+	method := methodName(in)
 	for attempt := 0; ; attempt++ {
+		l.cfg.Observer.Request(method)
 		if err := l.cfg.Limiter.Wait(ctx); err != nil {
 			return err
 		}
 		err := l.next.Invoke(ctx, in, out)
 		d, ok := tgerr.AsFloodWait(err)
 		if !ok {
+			if err == nil {
+				observeBytes(l.cfg.Observer, in, out)
+			}
 			return err
 		}
-		fw := &messenger.FloodWait{RetryAfter: d, Premium: tgerr.Is(err, "FLOOD_PREMIUM_WAIT"), Method: methodName(in)}
+		l.cfg.Observer.FloodWait(method, d)
+		fw := &messenger.FloodWait{RetryAfter: d, Premium: tgerr.Is(err, "FLOOD_PREMIUM_WAIT"), Method: method}
 		if l.noInline || d > l.cfg.MaxInlineFloodWait || attempt >= 5 {
 			return fw
 		}
@@ -139,6 +147,23 @@ func (l *limitedInvoker) Invoke(ctx context.Context, in bin.Encoder, out bin.Dec
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		}
+	}
+}
+
+// observeBytes tells o the file bytes a successful request moved: a
+// download chunk's answer, an upload part's request.
+func observeBytes(o messenger.RequestObserver, in bin.Encoder, out bin.Decoder) {
+	switch req := in.(type) {
+	case *tg.UploadSaveFilePartRequest:
+		o.Uploaded(int64(len(req.Bytes)))
+	case *tg.UploadSaveBigFilePartRequest:
+		o.Uploaded(int64(len(req.Bytes)))
+	case *tg.UploadGetFileRequest:
+		if box, ok := out.(*tg.UploadFileBox); ok {
+			if f, ok := box.File.(*tg.UploadFile); ok {
+				o.Downloaded(int64(len(f.Bytes)))
+			}
 		}
 	}
 }

@@ -93,6 +93,9 @@ type Config struct {
 	// of BotLimits.Global: its messages are paced by Pacer, and answering
 	// callbacks and catching up on updates must not queue behind them.
 	Limiter *messenger.Limiter
+	// Observer is told about every request and its file bytes (default:
+	// nobody).
+	Observer messenger.RequestObserver
 	// MaxInlineFloodWait is the longest FLOOD_WAIT slept through in place
 	// (transfer parts resume, never restart); longer ones return a
 	// *messenger.FloodWait. Default 10 s.
@@ -133,6 +136,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Limiter == nil {
 		c.Limiter = messenger.NewLimiter(10, 5)
+	}
+	if c.Observer == nil {
+		c.Observer = messenger.NoObserver{}
 	}
 	if c.MaxInlineFloodWait == 0 {
 		c.MaxInlineFloodWait = 10 * time.Second
