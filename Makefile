@@ -17,8 +17,8 @@ build: ## build bin/hoard
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hoard ./cmd/hoard
 
 .PHONY: demo
-demo: ## run the whole service on this machine (embedded PostgreSQL, generated AUTH_SECRET)
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/hoard demo
+demo: ## run the whole service on this machine (embedded PostgreSQL, generated AUTH_SECRET); ADDR=:9090 for another port
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/hoard demo $(if $(ADDR),--addr $(ADDR))
 
 .PHONY: run
 run: ## run web + worker + bot with the configuration in the environment

@@ -198,13 +198,7 @@ func loginStep[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T],
 // reason and, for a rate limit, when to try again), clears its secrets and
 // returns the error for River, which does not retry login jobs.
 func (d *Deps) loginFailed(ctx context.Context, id int64, step string, cause error) error {
-	msg := truncate(cause.Error(), 500)
-	if fw, ok := messenger.AsFloodWait(cause); ok {
-		msg = fmt.Sprintf("The platform asks to wait %s before the next login attempt.", fw.RetryAfter)
-	} else if e := hoard.ErrorMessage(cause); hoard.ErrorCode(cause) != hoard.EINTERNAL && e != "" {
-		msg = e + " (" + msg + ")"
-	}
-	if err := d.DB.FinishAccountLogin(ctx, id, hoard.AuthFailed, step+": "+msg); err != nil {
+	if err := d.DB.FinishAccountLogin(ctx, id, hoard.AuthFailed, step+": "+loginReason(cause)); err != nil {
 		d.Logger.Warn("login: record failure", "account", id, "err", err)
 	}
 	d.Logger.Warn("login step failed", "account", id, "step", step, "err", cause)

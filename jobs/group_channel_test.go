@@ -303,7 +303,8 @@ func TestGroupChannelConflictsNotifiedOnce(t *testing.T) {
 	t.Parallel()
 	f := newGroupFixture(t, true)
 	// Two manual groups; the second's rule "dragon" also matches a member
-	// of the first.
+	// of the first. Learning declines such a rule
+	// (TestLearnGroupRuleDeclinesAClashingRule); a user may still add it.
 	a := f.pkg("Dragon Bust.zip", creator("Zed"))
 	b := f.pkg("Knight Base.zip", creator("Zed"))
 	g1, err := f.db.CreateManualGroup(f.ctx, "Zed picks", []int64{a, b})
@@ -311,10 +312,10 @@ func TestGroupChannelConflictsNotifiedOnce(t *testing.T) {
 	c, d := f.pkg("Dragon Wing.zip"), f.pkg("Dragon Tail.zip")
 	g2, err := f.db.CreateManualGroup(f.ctx, "Dragons", []int64{c, d})
 	f.must(err)
-	for _, g := range []int64{g1.ID, g2.ID} {
-		_, err := f.learn.Work(f.ctx, t, f.db.Tx(), hoard.LearnGroupRuleArgs{GroupID: g}, nil)
-		f.must(err)
-	}
+	_, err = f.learn.Work(f.ctx, t, f.db.Tx(), hoard.LearnGroupRuleArgs{GroupID: g1.ID}, nil)
+	f.must(err)
+	_, err = f.db.AddGroupingRule(f.ctx, &hoard.GroupingRule{GroupID: g2.ID, Pattern: "dragon", SignalType: hoard.RulePrefix, Confidence: 0.72})
+	f.must(err)
 	if res := f.run(); res.Conflicts != 1 || f.conflictNotes() != 1 {
 		t.Fatalf("first run: %+v, %d notifications", res, f.conflictNotes())
 	}
@@ -511,5 +512,71 @@ func TestLearnGroupRuleCutsLongPrefix(t *testing.T) {
 	if res.Job.State != rivertype.JobStateCompleted || len(rules) != 1 || utf8.RuneCountInString(rules[0].Pattern) > 512 ||
 		!strings.HasPrefix(rules[0].Pattern, "verylongname verylongname") {
 		t.Fatalf("state %s, rules %+v", res.Job.State, rules)
+	}
+}
+
+// TestLearnGroupRuleDeclinesAClashingRule: grouping two packages by hand
+// whose only common ground is a creator whose other packages are grouped
+// already learns no rule (it would raise conflicts at once): the group
+// records the rule it declined and why.
+// Learning it anyway (the page's button adds it) and grouping then raise a
+// conflict whose notification names and links both groups; merging them
+// makes the notification go away.
+func TestLearnGroupRuleDeclinesAClashingRule(t *testing.T) {
+	t.Parallel()
+	f := newGroupFixture(t, true)
+	const forge = "Dragon Forge"
+	early := f.clock
+	x, y := f.pkg("Orc Warband.rar", creator(forge), postedAt(early)), f.pkg("Knight Shield.7z", creator(forge), postedAt(early.Add(time.Minute)))
+	f.run() // posted a minute apart: an AUTO_TIME group
+	auto := f.groupOf(x)
+	if auto == 0 || f.groupOf(y) != auto {
+		t.Fatalf("set-up: %d and %d not grouped by time", x, y)
+	}
+	a, b := f.pkg("Dragon_Bust_v2_supported.stl", creator(forge)), f.pkg("Goblin Camp.zip", creator(forge))
+	g, err := f.db.CreateManualGroup(f.ctx, "My picks", []int64{a, b})
+	f.must(err)
+	res, err := f.learn.Work(f.ctx, t, f.db.Tx(), hoard.LearnGroupRuleArgs{GroupID: g.ID}, nil)
+	f.must(err)
+	rules, err := f.db.ListGroupRules(f.ctx, g.ID)
+	f.must(err)
+	declined, err := f.db.FindDeclinedRule(f.ctx, g.ID)
+	f.must(err)
+	if res.Job.State != rivertype.JobStateCompleted || len(rules) != 0 || declined == nil {
+		t.Fatalf("state %s, rules %+v, declined %+v", res.Job.State, rules, declined)
+	}
+	want := store.DeclinedRule{SignalType: hoard.RuleCreator, Pattern: forge,
+		Note: "No rule learned: packages by “Dragon Forge” would also match packages of another group (Orc Warband.rar, Knight Shield.7z), which would raise grouping conflicts."}
+	if *declined != want {
+		t.Fatalf("declined %+v\nwant     %+v", *declined, want)
+	}
+	var out learnResult
+	f.must(json.Unmarshal(res.Job.Output(), &out))
+	if out != (learnResult{Note: want.Note}) {
+		t.Fatalf("recorded output %+v", out)
+	}
+
+	// Learned anyway: the next run reports the conflict, naming both groups.
+	_, err = f.db.AddGroupingRule(f.ctx, &hoard.GroupingRule{GroupID: g.ID, Pattern: forge, SignalType: hoard.RuleCreator, Confidence: 0.5})
+	f.must(err)
+	if run := f.run(); run.Conflicts != 1 {
+		t.Fatalf("run after learning anyway: %+v", run)
+	}
+	notes, err := f.db.ListNotifications(f.ctx, 0, 10)
+	f.must(err)
+	if len(notes) != 1 {
+		t.Fatalf("notifications %+v", notes)
+	}
+	var ctxData map[string]any
+	f.must(json.Unmarshal(notes[0].Context, &ctxData))
+	names := []any{ctxData["name_a"], ctxData["name_b"]}
+	if !slices.Contains(names, "My picks") || ctxData["group_a"] == nil || ctxData["group_b"] == nil {
+		t.Fatalf("conflict context %s", notes[0].Context)
+	}
+	// Merged: the notification goes away.
+	_, err = f.db.MergeGroups(f.ctx, g.ID, auto)
+	f.must(err)
+	if notes, err := f.db.ListNotifications(f.ctx, 0, 10); err != nil || len(notes) != 0 {
+		t.Fatalf("after the merge: %+v, %v", notes, err)
 	}
 }

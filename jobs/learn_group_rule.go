@@ -33,8 +33,10 @@ type learnResult struct {
 
 // Work implements river.Worker. A group deleted in the meantime cancels the
 // job; a group that is not MANUAL, or whose members share nothing to learn,
-// completes it without a rule. A prefix longer than a rule may hold is cut
-// to the limit.
+// completes it without a rule. A rule that would also match packages of
+// other groups of the channel is not learned (grouping.LearnRuleAmong): the
+// group records it as declined, with why, and its page offers it. A prefix
+// longer than a rule may hold is cut to the limit.
 func (w *LearnGroupRuleWorker) Work(ctx context.Context, job *river.Job[hoard.LearnGroupRuleArgs]) error {
 	err := w.deps.DB.InTx(ctx, func(tx *store.DB) error {
 		out, err := learnGroupRule(ctx, tx, job.Args.GroupID)
@@ -85,9 +87,17 @@ func learnGroupRule(ctx context.Context, db *store.DB, groupID int64) (learned, 
 	if err != nil {
 		return learned{}, err
 	}
-	r, ok := grouping.LearnRule(groupingPackages(members))
+	l, err := learnAmongChannel(ctx, db, g, members)
+	if err != nil {
+		return learned{}, err
+	}
+	if l.Declined != nil {
+		d := declinedRule(*l.Declined, l)
+		return learned{learnResult: learnResult{Note: d.Note}}, db.SetDeclinedRule(ctx, groupID, &d)
+	}
+	r, ok := l.Rule, l.OK
 	if !ok {
-		return learned{learnResult: learnResult{Note: "the members share no file-name prefix or creator"}}, nil
+		return learned{learnResult: learnResult{Note: "the members share no file-name prefix or creator"}}, db.SetDeclinedRule(ctx, groupID, nil)
 	}
 	if utf8.RuneCountInString(r.Pattern) > maxRulePattern {
 		if r.Kind != grouping.RulePrefix {
@@ -100,8 +110,50 @@ func learnGroupRule(ctx context.Context, db *store.DB, groupID int64) (learned, 
 	if _, err := db.AddGroupingRule(ctx, rule); err != nil {
 		return learned{}, err
 	}
+	if err := db.SetDeclinedRule(ctx, groupID, nil); err != nil {
+		return learned{}, err
+	}
 	return learned{
 		learnResult: learnResult{RuleID: rule.ID, Pattern: rule.Pattern, Signal: string(rule.SignalType)},
 		channelID:   g.SourceChannelID,
 	}, nil
+}
+
+// learnAmongChannel learns the rule of group g from its members among the
+// other packages of its channel (grouping.LearnRuleAmong).
+func learnAmongChannel(ctx context.Context, db *store.DB, g *hoard.PackageGroup, members []hoard.GroupingPackage) (grouping.Learning, error) {
+	var others []hoard.GroupingPackage
+	if g.SourceChannelID != 0 {
+		snap, err := db.LoadGroupingSnapshot(ctx, g.SourceChannelID, store.SnapshotOptions{All: true})
+		if err != nil {
+			return grouping.Learning{}, err
+		}
+		for _, p := range snap.Packages {
+			if p.GroupID != g.ID {
+				others = append(others, p)
+			}
+		}
+	}
+	return grouping.LearnRuleAmong(groupingPackages(members), groupingPackages(others)), nil
+}
+
+// declinedRule words a rule learning declined: what it would match, and
+// the packages and groups it would also take in.
+func declinedRule(r grouping.Rule, l grouping.Learning) store.DeclinedRule {
+	rule := hoard.GroupingRule{SignalType: hoard.RuleSignal(r.Kind), Pattern: r.Pattern}
+	names := make([]string, 0, 3)
+	for _, c := range l.Clashes[:min(3, len(l.Clashes))] {
+		names = append(names, c.FileName)
+	}
+	more := ""
+	if len(l.Clashes) > len(names) {
+		more = ", …"
+	}
+	groups := "another group"
+	if len(l.ClashGroups) > 1 {
+		groups = fmt.Sprintf("%d other groups", len(l.ClashGroups))
+	}
+	return store.DeclinedRule{SignalType: rule.SignalType, Pattern: rule.Pattern,
+		Note: fmt.Sprintf("No rule learned: %s would also match packages of %s (%s%s), which would raise grouping conflicts.",
+			rule.Words(), groups, strings.Join(names, ", "), more)}
 }

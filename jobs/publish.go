@@ -432,6 +432,7 @@ func (d *Deps) inspect(ctx context.Context, t *hoard.Transfer) (hoard.Package, [
 	if len(p.PreviewData) == 0 && at != archive.Document {
 		p.PreviewData = d.archivePreview(ctx, at, t.SpoolPaths, listing.Entries, p.FileName)
 	}
+	p.PreviewData = d.modelPreviewIfNone(ctx, p.PreviewData, &p, at, t.SpoolPaths, listing.Entries)
 	return p, files, nil
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 const groupColumns = `g.id, g.name, g.grouping_source, coalesce(g.grouping_key, '') AS grouping_key,
-	coalesce(g.source_channel_id, 0) AS source_channel_id, g.preview_data IS NOT NULL AS has_preview,
+	coalesce(g.source_channel_id, 0) AS source_channel_id, ` + groupHasPreview + ` AS has_preview,
 	(SELECT count(*) FROM packages p WHERE p.package_group_id = g.id) AS member_count, g.created_at, g.updated_at`
 
 const ruleColumns = `id, group_id, coalesce(channel_id, 0) AS channel_id, pattern, signal_type,
@@ -126,15 +126,48 @@ func (db *DB) SetGroupPreview(ctx context.Context, id int64, data []byte) error 
 	return notFoundIfNone("set group preview", tag, err)
 }
 
-// FindGroupPreview returns a group's preview image bytes; ENOTFOUND when the
-// group does not exist or has no preview.
+// groupHasPreview tells whether the group g shows a picture: its own, or
+// one of its members' (FindGroupPreview).
+const groupHasPreview = `(g.preview_data IS NOT NULL OR EXISTS (SELECT 1 FROM packages m WHERE m.package_group_id = g.id AND m.has_preview))`
+
+// FindGroupPreview returns the picture a group shows: its own preview, or
+// else the preview of its oldest member that has one (a group of packages
+// without a picture of its own looks like its first one). ENOTFOUND when
+// the group does not exist or shows none.
 func (db *DB) FindGroupPreview(ctx context.Context, id int64) ([]byte, error) {
 	var data []byte
-	err := db.q.QueryRow(ctx, `SELECT preview_data FROM package_groups WHERE id = $1 AND preview_data IS NOT NULL`, id).Scan(&data)
+	err := db.q.QueryRow(ctx, `
+		SELECT coalesce(g.preview_data, (SELECT m.preview_data FROM packages m
+			WHERE m.package_group_id = g.id AND m.has_preview ORDER BY m.created_at, m.id LIMIT 1))
+		FROM package_groups g WHERE g.id = $1`, id).Scan(&data)
+	if err == nil && data == nil {
+		err = pgx.ErrNoRows
+	}
 	if err != nil {
 		return nil, wrap("find group preview", err)
 	}
 	return data, nil
+}
+
+// GroupsShowingPreview returns which of the groups show a picture, their
+// own or a member's (FindGroupPreview): for the cards of a result page.
+func (db *DB) GroupsShowingPreview(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	out := make(map[int64]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.q.Query(ctx, `SELECT g.id FROM package_groups g WHERE g.id = ANY($1) AND `+groupHasPreview, ids)
+	if err != nil {
+		return nil, wrap("groups showing a preview", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, wrap("groups showing a preview", err)
+	}
+	for _, id := range got {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // lockGroups locks the groups' rows in id order (so that two callers never
@@ -810,7 +843,7 @@ func (db *DB) raiseGroupingConflicts(ctx context.Context, channelID int64, confl
 		if key == "" {
 			key = fmt.Sprintf("%s:%d:%d", hoard.NotifyGroupingConflict, f.A, f.B)
 		}
-		detail, err := json.Marshal(map[string]any{"group_a": f.A, "group_b": f.B,
+		detail, err := json.Marshal(map[string]any{"group_a": f.A, "group_b": f.B, "name_a": f.NameA, "name_b": f.NameB,
 			"package_ids": nonNilInts(c.PackageIDs), "patterns": nonNilStrings(c.Patterns)})
 		if err != nil {
 			return n, fmt.Errorf("record grouping conflicts: %w", err)

@@ -319,6 +319,57 @@ func TestGroupPreview(t *testing.T) {
 	wantCode(t, db.SetGroupPreview(ctx, -1, img), hoard.ENOTFOUND)
 }
 
+// TestGroupShowsAMembersPreview: a group without a picture of its own shows
+// its oldest member's that has one, reports HasPreview for it, and its own
+// picture, once set, comes first.
+func TestGroupShowsAMembersPreview(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	g := mustGroup(t, db, 0, hoard.GroupAutoTime, "k")
+	bare := mustGroup(t, db, 0, hoard.GroupAutoTime, "bare")
+	var members []int64
+	for i, preview := range [][]byte{nil, []byte("second"), []byte("third")} {
+		p := mustPackage(t, db, func(p *hoard.Package) { p.PreviewData = preview })
+		_, err := db.Tx().Exec(ctx, `UPDATE packages SET created_at = now() - make_interval(hours => $2) WHERE id = $1`, p.ID, 10-i)
+		must(t, err)
+		members = append(members, p.ID)
+	}
+	must(t, db.SetPackageGroup(ctx, members, g.ID))
+	must(t, db.SetPackageGroup(ctx, []int64{mustPackage(t, db, func(*hoard.Package) {}).ID}, bare.ID))
+
+	type shown struct {
+		Preview    string
+		HasPreview bool
+		Showing    bool // GroupsShowingPreview
+	}
+	look := func(id int64) shown {
+		t.Helper()
+		var s shown
+		if data, err := db.FindGroupPreview(ctx, id); err == nil {
+			s.Preview = string(data)
+		} else {
+			wantCode(t, err, hoard.ENOTFOUND)
+		}
+		f, err := db.FindGroupByID(ctx, id)
+		must(t, err)
+		showing, err := db.GroupsShowingPreview(ctx, []int64{g.ID, bare.ID})
+		must(t, err)
+		s.HasPreview, s.Showing = f.HasPreview, showing[id]
+		return s
+	}
+	if got, want := look(g.ID), (shown{"second", true, true}); got != want {
+		t.Errorf("group of members with previews: %+v, want %+v", got, want)
+	}
+	if got, want := look(bare.ID), (shown{}); got != want {
+		t.Errorf("group without any preview: %+v, want %+v", got, want)
+	}
+	must(t, db.SetGroupPreview(ctx, g.ID, []byte("own")))
+	if got, want := look(g.ID), (shown{"own", true, true}); got != want {
+		t.Errorf("group with its own preview: %+v, want %+v", got, want)
+	}
+}
+
 func TestDissolveGroup(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)

@@ -51,6 +51,10 @@ type SearchQuery struct {
 	Newest bool
 	After  *SearchCursor
 	Limit  int // default 24, at most 200
+
+	// Extensions keeps packages whose file name ends with one of them,
+	// case-insensitively (".stl"): the formats of a document kind.
+	Extensions []string
 }
 
 // SearchCursor is a keyset position in a result list.
@@ -217,6 +221,9 @@ func (db *DB) search(ctx context.Context, q SearchQuery, mode SearchMode, words 
 	}
 	if q.ArchiveType != "" {
 		filters = append(filters, "p.archive_type = "+arg(string(q.ArchiveType)))
+	}
+	if len(q.Extensions) > 0 {
+		filters = append(filters, extensionFilter("p", arg, q.Extensions))
 	}
 	if q.Grouped != nil {
 		if *q.Grouped {

@@ -169,16 +169,19 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		if statusFor(err) >= 500 {
 			return err
 		}
-		return s.renderWithProviders(w, r, statusFor(err), "register", page{Title: "Register", Error: hoard.ErrorMessage(err), Data: form})
+		// The message goes beside its field (forms.go); the page keeps the
+		// code and email, never the password.
+		return s.renderWithProviders(w, r, statusFor(err), "register", page{Title: "Register", Data: form,
+			Form: formState{Action: r.URL.Path, Field: fieldOf(err), Message: hoard.ErrorMessage(err), shown: new(bool)}})
 	}
 	if form.Code == "" {
-		return fail(hoard.Errorf(hoard.EINVALID, "Registration needs an invite code."))
+		return fail(invalidField("code", "Registration needs an invite code."))
 	}
 	if err := checkEmail(form.Email); err != nil {
-		return fail(err)
+		return fail(aboutField("email", err))
 	}
 	if err := checkNewPassword(password); err != nil {
-		return fail(err)
+		return fail(aboutField("password", err))
 	}
 	// Refuse a bad code before spending a password hash on it.
 	inv, err := s.deps.DB.FindInviteByCode(r.Context(), form.Code)
@@ -186,7 +189,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := store.InviteRefusal(inv, time.Now()); err != nil {
-		return fail(err)
+		return fail(aboutField("code", err))
 	}
 	hash, err := hashPassword(r.Context(), password)
 	if err != nil {
@@ -262,17 +265,17 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) er
 	if user.HasPassword() {
 		ok, err := s.checkPasswordThrottled(r, user.Email, user.PasswordHash, in.Current)
 		if hoard.ErrorCode(err) == hoard.ERATELIMITED {
-			return s.settingsFailed(w, r, err)
+			return s.settingsFailed(w, r, aboutField("current", err))
 		} else if err != nil {
 			return err
 		}
 		if !ok {
-			return s.settingsFailed(w, r, hoard.Errorf(hoard.EUNAUTHORIZED, "The current password is wrong."))
+			return s.settingsFailed(w, r, &fieldError{field: "current", err: hoard.Errorf(hoard.EUNAUTHORIZED, "The current password is wrong.")})
 		}
 	}
 	next := in.New
 	if err := checkNewPassword(next); err != nil {
-		return s.settingsFailed(w, r, err)
+		return s.settingsFailed(w, r, aboutField("new", err))
 	}
 	hash, err := hashPassword(ctx, next)
 	if err != nil {

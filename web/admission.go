@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"runtime"
 )
@@ -36,12 +37,20 @@ func (a *admission) wrap(h http.HandlerFunc) http.HandlerFunc {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(admittedKey{}) != nil {
+			h(w, r) // a page served within an admitted request (showFormAgain)
+			return
+		}
 		select {
 		case a.slots <- struct{}{}:
 		case <-r.Context().Done():
 			return
 		}
 		defer func() { <-a.slots }()
-		h(w, r)
+		h(w, r.WithContext(context.WithValue(r.Context(), admittedKey{}, true)))
 	}
 }
+
+// admittedKey marks a request's context once the gate admitted it: a page
+// it serves within itself (a form shown again) holds the same slot.
+type admittedKey struct{}

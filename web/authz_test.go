@@ -15,6 +15,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"GET /":                          {303, 200, 200},
 	"GET /status":                    {200, 200, 200},
 	"GET /packages/{id}":             {303, 404, 404},
+	"GET /creators/{name}":           {303, 200, 200},
+	"GET /tags/{tag}":                {303, 200, 200},
 	"GET /packages/{id}/preview":     {303, 404, 404},
 	"POST /packages/tags":            {401, 403, 422},
 	"POST /packages/creator":         {401, 403, 422},
@@ -45,6 +47,8 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /groups/{id}/rename":                                  {401, 403, 404},
 	"POST /groups/{id}/packages/{packageId}/remove":             {401, 403, 404},
 	"POST /groups/{id}/dissolve":                                {401, 403, 404},
+	"POST /groups/{id}/rules":                                   {401, 403, 404},
+	"POST /groups/{id}/rules/{ruleId}/delete":                   {401, 403, 404},
 	"POST /groups/{id}/merge/start":                             {401, 403, 404},
 	"POST /groups/{id}/merge":                                   {401, 403, 404},
 	"POST /groups/{id}/send":                                    {401, 404, 404},
@@ -84,6 +88,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/ingestion/trigger":                               {401, 403, 202},
 	"POST /admin/messenger/channels/{channelId}/rescan":         {401, 403, 404},
 	"POST /api/notifications/repair":                            {401, 403, 422},
+	"POST /admin/messenger/accounts/{accountId}/delete":         {401, 403, 404},
 	"POST /admin/messenger/rebuild":                             {401, 403, 409}, // no destination channel
 	"GET /api/rebuild/status":                                   {401, 403, 200},
 	"POST /admin/messenger/joins":                               {401, 403, 422}, // no reference

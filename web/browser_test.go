@@ -29,26 +29,31 @@ func TestBrowserUserJourney(t *testing.T) {
 	code := e.invite(1, time.Hour)
 	base := e.ts.URL
 
+	// Every step that makes the page navigate waits for the new page
+	// (bt.Follow): the next step must not start while the browser is still
+	// loading, or its own navigation aborts (net::ERR_ABORTED under load).
 	bt.Do(t, ctx, chromedp.Navigate(base+"/register?code="+code),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
-		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form button[type=submit]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
 	if got := bt.Text(t, ctx, "ul.grid"); !strings.Contains(got, "Red Dragon Pack.zip") {
 		t.Fatalf("catalog after registration: %q", got)
 	}
 
 	// Search, then open the package.
-	bt.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "knight"),
-		chromedp.Submit(chromedp.CSS(`input[name=q]`)),
+	bt.Do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "knight"))
+	bt.Follow(t, ctx, chromedp.Submit(chromedp.CSS(`input[name=q]`)))
+	bt.Do(t, ctx,
 		// The result page no longer lists the dragon packages.
 		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`a[href="/packages/%d"]`, pk["Red Dragon Pack.zip"].ID))),
 		chromedp.WaitVisible(chromedp.CSS(`ul.grid li`)))
 	if got := bt.Text(t, ctx, "ul.grid"); !strings.Contains(got, "Knight Helmet.rar") || strings.Contains(got, "Dragon") {
 		t.Fatalf("search results: %q", got)
 	}
-	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`ul.grid li a`)), chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`ul.grid li a[href^="/packages/"]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
 	if got := bt.Text(t, ctx, "article.package h1"); got != "Knight Helmet.rar" {
 		t.Fatalf("package page title %q", got)
 	}
@@ -64,9 +69,9 @@ func TestBrowserUserJourney(t *testing.T) {
 		files = append(files, p)
 	}
 	bt.Do(t, ctx, chromedp.Navigate(base+"/uploads"), chromedp.WaitVisible(chromedp.CSS(`input[type=file]`)),
-		chromedp.SetUploadFiles(chromedp.CSS(`input[type=file]`), files),
-		chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-upload-state]`)))
+		chromedp.SetUploadFiles(chromedp.CSS(`input[type=file]`), files))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`[data-upload-state]`)))
 	if got := bt.Text(t, ctx, "[data-upload-state]"); got != "processing" {
 		t.Fatalf("upload phase %q", got)
 	}
@@ -75,18 +80,20 @@ func TestBrowserUserJourney(t *testing.T) {
 	}
 
 	// Get a messenger link code.
-	bt.Do(t, ctx, chromedp.Navigate(base+"/settings"), chromedp.Click(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.code`)))
+	bt.Do(t, ctx, chromedp.Navigate(base+"/settings"), chromedp.WaitVisible(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/settings/messenger/link-code"] button`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`p.code`)))
 	if got := bt.Text(t, ctx, "p.code"); len(got) != linkCodeLen {
 		t.Fatalf("link code %q", got)
 	}
 
 	// Sign out and in again.
-	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
-		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"))
+	bt.Follow(t, ctx, chromedp.Submit(chromedp.CSS(`input[name=password]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
 }
 
 // TestBrowserAdminJourney: bulk-edit tags, create and copy an invite,
@@ -110,39 +117,45 @@ func TestBrowserAdminJourney(t *testing.T) {
 		Severity: hoard.SeverityWarning, Title: "Lost access to Minis", DedupKey: "browser"}); err != nil {
 		t.Fatal(err)
 	}
-	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
-		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
-		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
+	signIn(t, ctx, base, admin.Email, password)
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
 	if got := bt.Text(t, ctx, "[data-bell-count]"); got != "1" {
 		t.Fatalf("bell badge %q", got)
 	}
 
-	// Bulk tag edit: select two packages, add a tag.
+	// Bulk tag edit: select two packages (the bar counts them), add a tag;
+	// the page says what changed.
 	a, b := pk["Red Dragon Pack.zip"], pk["Knight Helmet.rar"]
 	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
-		chromedp.SendKeys(chromedp.CSS(`input[name=tags]`), "Browser, Bulk"),
-		chromedp.Click(chromedp.CSS(`#bulk button[type=submit]:not([formaction])`)))
-	bt.Eventually(t, "bulk tags saved", func() bool {
-		for _, id := range []int64{a.ID, b.ID} {
-			p, _ := e.db.FindPackageByID(context.Background(), id)
-			if !slices.Contains(p.Tags, "Browser") || !slices.Contains(p.Tags, "Bulk") {
-				return false
-			}
+		chromedp.Poll[chromedp.Void](`document.querySelector("[data-selection-count]").textContent === "2 selected"`, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=tags]`), "Browser, Bulk"))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`#bulk button[type=submit]:not([formaction])`)))
+	if got := bt.Text(t, ctx, "p.notice"); got != "Tags added to 2 packages." {
+		t.Fatalf("notice after the bulk edit: %q", got)
+	}
+	for _, id := range []int64{a.ID, b.ID} {
+		p, _ := e.db.FindPackageByID(context.Background(), id)
+		if !slices.Contains(p.Tags, "Browser") || !slices.Contains(p.Tags, "Bulk") {
+			t.Fatalf("tags of %d after the bulk edit: %q", id, p.Tags)
 		}
-		return true
-	})
+	}
+	// Select all, then clear.
+	bt.Do(t, ctx, chromedp.Click(chromedp.CSS(`[data-select-all]`)),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("input.pick:checked").length === document.querySelectorAll("input.pick").length`,
+			chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.Click(chromedp.CSS(`[data-select-none]`)),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll("input.pick:checked").length === 0 && document.querySelector("[data-selection-count]").textContent === "None selected"`,
+			chromedp.WithPollingTimeout(5*time.Second)))
 
 	// Groups: create one from two selected packages, then merge another
 	// group into it in two steps.
 	bt.Do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, a.ID))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`input.pick[value="%d"]`, b.ID))),
-		chromedp.SendKeys(chromedp.CSS(`#bulk input[name=name]`), "Browser group"),
-		chromedp.Click(chromedp.CSS(`#bulk button[formaction="/groups"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
+		chromedp.SendKeys(chromedp.CSS(`#bulk input[name=name]`), "Browser group"))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`#bulk button[formaction="/groups"]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`article.package h1`)))
 	if got := bt.Text(t, ctx, "article.package h1"); got != "Browser group" {
 		t.Fatalf("group page title %q", got)
 	}
@@ -156,23 +169,25 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt.Do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)),
-		chromedp.Click(chromedp.CSS(`form[action$="/merge/start"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`ul.grid`)),
-		chromedp.Navigate(target),
-		chromedp.Click(chromedp.CSS(`form[action$="/merge"] button`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/merge"]`)))
-	bt.Eventually(t, "groups merged", func() bool {
-		_, err := e.db.FindGroupByID(context.Background(), source.ID)
-		return hoard.ErrorCode(err) == hoard.ENOTFOUND
-	})
+	bt.Do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/merge/start"] button`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/merge/start"] button`)))
+	if got := bt.Text(t, ctx, "p.notice"); !strings.Contains(got, "open the group to merge it into") {
+		t.Fatalf("after Start merge: %q", got)
+	}
+	bt.Do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/groups/%d", base, source.ID)), chromedp.WaitVisible(chromedp.CSS(`[data-merge-next]`)),
+		chromedp.Navigate(target), chromedp.WaitVisible(chromedp.CSS(`form[action$="/merge"] button`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/merge"] button`)))
+	if _, err := e.db.FindGroupByID(context.Background(), source.ID); hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Fatalf("the merged group is still there: %v", err)
+	}
 	if got := bt.Text(t, ctx, "article.package"); !strings.Contains(got, "4 packages") {
 		t.Fatalf("merged group: %q", got)
 	}
 
 	// Invites: create one, copy its link.
-	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.notice`)), // the new page, not the old one's rows
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/invites"), chromedp.WaitVisible(chromedp.CSS(`form[action="/admin/invites"] button`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action="/admin/invites"] button`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`p.notice`)), // the new page, not the old one's rows
 		chromedp.Click(chromedp.CSS(`[data-copy]`)))
 	// The copy is asynchronous: wait until the clipboard holds the link.
 	var link string
@@ -185,9 +200,9 @@ func TestBrowserAdminJourney(t *testing.T) {
 	}
 
 	// Notifications: dismiss from the page.
-	bt.Do(t, ctx, chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS(`li.note`)),
-		chromedp.Click(chromedp.CSS(`form[action$="/dismiss"] button`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`li.note`)))
+	bt.Do(t, ctx, chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(chromedp.CSS(`li.note`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/dismiss"] button`)))
+	bt.Do(t, ctx, chromedp.WaitNotPresent(chromedp.CSS(`li.note`)))
 	if got := bt.Text(t, ctx, "ul.notes"); !strings.Contains(got, "No notifications") {
 		t.Fatalf("after dismiss: %q", got)
 	}
@@ -236,9 +251,9 @@ func TestBrowserAdminJourney(t *testing.T) {
 	e.signedInAccount("+15550000001")
 	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`form[data-join-form]`)),
 		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=ref]`), "@OpenShelf"),
-		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=category]`), "Prints"),
-		chromedp.Click(chromedp.CSS(`form[data-join-form] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+		chromedp.SendKeys(chromedp.CSS(`form[data-join-form] input[name=category]`), "Prints"))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form[data-join-form] button`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-join-status="PENDING"]`)))
 	if got := bt.Text(t, ctx, `tr[data-join-status="PENDING"]`); !strings.Contains(got, "@openshelf") || !strings.Contains(got, "Prints") {
 		t.Fatalf("join row %q", got)
@@ -260,9 +275,9 @@ func TestBrowserAdminJourney(t *testing.T) {
 	if err := e.db.UpsertChannel(context.Background(), &hoard.Channel{PlatformID: 777001, Title: "Archive", Kind: hoard.ChannelDestination}); err != nil {
 		t.Fatal(err)
 	}
-	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitEnabled(chromedp.CSS(`[data-rebuild-start]`)),
-		chromedp.Click(chromedp.CSS(`[data-rebuild-start]`)),
-		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitEnabled(chromedp.CSS(`[data-rebuild-start]`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`[data-rebuild-start]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("[data-rebuild-state]").textContent.startsWith("Running")`,
 			chromedp.WithPollingTimeout(10*time.Second)))
 	if !bt.Run(t, ctx, chromedp.Evaluate[bool](`document.querySelector("[data-rebuild-start]").disabled`)) {
@@ -320,12 +335,8 @@ func TestBrowserChoosePreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := e.ts.URL
-	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
-		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)),
-		chromedp.Navigate(fmt.Sprintf("%s/packages/%d", base, p.ID)),
+	signIn(t, ctx, base, admin.Email, password)
+	bt.Do(t, ctx, chromedp.Navigate(fmt.Sprintf("%s/packages/%d", base, p.ID)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-preview-chooser]`)),
 		chromedp.Click(chromedp.CSS(`[data-preview-chooser] li:nth-child(1) button`)))
 	var x *hoard.PreviewExtraction
@@ -388,14 +399,20 @@ func TestBrowserRiverUIUnderPolicy(t *testing.T) {
 	defer errs.Check(t, "the River UI", bt.RiverUIEvalProbe)
 	admin, password := e.user(hoard.RoleAdmin)
 	base := e.ts.URL
-	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), admin.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password),
-		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
+	signIn(t, ctx, base, admin.Email, password)
 	for _, page := range []struct{ path, text string }{{"/admin/river/jobs", "Jobs"}, {"/admin/river/queues", "Queues"}} {
 		bt.Do(t, ctx, chromedp.Navigate(base+page.path),
 			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#root").innerText.includes(%q)`, page.text),
 				chromedp.WithPollingTimeout(15*time.Second)))
 	}
+}
+
+// signIn signs in through the form and waits for the catalog it leads to.
+func signIn(t *testing.T, ctx context.Context, base, email, password string) {
+	t.Helper()
+	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), password))
+	bt.Follow(t, ctx, chromedp.Submit(chromedp.CSS(`input[name=password]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
 }

@@ -15,6 +15,15 @@ import (
 	"github.com/hoard/hoard/store"
 )
 
+// kindList names the kinds the type filter takes, for its error message.
+var kindList = func() string {
+	names := make([]string, len(hoard.Kinds))
+	for i, k := range hoard.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}()
+
 // catalogTabs are the tabs of the catalog page.
 var catalogTabs = []string{"all", "groups", "ungrouped"}
 
@@ -28,6 +37,9 @@ type catalogQuery struct {
 	Tab     string
 	View    string
 	Cursor  string
+
+	// Kind is the type filter: an archive type or a document's format.
+	Kind hoard.Kind
 }
 
 // catalogParams are the parameters of the catalog page and GET
@@ -64,11 +76,12 @@ func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
 		return q, hoard.Errorf(hoard.EINVALID, "Filter by at most %d tags.", maxTagsPerRequest)
 	}
 	q.ChannelID = p.Channel
-	if t := strings.ToUpper(p.Type); t != "" {
-		if !hoard.ArchiveType(t).Valid() {
-			return q, hoard.Errorf(hoard.EINVALID, "type must be one of ZIP, RAR, 7Z, DOCUMENT.")
+	if p.Type != "" {
+		k, ok := hoard.ParseKind(p.Type)
+		if !ok {
+			return q, invalidField("type", "type must be one of %s or DOCUMENT.", kindList)
 		}
-		q.ArchiveType = hoard.ArchiveType(t)
+		q.Kind, q.ArchiveType, q.Extensions = k, k.ArchiveType(), k.Extensions()
 	}
 	q.Preview = p.Preview
 	switch q.Preview {
@@ -150,6 +163,15 @@ type catalogPage struct {
 	NewestURL string
 	// HitsHTML is the result rows (the "hits" template).
 	HitsHTML template.HTML
+	// Back is this page without its notice, where the selection's forms
+	// return.
+	Back string
+	// Heading introduces a creator's or a tag's page.
+	Heading catalogHeading
+	// Sources are the channel filter's choices: the source channels.
+	Sources map[int64]string
+	// Ingesting is the cycle running while the plain catalog is shown.
+	Ingesting *ingestingNote
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -161,12 +183,26 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if paramsOf[catalogParams](r).Tab == "skipped" {
 		return s.handleSkipped(w, r)
 	}
+	return s.renderCatalog(w, r, catalogHeading{})
+}
+
+// renderCatalog renders the catalog page of the request's search under a
+// heading (a creator's or a tag's page; none for the catalog itself).
+func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading catalogHeading) error {
 	q, res, channels, err := s.catalogSearch(r)
 	if err != nil {
 		return err
 	}
-	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Curate: s.canCurate(r),
-		TabURL: map[string]string{}, ViewURL: map[string]string{}}
+	sources, err := s.sourceChannelTitles(r)
+	if err != nil {
+		return err
+	}
+	ingesting, err := s.catalogIngesting(r, q)
+	if err != nil {
+		return err
+	}
+	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
+		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting}
 	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
 	}
@@ -179,10 +215,14 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request) error {
 	if res.Capped {
 		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
 	}
-	if p.HitsHTML, err = s.hitsHTML(res, q.View, channels); err != nil {
+	if p.HitsHTML, err = s.hitsHTML(r.Context(), res, q.View, channels); err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "catalog", page{Title: "Catalog", Notice: sentNotice(r), Data: p})
+	title := "Catalog"
+	if heading.Title != "" {
+		title = heading.Title
+	}
+	return s.render(w, r, http.StatusOK, "catalog", page{Title: title, Data: p})
 }
 
 // catalogSearch runs the search a catalog request describes and returns it
@@ -234,12 +274,27 @@ func (s *Server) channelTitles(r *http.Request) (map[int64]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[int64]string, len(chs))
+	m, sources := make(map[int64]string, len(chs)), make(map[int64]string, len(chs))
 	for _, c := range chs {
 		m[c.ID] = c.Title
+		if c.Kind == hoard.ChannelSource {
+			sources[c.ID] = c.Title
+		}
 	}
-	s.titles, s.titlesAt = m, time.Now()
+	s.titles, s.sourceTitles, s.titlesAt = m, sources, time.Now()
 	return m, nil
+}
+
+// sourceChannelTitles maps the source channels' ids to their titles: the
+// channel filter's choices (the destination holds copies of them). It
+// shares channelTitles' cache.
+func (s *Server) sourceChannelTitles(r *http.Request) (map[int64]string, error) {
+	if _, err := s.channelTitles(r); err != nil {
+		return nil, err
+	}
+	s.titlesMu.Lock()
+	defer s.titlesMu.Unlock()
+	return s.sourceTitles, nil
 }
 
 // titlesTTL bounds how stale the cached channel titles may be.
@@ -258,6 +313,7 @@ type packageJSON struct {
 	FileName         string   `json:"file_name"`
 	FileSize         int64    `json:"file_size"`
 	ArchiveType      string   `json:"archive_type"`
+	Kind             string   `json:"kind"` // STL, OBJ, 3MF, PDF … for documents (hoard.Kind)
 	Creator          string   `json:"creator"`
 	Tags             []string `json:"tags"`
 	PartCount        int      `json:"part_count"`
@@ -292,7 +348,7 @@ func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
 	if dest == nil {
 		dest = []int64{}
 	}
-	return packageJSON{ID: p.ID, FileName: p.FileName, FileSize: p.FileSize, ArchiveType: string(p.ArchiveType),
+	return packageJSON{ID: p.ID, FileName: p.FileName, FileSize: p.FileSize, ArchiveType: string(p.ArchiveType), Kind: string(p.Kind()),
 		Creator: p.Creator, Tags: tags, PartCount: p.PartCount, FileCount: p.FileCount, HasPreview: p.HasPreview,
 		ContentHash: p.ContentHash, SourceChannelID: p.SourceChannelID, SourceChannel: channels[p.SourceChannelID],
 		SourceMessageID: p.SourceMessageID, SourceTopicID: p.SourceTopicID, SourceCaption: p.SourceCaption,

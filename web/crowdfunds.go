@@ -71,9 +71,11 @@ func (s *Server) crowdfundFromForm(r *http.Request, c *hoard.Crowdfund) error {
 	c.DeliveryStatus, c.PaymentStatus = hoard.DeliveryStatus(in.DeliveryStatus), hoard.PaymentStatus(in.PaymentStatus)
 	switch {
 	case c.Name == "":
-		return hoard.Errorf(hoard.EINVALID, "The name is required (200 characters at most).")
-	case !validURL(c.Link) || !validURL(c.FilesURL):
-		return hoard.Errorf(hoard.EINVALID, "Links must be http(s) URLs.")
+		return invalidField("name", "The name is required (200 characters at most).")
+	case !validURL(c.Link):
+		return invalidField("link", "The campaign link must be an http(s) URL.")
+	case !validURL(c.FilesURL):
+		return invalidField("files_url", "The files link must be an http(s) URL.")
 	}
 	c.HostID = 0
 	if host := in.Host; host != "" {

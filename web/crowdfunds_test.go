@@ -65,7 +65,7 @@ func TestCrowdfundsArePrivateAndLinkPackages(t *testing.T) {
 		t.Fatalf("search after link: %s", body)
 	}
 	_, body = e.do(nil, "GET", "/crowdfunds", nil, ac)
-	if !regexp.MustCompile(`Dragon Kickstarter</a></td><td>Kickstarter</td><td>PARTIAL</td><td>PAID</td><td>1</td>`).MatchString(body) {
+	if !regexp.MustCompile(`Dragon Kickstarter</a></td><td data-label="Host">Kickstarter</td><td data-label="Delivery">Partly delivered</td><td data-label="Payment">Paid</td><td data-label="Packages">1</td>`).MatchString(body) {
 		t.Fatalf("table row wrong:\n%s", body)
 	}
 	// Send all needs a link and published packages.

@@ -80,6 +80,9 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		case status >= 500:
 			s.deps.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
+		if refillable(r, status) && s.showFormAgain(w, r, status, err) {
+			return
+		}
 		if wantsJSON(r) {
 			writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 			return

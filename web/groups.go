@@ -32,9 +32,12 @@ func (s *Server) findGroup(r *http.Request) (*hoard.PackageGroup, error) {
 }
 
 type groupPage struct {
-	G           *hoard.PackageGroup
-	Members     []hoard.Package
-	Rules       []hoard.GroupingRule
+	G       *hoard.PackageGroup
+	Members []hoard.Package
+	Rules   []hoard.GroupingRule
+	// Declined is the rule learning declined for this manual group, with
+	// why (nil when none).
+	Declined    *store.DeclinedRule
 	Curate      bool
 	MergeSource *hoard.PackageGroup // a merge started elsewhere, offered here
 	Merging     bool                // this group is the merge source
@@ -55,7 +58,11 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := groupPage{G: g, Members: members, Rules: rules, Curate: s.canCurate(r)}
+	declined, err := s.deps.DB.FindDeclinedRule(r.Context(), g.ID)
+	if err != nil {
+		return err
+	}
+	p := groupPage{G: g, Members: members, Rules: rules, Declined: declined, Curate: s.canCurate(r)}
 	if c, err := r.Cookie(mergeCookie); err == nil {
 		if id, err := strconv.ParseInt(c.Value, 10, 64); err == nil {
 			if id == g.ID {
@@ -65,11 +72,7 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	notice := noticeFor(r.URL.Query().Get("done"))
-	if n := sentNotice(r); n != "" {
-		notice = n
-	}
-	return s.render(w, r, http.StatusOK, "group", page{Title: g.Name, Notice: notice, Data: p})
+	return s.render(w, r, http.StatusOK, "group", page{Title: g.Name, Data: p})
 }
 
 func groupURL(id int64, done string) string {
@@ -106,7 +109,7 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) error
 			name = strings.TrimSuffix(first.FileName, fileExt(first.FileName))
 		}
 		if g, err = tx.CreateManualGroup(r.Context(), name, ids); err != nil {
-			return err
+			return aboutField("name", err)
 		}
 		_, err = s.deps.Queue.InsertTx(r.Context(), tx.Tx(), hoard.LearnGroupRuleArgs{GroupID: g.ID}, nil)
 		return err
@@ -114,7 +117,7 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return redirect(w, r, groupURL(g.ID, "saved"))
+	return redirect(w, r, withNotice(groupURL(g.ID, ""), "group-created", len(ids)))
 }
 
 // fileExt is the extension of a file name, with its dot ("" if none).
@@ -137,7 +140,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if _, err := s.deps.DB.RenameGroup(r.Context(), g.ID, paramsOf[renameGroupParams](r).Name); err != nil {
-		return err
+		return aboutField("name", err)
 	}
 	return redirect(w, r, groupURL(g.ID, "saved"))
 }
@@ -182,7 +185,7 @@ func (s *Server) handleStartMerge(w http.ResponseWriter, r *http.Request) error 
 	}
 	http.SetCookie(w, &http.Cookie{Name: mergeCookie, Value: strconv.FormatInt(g.ID, 10), Path: "/", MaxAge: 3600,
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode})
-	return redirect(w, r, "/?tab=groups")
+	return redirect(w, r, "/?tab=groups&done=merge-started")
 }
 
 // mergeParams are the parameters of POST /groups/{id}/merge: the source
@@ -211,7 +214,7 @@ func (s *Server) handleMergeHere(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: mergeCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.secure})
-	return redirect(w, r, groupURL(g.ID, "saved"))
+	return redirect(w, r, groupURL(g.ID, "merged"))
 }
 
 // handleSendGroup queues every package of a group for the caller.
@@ -275,7 +278,7 @@ func (s *Server) handleSetGroupPreview(w http.ResponseWriter, r *http.Request) e
 	}
 	data, err := readPreviewUpload(w, r)
 	if err != nil {
-		return err
+		return aboutField("image", err)
 	}
 	if err := s.deps.DB.SetGroupPreview(r.Context(), g.ID, data); err != nil {
 		return err
@@ -292,10 +295,67 @@ func (s *Server) handleSetPackagePreview(w http.ResponseWriter, r *http.Request)
 	}
 	data, err := readPreviewUpload(w, r)
 	if err != nil {
-		return err
+		return aboutField("image", err)
 	}
 	if err := s.deps.DB.SetPackagePreview(r.Context(), p.ID, data, 0); err != nil {
 		return err
 	}
 	return redirect(w, r, "/packages/"+strconv.FormatInt(p.ID, 10)+"?done=saved")
 }
+
+// handleDeleteGroupRule removes a learned rule from a group: later
+// grouping runs no longer apply it; the packages it took in stay.
+func (s *Server) handleDeleteGroupRule(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.findGroup(r)
+	if err != nil {
+		return err
+	}
+	ruleID, err := pathID(r, "ruleId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.DeleteGroupRule(r.Context(), g.ID, ruleID); err != nil {
+		return notFoundAs(err, "The group has no such rule.")
+	}
+	return redirect(w, r, groupURL(g.ID, "rule-removed"))
+}
+
+// handleLearnDeclinedRule learns the rule that learning declined for a
+// group (the user decided it is right after all): the rule, the decision
+// and a group_channel job for its channel in one transaction.
+func (s *Server) handleLearnDeclinedRule(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.findGroup(r)
+	if err != nil {
+		return err
+	}
+	err = s.deps.DB.InTx(r.Context(), func(tx *store.DB) error {
+		d, err := tx.FindDeclinedRule(r.Context(), g.ID)
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			return hoard.Errorf(hoard.ECONFLICT, "There is no declined rule to learn for this group.")
+		}
+		if _, err := tx.AddGroupingRule(r.Context(), &hoard.GroupingRule{GroupID: g.ID, SignalType: d.SignalType,
+			Pattern: d.Pattern, Confidence: declinedRuleConfidence}); err != nil {
+			return err
+		}
+		if err := tx.SetDeclinedRule(r.Context(), g.ID, nil); err != nil {
+			return err
+		}
+		if g.SourceChannelID == 0 {
+			return nil
+		}
+		_, err = s.deps.Queue.InsertTx(r.Context(), tx.Tx(), hoard.GroupChannelArgs{ChannelID: g.SourceChannelID}, nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return redirect(w, r, groupURL(g.ID, "rule-learned"))
+}
+
+// declinedRuleConfidence is the confidence of a rule a user learned after
+// learning declined it: the lowest a learned rule has (a creator's), as it
+// matches more than the group.
+const declinedRuleConfidence = 0.5

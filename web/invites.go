@@ -36,13 +36,13 @@ type InviteOptions struct {
 // CreateInvites creates opt.Count invite codes in one transaction.
 func CreateInvites(ctx context.Context, db *store.DB, opt InviteOptions) ([]hoard.InviteCode, error) {
 	if opt.Count < 1 || opt.Count > 50 {
-		return nil, hoard.Errorf(hoard.EINVALID, "Create between 1 and 50 codes at a time.")
+		return nil, invalidField("count", "Create between 1 and 50 codes at a time.")
 	}
 	if opt.MaxUses < 1 || opt.MaxUses > 1000 {
-		return nil, hoard.Errorf(hoard.EINVALID, "Uses per code must be between 1 and 1000.")
+		return nil, invalidField("max_uses", "Uses per code must be between 1 and 1000.")
 	}
 	if opt.ExpiresIn < 0 {
-		return nil, hoard.Errorf(hoard.EINVALID, "The expiry must not be in the past.")
+		return nil, invalidField("expires_days", "The expiry must not be in the past.")
 	}
 	var out []hoard.InviteCode
 	err := db.InTx(ctx, func(tx *store.DB) error {
@@ -180,6 +180,16 @@ func noticeFor(done string) string {
 		return "Password submitted: the worker is checking it."
 	case "extract":
 		return "Extracting the image from the archive: the preview changes when it is done."
+	case "account-removed":
+		return "Account removed."
+	case "merge-started":
+		return "Merge started: open the group to merge it into (below) and choose “Merge here” there."
+	case "merged":
+		return "Groups merged: the packages of the other group are in this one now."
+	case "rule-removed":
+		return "Rule removed: later grouping runs no longer apply it; the packages it took in stay."
+	case "rule-learned":
+		return "Rule learned: matching packages join this group in a moment."
 	}
 	return ""
 }
@@ -220,10 +230,7 @@ func (s *Server) handleCreateInvites(w http.ResponseWriter, r *http.Request) err
 		Role:      hoard.RoleUser, CreatedBy: userFrom(r.Context()).ID,
 	})
 	if err != nil {
-		if statusFor(err) >= 500 {
-			return err
-		}
-		return s.renderInvites(w, r, statusFor(err), hoard.ErrorMessage(err), "")
+		return err // a bad number shows the form again beside its field
 	}
 	return redirect(w, r, "/admin/invites?done=created")
 }

@@ -105,7 +105,7 @@ type addAccountParams struct {
 func (s *Server) handleAddAccount(w http.ResponseWriter, r *http.Request) error {
 	phone, err := normalizePhone(paramsOf[addAccountParams](r).Phone)
 	if err != nil {
-		return err
+		return aboutField("phone", err)
 	}
 	ctx := r.Context()
 	var acc *hoard.Account
@@ -113,7 +113,7 @@ func (s *Server) handleAddAccount(w http.ResponseWriter, r *http.Request) error 
 		var err error
 		if acc, err = tx.CreateAccount(ctx, phone); err != nil {
 			if hoard.ErrorCode(err) == hoard.ECONFLICT {
-				return hoard.Errorf(hoard.ECONFLICT, "An account with this phone number exists already.")
+				return &fieldError{field: "phone", err: hoard.Errorf(hoard.ECONFLICT, "An account with this phone number exists already.")}
 			}
 			return err
 		}
@@ -171,7 +171,7 @@ func (s *Server) handleAccountCode(w http.ResponseWriter, r *http.Request) error
 		return c
 	}, paramsOf[accountCodeParams](r).Code)
 	if len(code) < 3 || len(code) > 12 || strings.Trim(code, "0123456789") != "" {
-		return hoard.Errorf(hoard.EINVALID, "The login code is the 3 to 12 digits the platform sent.")
+		return invalidField("code", "The login code is the 3 to 12 digits the platform sent.")
 	}
 	return s.submitSecret(w, r, messenger.SecretCode, code)
 }
@@ -187,7 +187,7 @@ type accountPasswordParams struct {
 func (s *Server) handleAccountPassword(w http.ResponseWriter, r *http.Request) error {
 	password := paramsOf[accountPasswordParams](r).Password
 	if password == "" {
-		return hoard.Errorf(hoard.EINVALID, "Type the account's two-step verification password (256 characters at most).")
+		return invalidField("password", "Type the account's two-step verification password (256 characters at most).")
 	}
 	return s.submitSecret(w, r, messenger.SecretPassword, password)
 }
@@ -306,4 +306,19 @@ func (s *Server) handleSetDestination(w http.ResponseWriter, r *http.Request) er
 		return nil
 	}
 	return redirect(w, r, "/admin/messenger?done=destination")
+}
+
+// handleRemoveAccount removes an account that is not signed in (a failed
+// or abandoned login), with its channel settings and stored session; a
+// signed-in account is refused (409).
+func (s *Server) handleRemoveAccount(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "accountId")
+	if err != nil {
+		return err
+	}
+	if err := s.deps.DB.RemoveSignedOutAccount(r.Context(), id); err != nil {
+		return notFoundAs(err, "No such account.")
+	}
+	s.forgetChannelTitles()
+	return redirect(w, r, withDone(backOr(r, "/admin/messenger#accounts"), "account-removed"))
 }

@@ -27,6 +27,8 @@ type messengerPage struct {
 	// candidate destinations.
 	SignedIn []hoard.Account
 	Choices  []store.DestinationChoice
+	// DemoNote says, in the demo, how to add an account to its emulator.
+	DemoNote string
 }
 
 // handleMessengerAdmin renders messaging administration: the worker status
@@ -63,7 +65,7 @@ func (s *Server) handleMessengerAdmin(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	p := messengerPage{Channels: channels, Accounts: accounts, Interval: s.deps.WorkerInterval, Sends: sends, Rebuild: rebuild,
-		Joins: joins, Choices: choices}
+		Joins: joins, Choices: choices, DemoNote: s.deps.DemoNote}
 	if p.Bot, err = s.deps.DB.FindBotStatus(ctx); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}

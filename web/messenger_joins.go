@@ -53,7 +53,7 @@ func (s *Server) handleJoinChannel(w http.ResponseWriter, r *http.Request) error
 	in := paramsOf[joinParams](r)
 	ref, err := messenger.ParseChannelRef(in.Ref)
 	if err != nil {
-		return err
+		return aboutField("ref", err)
 	}
 	category, accountID := in.Category, in.AccountID
 	j := &hoard.ChannelJoin{Ref: ref.String(), Category: category}

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/hoard/hoard"
 )
@@ -20,6 +21,47 @@ type notificationJSON struct {
 	IsRead     bool            `json:"is_read"`
 	Repairable bool            `json:"repairable"`
 	CreatedAt  string          `json:"created_at"`
+	// Links open what the notification is about beyond its package: the
+	// two groups of a grouping conflict.
+	Links []noteLink `json:"links,omitempty"`
+}
+
+// noteLink is a link of a notification: a local path and its words.
+type noteLink struct {
+	Href  string `json:"href"`
+	Label string `json:"label"`
+}
+
+// conflictLinks are the links to the groups of a GROUPING_CONFLICT, from
+// its context (group_a, group_b and, since issue #16, their names).
+func conflictLinks(n hoard.Notification) []noteLink {
+	if n.Type != hoard.NotifyGroupingConflict {
+		return nil
+	}
+	var c struct {
+		A     int64  `json:"group_a"`
+		B     int64  `json:"group_b"`
+		NameA string `json:"name_a"`
+		NameB string `json:"name_b"`
+	}
+	if json.Unmarshal(n.Context, &c) != nil {
+		return nil
+	}
+	var out []noteLink
+	for _, g := range []struct {
+		id   int64
+		name string
+	}{{c.A, c.NameA}, {c.B, c.NameB}} {
+		if g.id <= 0 {
+			continue
+		}
+		label := "Open group " + strconv.FormatInt(g.id, 10)
+		if g.name != "" {
+			label = "Open “" + hoard.DisplayText(g.name) + "”"
+		}
+		out = append(out, noteLink{Href: groupURL(g.id, ""), Label: label})
+	}
+	return out
 }
 
 func toNotificationJSON(n hoard.Notification) notificationJSON {
@@ -28,7 +70,8 @@ func toNotificationJSON(n hoard.Notification) notificationJSON {
 	return notificationJSON{ID: n.ID, Type: string(n.Type), Severity: string(n.Severity), Title: hoard.DisplayText(n.Title),
 		Message: hoard.DisplayText(n.Message),
 		Context: n.Context, PackageID: n.PackageID, ChannelID: n.ChannelID, IsRead: n.IsRead,
-		Repairable: n.Type.Repairable() && n.PackageID != 0, CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
+		Repairable: n.Type.Repairable() && n.PackageID != 0, CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"),
+		Links: conflictLinks(n)}
 }
 
 // notificationsPageSize is how many notifications one page lists.

@@ -421,7 +421,9 @@ func (s *Server) settingsFailed(w http.ResponseWriter, r *http.Request, err erro
 	if perr != nil {
 		return perr
 	}
-	p.Error = hoard.ErrorMessage(err)
+	// The message goes beside the field it is about (forms.go), else at
+	// the top of the page; passwords are never sent back.
+	p.Form = formState{Action: r.URL.Path, Field: fieldOf(err), Message: hoard.ErrorMessage(err), shown: new(bool)}
 	return s.renderWithProviders(w, r, status, "settings", p)
 }
 

@@ -27,9 +27,10 @@ func (e *testEnv) signedInAs(c *http.Client) (string, hoard.Role) {
 	return html.UnescapeString(m[1]), hoard.Role(m[2])
 }
 
-var pageErrorPattern = regexp.MustCompile(`<p class="error" role="alert">([^<]*)</p>`)
+var pageErrorPattern = regexp.MustCompile(`<(?:p class="error"|span class="field-error") role="alert">([^<]*)</(?:p|span)>`)
 
-// pageError is the error a page shows ("" when none).
+// pageError is the error a page shows, at its top or beside the field it is
+// about ("" when none).
 func pageError(body string) string {
 	if m := pageErrorPattern.FindStringSubmatch(body); m != nil {
 		return html.UnescapeString(m[1])

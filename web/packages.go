@@ -37,14 +37,17 @@ func (s *Server) findPackage(r *http.Request) (*hoard.Package, error) {
 const filesPageSize = 100
 
 type packagePage struct {
-	P        *hoard.Package
-	Channel  string
-	Group    *hoard.PackageGroup
-	Files    []hoard.PackageFile
-	FileQ    string
-	NextFile string
-	Curate   bool
-	Admin    bool // may repair the package
+	P       *hoard.Package
+	Channel string
+	// SourceURL and DestURL open the source post and the published post
+	// in the messenger ("" when unknown).
+	SourceURL, DestURL string
+	Group              *hoard.PackageGroup
+	Files              []hoard.PackageFile
+	FileQ              string
+	NextFile           string
+	Curate             bool
+	Admin              bool // may repair the package
 	// Images are the archive's image entries offered by "Choose preview"
 	// (curators only).
 	Images []hoard.PackageFile
@@ -90,7 +93,12 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 	}
 	if p.SourceChannelID != 0 {
 		if c, err := s.deps.DB.FindChannelByID(r.Context(), p.SourceChannelID); err == nil {
-			pp.Channel = c.Title
+			pp.Channel, pp.SourceURL = c.Title, hoard.PostURL(c, p.SourceMessageID, p.SourceTopicID)
+		}
+	}
+	if p.DestChannelID != 0 && len(p.DestMessageIDs) > 0 {
+		if c, err := s.deps.DB.FindChannelByID(r.Context(), p.DestChannelID); err == nil {
+			pp.DestURL = hoard.PostURL(c, p.DestMessageIDs[0], 0)
 		}
 	}
 	if p.PackageGroupID != 0 {
@@ -98,11 +106,7 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 			pp.Group = g
 		}
 	}
-	notice := noticeFor(r.URL.Query().Get("done"))
-	if n := sentNotice(r); n != "" {
-		notice = n
-	}
-	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Notice: notice, Data: pp})
+	return s.render(w, r, http.StatusOK, "package", page{Title: p.FileName, Data: pp})
 }
 
 // loadPreviewChoice fills the "Choose preview" part of a package page: the
@@ -241,7 +245,7 @@ type idsParams struct {
 // selected returns the named packages; none is EINVALID.
 func (p idsParams) selected() ([]int64, error) {
 	if len(p.IDs) == 0 {
-		return nil, hoard.Errorf(hoard.EINVALID, "Select at least one package.")
+		return nil, invalidField("id", "Select at least one package.")
 	}
 	return p.IDs, nil
 }
@@ -297,21 +301,24 @@ func (s *Server) handleEditTags(w http.ResponseWriter, r *http.Request) error {
 	}
 	tags, err := splitTags(in.Tags)
 	if err != nil {
-		return err
+		return aboutField("tags", err)
 	}
-	edit := store.TagEdit{Max: maxTagsPerPackage}
+	edit, done := store.TagEdit{Max: maxTagsPerPackage}, "tags-added"
 	switch in.Mode {
 	case "set":
-		edit.Set = append([]string{}, tags...)
+		edit.Set, done = append([]string{}, tags...), "tags-set"
 	case "add", "":
 		edit.Add = tags
 	case "remove":
-		edit.Remove = tags
+		edit.Remove, done = tags, "tags-removed"
+	}
+	if len(tags) == 0 && edit.Set == nil {
+		return invalidField("tags", "Name the tags to %s, separated by commas.", map[string]string{"tags-added": "add", "tags-removed": "remove"}[done])
 	}
 	if _, err := s.deps.DB.EditPackageTags(r.Context(), ids, edit); err != nil {
-		return err
+		return aboutField("tags", err)
 	}
-	return redirect(w, r, backTo(r, ids))
+	return redirect(w, r, withNotice(backTo(r, ids), done, len(ids)))
 }
 
 // creatorParams are the parameters of POST /packages/creator.
@@ -329,9 +336,9 @@ func (s *Server) handleSetCreator(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if err := s.deps.DB.SetPackageCreator(r.Context(), ids, in.Creator); err != nil {
-		return err
+		return aboutField("creator", err)
 	}
-	return redirect(w, r, backTo(r, ids))
+	return redirect(w, r, withNotice(backTo(r, ids), "creator-set", len(ids)))
 }
 
 // backTo is where a form returns: the "back" field when local, else the
@@ -341,7 +348,7 @@ func backTo(r *http.Request, ids []int64) string {
 		return localPath(b)
 	}
 	if len(ids) == 1 {
-		return "/packages/" + strconv.FormatInt(ids[0], 10) + "?done=saved"
+		return "/packages/" + strconv.FormatInt(ids[0], 10)
 	}
 	return "/"
 }

@@ -145,7 +145,7 @@ func decodeParams(values url.Values, dst any) error {
 		return err
 	}
 	if err := validate.Struct(dst); err != nil {
-		return hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, v.Type()))
+		return aboutField(invalidFieldName(err), hoard.Errorf(hoard.EINVALID, "%s", validationMessage(err, v.Type())))
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func decodeFields(values url.Values, v reflect.Value) error {
 			d.maxLen = -1 // the validator checks the field's own bound
 		}
 		if err := d.set(v.Field(i), values[name]); err != nil {
-			return err
+			return aboutField(name, err)
 		}
 	}
 	return nil
@@ -321,6 +321,16 @@ func validationMessage(err error, of reflect.Type) string {
 		msgs = append(msgs, fieldMessage(fe, of))
 	}
 	return strings.Join(msgs, " ") // each ends with a period
+}
+
+// invalidFieldName is the parameter the first failure of a validator error
+// is about ("" when it is no validator error).
+func invalidFieldName(err error) string {
+	var ve validator.ValidationErrors
+	if !errors.As(err, &ve) || len(ve) == 0 {
+		return ""
+	}
+	return ve[0].Field()
 }
 
 // fieldMessage words one field's validation failure.

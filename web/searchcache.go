@@ -224,15 +224,28 @@ type hitsData struct {
 	Hits     []store.SearchHit
 	View     string
 	Channels map[int64]string
+	// GroupPreview tells which groups of the rows show a picture (their
+	// own or a member's).
+	GroupPreview map[int64]bool
 }
 
 // hitsHTML renders the rows of a catalog result, once per cached result and
 // view: with a search served from memory, rendering the same two dozen rows
 // again was most of a page's cost.
-func (s *Server) hitsHTML(res *store.SearchResult, view string, channels map[int64]string) (template.HTML, error) {
+func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view string, channels map[int64]string) (template.HTML, error) {
 	return s.searches.fragment(res, view, func() (template.HTML, error) {
+		var groups []int64
+		for _, h := range res.Hits {
+			if h.Group != nil {
+				groups = append(groups, h.Group.ID)
+			}
+		}
+		previews, err := s.deps.DB.GroupsShowingPreview(ctx, groups)
+		if err != nil {
+			return "", err
+		}
 		var b strings.Builder
-		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels}); err != nil {
+		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews}); err != nil {
 			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
 		}
 		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template

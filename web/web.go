@@ -79,6 +79,15 @@ var templateFuncs = template.FuncMap{
 	// display shows platform text (names, captions, titles, entry paths)
 	// with direction overrides and invisible controls neutralised.
 	"display": hoard.DisplayText,
+	// ago is a moment as people say it ("3 min ago"), in a <time> element
+	// whose datetime the page's script keeps current and shows in local
+	// time on hover.
+	"ago": func(t time.Time) template.HTML { return agoHTML(t, time.Now()) },
+	// kinds are the kinds of file the type filter offers (hoard.Kinds).
+	"kinds": func() []hoard.Kind { return hoard.Kinds },
+	// creatorURL and tagURL are the pages of a creator and of a tag.
+	"creatorURL": func(name string) string { return "/creators/" + url.PathEscape(name) },
+	"tagURL":     func(tag string) string { return "/tags/" + url.PathEscape(tag) },
 }
 
 // humanSize formats a byte count with binary units.
@@ -133,6 +142,9 @@ type Deps struct {
 	// statement that runs longer, and the request answers 503. It applies
 	// to web requests only, never to the worker's jobs on the same pool.
 	StatementTimeout time.Duration
+	// DemoNote, in the demo, tells on the messaging page how to add an
+	// account to its emulator ("" otherwise).
+	DemoNote string
 	// Metrics is told about every request and catalog search (default:
 	// nobody).
 	Metrics Metrics
@@ -170,13 +182,19 @@ type Server struct {
 	secure  bool // APP_URL is https: cookies are Secure
 	riverUI *riverui.Handler
 
-	titlesMu sync.Mutex
-	titles   map[int64]string
-	titlesAt time.Time
+	titlesMu     sync.Mutex
+	titles       map[int64]string
+	sourceTitles map[int64]string // the source channels of titles
+	titlesAt     time.Time
 
 	searches *searchCache
 
-	providers []identityProvider // sign-in through identity providers, in button order
+	// ingesting is the running cycle the catalog mentions, looked up at
+	// most every ingestingTTL (firstminute.go).
+	ingestingMu sync.Mutex
+	ingesting   *ingestingNote
+	ingestingAt time.Time
+	providers   []identityProvider // sign-in through identity providers, in button order
 
 	// passwordChecks counts the sign-in attempts (and current-password
 	// checks) that got past the throttle to a password check.
@@ -337,7 +355,13 @@ type page struct {
 	Linked bool
 	Error  string
 	Notice string
-	Data   any
+	// Form is the failed form post the page shows again (forms.go); the
+	// zero value when there is none.
+	Form formState
+	Data any
+	// Content is the page's own part, rendered before the layout around it
+	// (so that the layout knows whether it showed a form's error).
+	Content template.HTML
 }
 
 // sendPages are the pages with "send to my messenger account" buttons.
@@ -352,6 +376,12 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	if p.User == nil {
 		p.User = userFrom(r.Context())
 	}
+	if p.Form.Action == "" {
+		p.Form = formFrom(r.Context())
+	}
+	if p.Notice == "" && p.Form.Action == "" {
+		p.Notice = noticeOf(r)
+	}
 	if p.User.IsAdmin() {
 		n, err := s.deps.DB.CountUnreadNotifications(r.Context())
 		if err != nil {
@@ -363,6 +393,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		p.Linked = s.isLinked(r)
 	}
 	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "content", p); err != nil {
+		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	p.Content = template.HTML(buf.String()) // the templates' own output, escaped by them
+	buf.Reset()
 	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
 		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
 	}

@@ -36,6 +36,9 @@ type app struct {
 	noSchedule               bool
 	retryBase                time.Duration
 	fetchCooldown, fetchPoll time.Duration
+	// demoNote tells, on the messaging page, how to add an account to the
+	// demo's emulator ("" outside the demo).
+	demoNote string
 }
 
 // botPoolSize is the database pool of a process that runs the chat bot:

@@ -87,14 +87,20 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return exitFailure
 	}
 	clients.lend(dm.accountID, dm.account)
-	a.clients = clients
+	clients.useEmulator(dm.info)
+	a.clients, a.demoNote = clients, demoNote(dm.info)
 	a.emulator = telegramInfo(dm.info)
 	if *once {
 		return a.demoOnce(ctx, dm, *linger, stdout, stderr)
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
-		fmt.Fprintf(stdout, "\nhoard demo is running: %s\nSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\n",
-			a.cfg.AppURL, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)
+		cycle := "A first ingestion cycle is running: the catalog fills within a minute or two.\n"
+		if err := a.startFirstCycle(ctx); err != nil {
+			a.log.Warn("demo: first ingestion cycle", "err", err)
+			cycle = ""
+		}
+		fmt.Fprintf(stdout, "\nhoard demo is running: %s\n%sSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\n",
+			a.cfg.AppURL, cycle, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)
 		fmt.Fprint(stdout, demoChatHint(cfg.DataDir, dm.info))
 		fmt.Fprint(stdout, "Stop it with Ctrl-C.\n\n")
 	})

@@ -14,12 +14,14 @@ import (
 	"strings"
 
 	"github.com/hoard/hoard/archive/rarwriter"
+	"github.com/hoard/hoard/demo/models"
 )
 
 // writeDemoWorld writes the built-in sample world of `hoard demo` into dir:
 // seed.json plus the files it posts (ZIPs with images and STL files in
 // folders, RAR archives single and in volumes, a byte-split ZIP set, a 7z
-// archive when Debian's 7zip is installed, PDFs, STLs, a repost, an album with a cover photo, a forum with
+// archive when Debian's 7zip is installed, PDFs, 3D models (STL, OBJ, 3MF) on their own and in
+// archives without pictures, a repost, an album with a cover photo, a forum with
 // topics, captions and replies, and a generated file over the split
 // threshold). It returns the seed file's path.
 func writeDemoWorld(dir string) (string, error) {
@@ -42,12 +44,22 @@ func writeDemoWorld(dir string) (string, error) {
 			return demoZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")})
 		}},
 		{"Painting Guide.pdf", func() ([]byte, error) { return demoPDF("Painting guide"), nil }},
-		{"Dragon_Bust_v2_supported.stl", func() ([]byte, error) { return demoSTL("dragon bust"), nil }},
+		{"Dragon_Bust_v2_supported.stl", func() ([]byte, error) { return models.Bust().BinarySTL(), nil }},
 		{"Dragon Wings.zip", func() ([]byte, error) {
 			return demoZip(map[string][]byte{"Dragon Wings/render.jpg": demoJPEG(300, 200, 200), "Dragon Wings/left.stl": demoSTL("left"), "Dragon Wings/right.stl": demoSTL("right")})
 		}},
 		{"Castle Walls.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Castle/walls.stl": demoSTL("walls"), "Castle/gate.stl": demoSTL("gate")})
+			return demoZip(map[string][]byte{"Castle/walls.stl": models.Tower().BinarySTL(), "Castle/gate.stl": models.Box(models.Vertex{20, 6, 16}).BinarySTL()})
+		}},
+		// Models without pictures: the catalog shows them rendered (a 3MF
+		// shows the thumbnail its slicer saved).
+		{"Temple Vase.obj", func() ([]byte, error) { return models.Vase().OBJ(), nil }},
+		{"Crystal Gem.3mf", func() ([]byte, error) { return models.Gem().ThreeMF("Crystal gem", nil) }},
+		{"Ring Set.3mf", func() ([]byte, error) {
+			return models.Torus(12, 4, 32, 16).ThreeMF("Ring set", demoJPEG(256, 256, 230))
+		}},
+		{"Tabletop Terrain.zip", func() ([]byte, error) {
+			return demoZip(map[string][]byte{"Terrain/tower.stl": models.Tower().BinarySTL(), "Terrain/helmet.obj": models.Helmet().OBJ()})
 		}},
 		{"Terrain Rules.pdf", func() ([]byte, error) { return demoPDF("Terrain rules"), nil }},
 	}
@@ -111,7 +123,7 @@ func writeDemoWorld(dir string) (string, error) {
 		if _, err := os.Stat(archive); err != nil {
 			src := filepath.Join(dir, "knight")
 			_ = os.MkdirAll(filepath.Join(src, "Knight Helmet"), 0o755)
-			_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), demoSTL("helmet"), 0o644)
+			_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), models.Helmet().ASCIISTL("helmet"), 0o644)
 			cmd := exec.Command("7zz", "a", "-bd", "-y", archive, "Knight Helmet")
 			cmd.Dir = src
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -138,6 +150,9 @@ func writeDemoWorld(dir string) (string, error) {
 				"topics": []map[string]any{
 					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
 					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
+					{"title": "Workshop", "posts": []map[string]any{{"file": "files/Temple Vase.obj", "caption": "A vase, as OBJ"},
+						{"file": "files/Crystal Gem.3mf", "caption": "A gem, as 3MF"}, {"file": "files/Ring Set.3mf", "caption": "Rings, with the slicer's thumbnail"},
+						{"file": "files/Tabletop Terrain.zip", "caption": "Terrain models, no pictures"}}},
 				}},
 		},
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/mesh"
 	"github.com/hoard/hoard/messenger/emulator"
 )
 
@@ -46,5 +49,31 @@ func TestDemoWorldArchivesAreReadable(t *testing.T) {
 		if err != nil || files != tt.want || l.Note != "" {
 			t.Errorf("%v: %d files (want %d), note %q, err %v", tt.paths, files, tt.want, l.Note, err)
 		}
+	}
+}
+
+// TestDemoWorldModelsRender: the world's models posted on their own are
+// real geometry the renderer draws (or, for Ring Set.3mf, carry the
+// thumbnail it shows), so the demo's catalog shows them.
+func TestDemoWorldModelsRender(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writeDemoWorld(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Dragon_Bust_v2_supported.stl", "Temple Vase.obj", "Crystal Gem.3mf", "Ring Set.3mf"} {
+		data, err := os.ReadFile(filepath.Join(dir, "files", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mesh.Thumbnail(context.Background(), bytes.NewReader(data), int64(len(data)), mesh.Detect(name), mesh.Options{Size: 64}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "files", "Ring Set.3mf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mesh.Thumbnail3MF(context.Background(), bytes.NewReader(data), int64(len(data)), mesh.Options{Size: 64}); err != nil {
+		t.Errorf("Ring Set.3mf has no readable thumbnail: %v", err)
 	}
 }

@@ -111,7 +111,7 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 	w := hostileWorld{Packages: map[string]wantPackage{}, Captions: map[string]string{}}
 	pkg := func(stored string, p wantPackage) { w.Packages[stored] = p }
 	ordinary := func(name, tag, creator string) map[string]any {
-		pkg(name, wantPackage{Type: "ZIP", Parts: 1, Files: 1, Creator: creator, FirstTag: tag})
+		pkg(name, wantPackage{Type: "ZIP", Parts: 1, Files: 1, Preview: true, Creator: creator, FirstTag: tag}) // its model, rendered
 		return map[string]any{"file": file(zipOf(t, [2]string{name + "/model.stl", string(demoSTL(name))})), "name": name}
 	}
 	document := func(raw string) string { return file(demoSTL(raw)) }
@@ -120,12 +120,12 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 	const names = "Hostile Names"
 	longName := strings.Repeat("L", 2996) + ".zip"
 	longStored := hoard.StorableFileName(longName)
-	pkg("evil\uFFFDnul.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
-	pkg("caf\uFFFD pack.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
-	pkg("invoice\u202Egpj.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
-	pkg(longStored, wantPackage{Type: "ZIP", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
-	pkg("Captioned NUL.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
-	pkg("Captioned Bytes.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"})
+	pkg("evil\uFFFDnul.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: names, FirstTag: "STL"})
+	pkg("caf\uFFFD pack.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: names, FirstTag: "STL"})
+	pkg("invoice\u202Egpj.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: names, FirstTag: "STL"})
+	pkg(longStored, wantPackage{Type: "ZIP", Parts: 1, Files: 1, Creator: names, FirstTag: "STL"}) // "solid long": nothing to draw
+	pkg("Captioned NUL.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: names, FirstTag: "STL"})
+	pkg("Captioned Bytes.stl", wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: names, FirstTag: "STL"})
 	w.Captions["Captioned NUL.stl"] = "bad\uFFFDcaption"
 	w.Captions["Captioned Bytes.stl"] = "caf\uFFFD \u202Ecaption"
 	namePosts := []map[string]any{

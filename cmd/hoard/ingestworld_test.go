@@ -23,7 +23,7 @@ type wantPackage struct {
 	Type      string
 	Parts     int  // part_count and len(dest_message_ids)
 	Files     int  // file_count; -1: listing failed (inspection note, no entries)
-	Preview   bool // has_preview
+	Preview   bool // has_preview: a posted photo, an image in the archive, or its 3D model rendered
 	PhotoPrev bool // preview_msg_id set (the preview is a posted photo)
 	Creator   string
 	FirstTag  string
@@ -93,8 +93,8 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Packages["Mammoth Factory - 2024-02.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
 	write("Mammoth Factory - 2024-03 Mammoth.zip", mustZip(map[string][]byte{"Calf/calf.stl": demoSTL("calf")}))
 	write("Mammoth Factory - 2024-03 Hunters.zip", mustZip(map[string][]byte{"Hunters/spear.stl": demoSTL("spear"), "Hunters/bow.stl": demoSTL("bow")}))
-	w.Packages["Mammoth Factory - 2024-03 Mammoth.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 1, Creator: mammoth, FirstTag: "STL"}
-	w.Packages["Mammoth Factory - 2024-03 Hunters.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: mammoth, FirstTag: "STL"}
+	w.Packages["Mammoth Factory - 2024-03 Mammoth.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 1, Preview: true, Creator: mammoth, FirstTag: "STL"}
+	w.Packages["Mammoth Factory - 2024-03 Hunters.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
 	r := rand.New(rand.NewPCG(7, 11))
 	noise := func(n int) []byte {
 		b := make([]byte, n)
@@ -119,7 +119,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		t.Fatal(err)
 	}
 	write("Hostile.zip", hostile.Bytes())
-	w.Packages["Hostile.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Creator: mammoth, FirstTag: "STL"}
+	w.Packages["Hostile.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, Creator: mammoth, FirstTag: "STL"}
 	write("Cursed.zip", noise(10<<10))
 	w.Skipped = append(w.Skipped, fmt.Sprintf("Cursed.zip|DOWNLOAD_FAILED|SKIPPED|%d", maxAttempts))
 	w.Notifications = append(w.Notifications, "DOWNLOAD_FAILED")
@@ -143,7 +143,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	// Dragon Forge (Paid): plain, protected (everything is uploaded),
 	// category Fantasy.
 	write("Dragon_Bust_v2_supported.stl", demoSTL("dragon bust"))
-	w.Packages["Dragon_Bust_v2_supported.stl"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
+	w.Packages["Dragon_Bust_v2_supported.stl"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: forge, FirstTag: "Fantasy"}
 	set := mustZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
 	write("Hoard Set.zip.001", set[:len(set)/2])
 	write("Hoard Set.zip.002", set[len(set)/2:])
@@ -199,8 +199,8 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		}
 		forgePosts = append(forgePosts, map[string]any{"file": "files/Knight Helmet.7z", "caption": "Knight helmet"},
 			map[string]any{"file": "files/Knight Sword.zip"})
-		w.Packages["Knight Helmet.7z"] = wantPackage{Type: "7Z", Parts: 1, Files: 1, Creator: forge, FirstTag: "Fantasy"}
-		w.Packages["Knight Sword.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: forge, FirstTag: "Fantasy"}
+		w.Packages["Knight Helmet.7z"] = wantPackage{Type: "7Z", Parts: 1, Files: 1, Preview: true, Creator: forge, FirstTag: "Fantasy"}
+		w.Packages["Knight Sword.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
 		vols, _ := filepath.Glob(filepath.Join(files, "Knight Shield.7z.*"))
 		if len(vols) < 2 {
 			t.Fatalf("7zz -v made %d volumes", len(vols))
@@ -208,7 +208,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		for _, v := range vols {
 			forgePosts = append(forgePosts, map[string]any{"file": "files/" + filepath.Base(v)})
 		}
-		w.Packages["Knight Shield.7z"] = wantPackage{Type: "7Z", Parts: len(vols), Files: 1, Creator: forge, FirstTag: "Fantasy"}
+		w.Packages["Knight Shield.7z"] = wantPackage{Type: "7Z", Parts: len(vols), Files: 1, Preview: true, Creator: forge, FirstTag: "Fantasy"}
 	}
 
 	// STL Emporium: a forum; the topic name is the creator, except in the
@@ -221,7 +221,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "Paint Shop", FirstTag: "Paint"}
 	w.Duplicates++
 	w.Packages["Dragon Wings.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, Creator: "Dragons", FirstTag: "STL"}
-	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Creator: "Terrain", FirstTag: "STL"}
+	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: "Terrain", FirstTag: "STL"}
 
 	// Lost Vault: readable while hoard sets it up, inaccessible when scanned.
 	write("Vault.pdf", demoPDF("vault"))

@@ -104,7 +104,7 @@ func TestEmulatorCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	topics, err := acc.Topics(ctx, forum)
-	if err != nil || len(topics) != 3 {
+	if err != nil || len(topics) != 4 { // General, Dragons, Terrain, Workshop
 		t.Fatalf("topics: %+v, %v", topics, err)
 	}
 	dest, err := acc.ResolveChannel(ctx, messenger.ChannelRef{Username: "hoardarchive"})

@@ -136,7 +136,7 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc,
 		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
-		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics})
+		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote})
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,12 @@ if (bellLink && bell) {
         a.textContent = "Open package";
         actions.append(a);
       }
+      for (const l of n.links || []) { // the groups of a conflict
+        const a = document.createElement("a");
+        a.href = l.href;
+        a.textContent = l.label; // textContent: labels carry group names
+        actions.append(a);
+      }
       if (n.repairable) {
         actions.append(button("Repair", async (ev) => {
           if (!window.confirm("Download and publish this package again?")) return;
@@ -353,6 +359,94 @@ if (chooser) {
   });
   const st = status.dataset.status;
   if (status.dataset.statusUrl && (st === "PENDING" || st === "RUNNING")) poll(status.dataset.statusUrl);
+}
+
+// The selection bar of the catalog (and of creator and tag pages): how many
+// packages are selected, "Select all on this page" and "Clear". Boxes a
+// failed form posted are selected again (data-selection), so nothing has
+// to be picked twice. Without JavaScript the boxes work as they are.
+const bulk = document.querySelector("form[data-selection]");
+if (bulk) {
+  const boxes = () => [...bulk.querySelectorAll("input[type=checkbox][name=id]")];
+  const count = bulk.querySelector("[data-selection-count]");
+  const all = bulk.querySelector("[data-select-all]");
+  const none = bulk.querySelector("[data-select-none]");
+  const again = new Set((bulk.dataset.selection || "").split(" ").filter(Boolean));
+  for (const b of boxes()) if (again.has(b.value)) b.checked = true;
+  const show = () => {
+    const n = boxes().filter((b) => b.checked).length;
+    count.textContent = n === 0 ? "None selected" : `${n} selected`;
+    all.hidden = boxes().length === 0 || n === boxes().length;
+    none.hidden = n === 0;
+  };
+  bulk.addEventListener("change", show);
+  all.addEventListener("click", () => { for (const b of boxes()) b.checked = true; show(); });
+  none.addEventListener("click", () => { for (const b of boxes()) b.checked = false; show(); });
+  show();
+}
+
+// A confirmation in the address (?done=…, ?sent=…) is shown once: the
+// address loses it, so a reload or a bookmark does not say it again.
+{
+  const url = new URL(window.location.href);
+  let changed = false;
+  for (const k of ["done", "n", "sent"]) {
+    if (url.searchParams.has(k)) { url.searchParams.delete(k); changed = true; }
+  }
+  if (changed) window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+}
+
+// Moments (<time data-ago>) say how long ago they were, kept current, and
+// show the local date and time on hover.
+{
+  const say = (ms) => {
+    const s = Math.round(ms / 1000);
+    if (s < 5) return "just now";
+    if (s < 60) return `${s} s ago`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+    if (s < 48 * 3600) return `${Math.floor(s / 3600)} h ago`;
+    return `${Math.floor(s / 86400)} days ago`;
+  };
+  const update = () => {
+    for (const el of document.querySelectorAll("time[data-ago]")) {
+      const t = Date.parse(el.getAttribute("datetime"));
+      if (Number.isNaN(t)) continue;
+      el.textContent = say(Math.max(0, Date.now() - t));
+      el.title = new Date(t).toLocaleString();
+    }
+  };
+  update();
+  setInterval(update, 15000);
+}
+
+// While an ingestion cycle fills the catalog (the demo's first minute),
+// the catalog looks for new packages every 5 s and shows them: it reloads
+// itself unless the reader is busy with it (a selection, a field being
+// typed in), and otherwise offers the refresh. It stops when the newest
+// package no longer changes for a minute.
+const ingesting = document.querySelector("[data-ingesting]");
+if (ingesting) {
+  let first = ingesting.dataset.first || "";
+  let quiet = 0;
+  const busy = () => document.querySelector("input[name=id]:checked") ||
+    (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName));
+  const timer = setInterval(async () => {
+    try {
+      const res = await fetch("/api/packages?limit=1&sort=newest", { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      const body = await res.json();
+      const now = body.items.length ? String(body.items[0].id) : "";
+      if (now === first) {
+        if (++quiet >= 12) clearInterval(timer);
+        return;
+      }
+      quiet = 0;
+      first = now;
+      if (!busy()) { window.location.reload(); return; }
+      const link = ingesting.querySelector("[data-ingesting-refresh]");
+      if (link) link.textContent = "New packages: show them";
+    } catch { /* try again */ }
+  }, 5000);
 }
 
 // Bot sends tables ([data-sends-table]) refresh the status and progress of

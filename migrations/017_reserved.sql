@@ -1,4 +1,0 @@
--- Placeholder for migration 017 (reserved for a branch landing now), so that
--- the oidc branch's migrations are contiguous. Drop this file when the real
--- 017 is merged.
-SELECT 1;
