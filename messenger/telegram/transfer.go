@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/gotd/td/telegram/uploader"
@@ -66,74 +65,32 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 // downloadFrom runs one attempt from *done on; *done advances over the
 // contiguous prefix of finished chunks.
 func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	loc := &tg.InputDocumentFileLocation{ID: doc.ID, AccessHash: doc.AccessHash, FileReference: doc.FileReference}
-	var (
-		mu       sync.Mutex
-		finished = map[int64]bool{}
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	offsets := make(chan int64)
-	go func() {
-		defer close(offsets)
-		for off := *done; off < doc.Size; off += chunkSize {
-			select {
-			case offsets <- off:
-			case <-ctx.Done():
-				return
-			}
+	if *done >= doc.Size {
+		return nil
+	}
+	chunks := (doc.Size + chunkSize - 1) / chunkSize
+	fetch := func(ctx context.Context, c int64, buf []byte) error {
+		off := c * chunkSize
+		data, err := a.chunk(ctx, loc, off, buf)
+		if err != nil {
+			return err
 		}
-	}()
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
+		if want := min(int64(chunkSize), doc.Size-off); int64(len(data)) != want {
+			return fmt.Errorf("chunk at %d: got %d bytes, want %d", off, len(data), want)
 		}
-		mu.Unlock()
-		cancel()
+		if _, err := w.WriteAt(data, off); err != nil {
+			return fmt.Errorf("write at %d: %w", off, err)
+		}
+		return nil
 	}
-	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 0, chunkSize)
-			for off := range offsets {
-				data, err := a.chunk(ctx, loc, off, buf)
-				if err != nil {
-					fail(err)
-					return
-				}
-				want := min(int64(chunkSize), doc.Size-off)
-				if int64(len(data)) != want {
-					fail(fmt.Errorf("chunk at %d: got %d bytes, want %d", off, len(data), want))
-					return
-				}
-				if _, err := w.WriteAt(data, off); err != nil {
-					fail(fmt.Errorf("write at %d: %w", off, err))
-					return
-				}
-				mu.Lock()
-				finished[off] = true
-				advanced := false
-				for finished[*done] {
-					delete(finished, *done)
-					*done = min(*done+chunkSize, doc.Size)
-					advanced = true
-				}
-				if advanced && progress != nil {
-					progress(*done)
-				}
-				mu.Unlock()
+	return forEachInOrder(ctx, *done/chunkSize, chunks, threads, func() []byte { return make([]byte, 0, chunkSize) }, fetch,
+		func(next int64) {
+			*done = min(next*chunkSize, doc.Size)
+			if progress != nil {
+				progress(*done)
 			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
+		})
 }
 
 // chunk fetches one chunk. Each attempt has StallTimeout to answer; a short
@@ -285,72 +242,26 @@ func (a *Account) uploadBig(ctx context.Context, req messenger.UploadRequest, si
 	if r := req.Resume; r != nil && r.FileID != 0 && r.PartsDone >= 0 && r.PartsDone <= total {
 		resume = *r
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		finished = map[int]bool{}
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	parts := make(chan int)
-	go func() {
-		defer close(parts)
-		for p := resume.PartsDone; p < total; p++ {
-			select {
-			case parts <- p:
-			case <-ctx.Done():
-				return
-			}
+	fileID := resume.FileID
+	send := func(ctx context.Context, item int64, buf []byte) error {
+		p := int(item)
+		off := item * partSize
+		n := int(min(partSize, size-off))
+		if _, err := req.Data.ReadAt(buf[:n], off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+			return fmt.Errorf("read part %d: %w", p, err)
 		}
-	}()
-	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, partSize)
-			for p := range parts {
-				off := int64(p) * partSize
-				n := int(min(partSize, size-off))
-				if _, err := req.Data.ReadAt(buf[:n], off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-					mu.Lock()
-					firstErr = cmpOr(firstErr, fmt.Errorf("read part %d: %w", p, err))
-					mu.Unlock()
-					cancel()
-					return
-				}
-				_, err := a.conn.transfer.UploadSaveBigFilePart(ctx, &tg.UploadSaveBigFilePartRequest{
-					FileID: resume.FileID, FilePart: p, FileTotalParts: total, Bytes: buf[:n],
-				})
-				mu.Lock()
-				if err != nil {
-					firstErr = cmpOr(firstErr, fmt.Errorf("part %d: %w", p, err))
-					mu.Unlock()
-					cancel()
-					return
-				}
-				finished[p] = true
-				for finished[resume.PartsDone] {
-					delete(finished, resume.PartsDone)
-					resume.PartsDone++
-				}
-				mu.Unlock()
-			}
-		}()
+		_, err := a.conn.transfer.UploadSaveBigFilePart(ctx, &tg.UploadSaveBigFilePartRequest{
+			FileID: fileID, FilePart: p, FileTotalParts: total, Bytes: buf[:n],
+		})
+		if err != nil {
+			return fmt.Errorf("part %d: %w", p, err)
+		}
+		return nil
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, resume, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	err := forEachInOrder(ctx, int64(resume.PartsDone), int64(total), threads, func() []byte { return make([]byte, partSize) }, send,
+		func(next int64) { resume.PartsDone = int(next) })
+	if err != nil {
 		return nil, resume, err
 	}
 	return &tg.InputFileBig{ID: resume.FileID, Parts: total, Name: req.FileName}, resume, nil
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
