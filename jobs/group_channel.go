@@ -77,13 +77,13 @@ func GroupChannel(ctx context.Context, db *store.DB, channelID int64, window tim
 	return res, nil
 }
 
-// groupingPackages converts the store's packages to the engine's.
+// groupingPackages converts the store's packages to the engine's (the two
+// types have the same fields, so a conversion copies them all: a field
+// added to one and not the other stops the build here).
 func groupingPackages(in []hoard.GroupingPackage) []grouping.Package {
 	out := make([]grouping.Package, len(in))
 	for i, p := range in {
-		out[i] = grouping.Package{ID: p.ID, FileName: p.FileName, Creator: p.Creator, PostedAt: p.PostedAt,
-			AlbumID: p.AlbumID, SourceMessageID: p.SourceMessageID, ReplyToMessageID: p.ReplyToMessageID,
-			Caption: p.Caption, Paths: p.Paths, GroupID: p.GroupID, KeepUngrouped: p.KeepUngrouped}
+		out[i] = grouping.Package(p)
 	}
 	return out
 }
@@ -115,10 +115,10 @@ func groupingPlan(p grouping.Plan) hoard.GroupingPlan {
 			Key: g.Key, PackageIDs: g.PackageIDs})
 	}
 	for _, j := range p.Joins {
-		out.Joins = append(out.Joins, hoard.GroupJoin{GroupID: j.GroupID, PackageIDs: j.PackageIDs})
+		out.Joins = append(out.Joins, hoard.GroupJoin(j))
 	}
 	for _, m := range p.Merges {
-		out.Merges = append(out.Merges, hoard.GroupMerge{From: m.From, Into: m.Into})
+		out.Merges = append(out.Merges, hoard.GroupMerge(m))
 	}
 	for _, c := range p.Conflicts {
 		out.Conflicts = append(out.Conflicts, hoard.GroupConflict{Key: c.Key(), GroupA: c.GroupA, GroupB: c.GroupB,
