@@ -37,7 +37,7 @@ type app struct {
 	retryBase                time.Duration
 	fetchCooldown, fetchPoll time.Duration
 	// demoNote tells, on the messaging page, how to add an account to the
-	// demo's emulator ("" outside the demo).
+	// demo's emulator (demo.AccountsNote; "" outside the demo).
 	demoNote string
 }
 

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hoard/hoard/messenger/emulator"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/web"
 )
 
@@ -88,7 +88,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	clients.lend(dm.accountID, dm.account)
 	clients.useEmulator(dm.info)
-	a.clients, a.demoNote = clients, demoNote(dm.info)
+	a.clients, a.demoNote = clients, demo.AccountsNote(dm.info)
 	a.emulator = telegramInfo(dm.info)
 	if *once {
 		return a.demoOnce(ctx, dm, *linger, stdout, stderr)
@@ -101,7 +101,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fmt.Fprintf(stdout, "\nhoard demo is running: %s\n%sSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\n",
 			a.cfg.AppURL, cycle, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)
-		fmt.Fprint(stdout, demoChatHint(cfg.DataDir, dm.info))
+		fmt.Fprint(stdout, demo.ChatHint(cfg.DataDir, dm.info))
 		fmt.Fprint(stdout, "Stop it with Ctrl-C.\n\n")
 	})
 	if err != nil {
@@ -145,27 +145,4 @@ func readOrCreateSecret(path string, n int) (secret string, created bool, err er
 		return "", false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return secret, true, f.Close()
-}
-
-// demoChatHint tells a newcomer how to try the bot: link in Settings, then
-// talk to it as a seeded user with `hoard chat`.
-func demoChatHint(dataDir string, info emulator.Info) string {
-	if info.BotUsername == "" || len(info.Users) == 0 {
-		return ""
-	}
-	env := ""
-	if def, err := filepath.Abs("./data"); err != nil || def != dataDir {
-		env = "DATA_DIR=" + dataDir + " "
-	}
-	return fmt.Sprintf("Try the chat bot @%s: in Settings press \"Get a link code\", then in another terminal run\n"+
-		"  %shoard chat --as %s\nand send it /link CODE (then /help). Other users: %s.\n", info.BotUsername, env, info.Users[0].Username,
-		strings.Join(userNames(info.Users[1:]), ", "))
-}
-
-func userNames(us []emulator.InfoUser) []string {
-	out := make([]string, len(us))
-	for i, u := range us {
-		out[i] = u.Username
-	}
-	return out
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger/emulator"
@@ -40,18 +39,4 @@ func (c *accountClients) useEmulator(info emulator.Info) {
 	if c.base.AppID == 0 || c.base.AppHash == "" {
 		c.base.AppID, c.base.AppHash = 1, "emulator" // the emulator accepts any application
 	}
-}
-
-// demoNote is what the messaging page tells about the demo's emulator: the
-// phone numbers another account may sign in with, and the login code.
-func demoNote(info emulator.Info) string {
-	var phones []string
-	for _, u := range info.Users {
-		phones = append(phones, u.Phone)
-	}
-	if len(phones) == 0 {
-		return fmt.Sprintf("Demo: the emulator knows only the account set up already (%s); its login code is %s.", info.Phone, info.Code)
-	}
-	return fmt.Sprintf("Demo: add another account with one of the emulator's phone numbers (%s); every login code is %s.",
-		strings.Join(phones, ", "), info.Code)
 }

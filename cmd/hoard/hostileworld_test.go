@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
@@ -112,9 +113,9 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 	pkg := func(stored string, p wantPackage) { w.Packages[stored] = p }
 	ordinary := func(name, tag, creator string) map[string]any {
 		pkg(name, wantPackage{Type: "ZIP", Parts: 1, Files: 1, Preview: true, Creator: creator, FirstTag: tag}) // its model, rendered
-		return map[string]any{"file": file(zipOf(t, [2]string{name + "/model.stl", string(demoSTL(name))})), "name": name}
+		return map[string]any{"file": file(zipOf(t, [2]string{name + "/model.stl", string(demo.STL(name))})), "name": name}
 	}
-	document := func(raw string) string { return file(demoSTL(raw)) }
+	document := func(raw string) string { return file(demo.STL(raw)) }
 
 	// Hostile Names: names and captions.
 	const names = "Hostile Names"

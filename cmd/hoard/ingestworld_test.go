@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hoard/hoard/archive/rarwriter"
+	"github.com/hoard/hoard/demo"
 )
 
 // ingestThreshold is the lowered SPLIT_THRESHOLD_BYTES of the ingestion
@@ -70,7 +71,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	}
 	mustZip := func(entries map[string][]byte) []byte {
 		t.Helper()
-		b, err := demoZip(entries)
+		b, err := demo.Zip(entries)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,15 +85,15 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 
 	// Mammoth Factory [Completed] 🦣: plain, unprotected (documents are
 	// re-sent), category STL.
-	write("cover.jpg", demoJPEG(200, 150, 40))
+	write("cover.jpg", demo.JPEG(200, 150, 40))
 	write("Mammoth Factory - 2024-01.zip", mustZip(map[string][]byte{
-		"Mammoth Factory - 2024-01/cover.jpg":        demoJPEG(320, 240, 90),
-		"Mammoth Factory - 2024-01/Mammoth/body.stl": demoSTL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": demoSTL("tusks")}))
+		"Mammoth Factory - 2024-01/cover.jpg":        demo.JPEG(320, 240, 90),
+		"Mammoth Factory - 2024-01/Mammoth/body.stl": demo.STL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": demo.STL("tusks")}))
 	w.Packages["Mammoth Factory - 2024-01.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, PhotoPrev: true, Creator: mammoth, FirstTag: "STL"}
-	write("Mammoth Factory - 2024-02.zip", mustZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")}))
+	write("Mammoth Factory - 2024-02.zip", mustZip(map[string][]byte{"Sabertooth/preview.jpg": demo.JPEG(320, 240, 160), "Sabertooth/cat.stl": demo.STL("cat")}))
 	w.Packages["Mammoth Factory - 2024-02.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
-	write("Mammoth Factory - 2024-03 Mammoth.zip", mustZip(map[string][]byte{"Calf/calf.stl": demoSTL("calf")}))
-	write("Mammoth Factory - 2024-03 Hunters.zip", mustZip(map[string][]byte{"Hunters/spear.stl": demoSTL("spear"), "Hunters/bow.stl": demoSTL("bow")}))
+	write("Mammoth Factory - 2024-03 Mammoth.zip", mustZip(map[string][]byte{"Calf/calf.stl": demo.STL("calf")}))
+	write("Mammoth Factory - 2024-03 Hunters.zip", mustZip(map[string][]byte{"Hunters/spear.stl": demo.STL("spear"), "Hunters/bow.stl": demo.STL("bow")}))
 	w.Packages["Mammoth Factory - 2024-03 Mammoth.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 1, Preview: true, Creator: mammoth, FirstTag: "STL"}
 	w.Packages["Mammoth Factory - 2024-03 Hunters.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: mammoth, FirstTag: "STL"}
 	r := rand.New(rand.NewPCG(7, 11))
@@ -113,7 +114,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = f.Write(demoSTL(name))
+		_, _ = f.Write(demo.STL(name))
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -142,18 +143,18 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 
 	// Dragon Forge (Paid): plain, protected (everything is uploaded),
 	// category Fantasy.
-	write("Dragon_Bust_v2_supported.stl", demoSTL("dragon bust"))
+	write("Dragon_Bust_v2_supported.stl", demo.STL("dragon bust"))
 	w.Packages["Dragon_Bust_v2_supported.stl"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Preview: true, Creator: forge, FirstTag: "Fantasy"}
-	set := mustZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
+	set := mustZip(map[string][]byte{"Hoard Set/chest.stl": demo.STL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demo.JPEG(640, 480, 20)})
 	write("Hoard Set.zip.001", set[:len(set)/2])
 	write("Hoard Set.zip.002", set[len(set)/2:])
 	w.Packages["Hoard Set.zip"] = wantPackage{Type: "ZIP", Parts: 2, Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
-	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: demoSTL("goblin")},
-		{Name: "Goblin Camp/thumb.jpg", Data: demoJPEG(200, 150, 120)}}, rarwriter.Options{})
+	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: demo.STL("goblin")},
+		{Name: "Goblin Camp/thumb.jpg", Data: demo.JPEG(200, 150, 120)}}, rarwriter.Options{})
 	write("Goblin Camp.zip", single[0]) // a RAR behind a .zip name: the content decides
 	w.Packages["Goblin Camp.zip"] = wantPackage{Type: "RAR", Parts: 1, Files: 2, Preview: true, Creator: forge, FirstTag: "Fantasy"}
-	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: demoSTL(strings.Repeat("orc ", 3000))},
-		{Name: "Orc Warband/cover.jpg", Data: demoJPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 8 << 10})
+	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: demo.STL(strings.Repeat("orc ", 3000))},
+		{Name: "Orc Warband/cover.jpg", Data: demo.JPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 8 << 10})
 	if len(vols) < 3 {
 		t.Fatalf("rar volumes: %d, want at least 3", len(vols))
 	}
@@ -165,7 +166,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	write("Broken Set.part1.rar", broken[0])
 	write("Broken Set.part3.rar", broken[2])
 	w.Skipped = append(w.Skipped, "Broken Set.rar|INCOMPLETE_SET|SKIPPED|0")
-	write("Painting Guide.pdf", demoPDF("Painting guide"))
+	write("Painting Guide.pdf", demo.PDF("Painting guide"))
 	forgePosts := []map[string]any{
 		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported"},
 		{"file": "files/Hoard Set.zip.001"},
@@ -184,7 +185,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		if err := os.MkdirAll(filepath.Join(src, "Knight Helmet"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), demoSTL("helmet"), 0o644)
+		_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "helmet.stl"), demo.STL("helmet"), 0o644)
 		_ = os.WriteFile(filepath.Join(src, "Knight Helmet", "plume.stl"), noise(48<<10), 0o644)
 		for _, args := range [][]string{
 			{"a", "-bd", "-y", filepath.Join(files, "Knight Helmet.7z"), "Knight Helmet"},
@@ -213,9 +214,9 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 
 	// STL Emporium: a forum; the topic name is the creator, except in the
 	// General topic.
-	write("Dragon Wings.zip", mustZip(map[string][]byte{"Dragon Wings/render.jpg": demoJPEG(300, 200, 200),
-		"Dragon Wings/left.stl": demoSTL("left"), "Dragon Wings/right.stl": demoSTL("right")}))
-	write("Castle Walls.zip", mustZip(map[string][]byte{"Castle/walls.stl": demoSTL("walls"), "Castle/gate.stl": demoSTL("gate")}))
+	write("Dragon Wings.zip", mustZip(map[string][]byte{"Dragon Wings/render.jpg": demo.JPEG(300, 200, 200),
+		"Dragon Wings/left.stl": demo.STL("left"), "Dragon Wings/right.stl": demo.STL("right")}))
+	write("Castle Walls.zip", mustZip(map[string][]byte{"Castle/walls.stl": demo.STL("walls"), "Castle/gate.stl": demo.STL("gate")}))
 	w.Packages["Painting Guide.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "STL Emporium", FirstTag: "STL"}
 	w.Alternatives = map[string]string{"Guide Copy.pdf": "Painting Guide.pdf"}
 	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "Paint Shop", FirstTag: "Paint"}
@@ -224,7 +225,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: "Terrain", FirstTag: "STL"}
 
 	// Lost Vault: readable while hoard sets it up, inaccessible when scanned.
-	write("Vault.pdf", demoPDF("vault"))
+	write("Vault.pdf", demo.PDF("vault"))
 	w.Notifications = append(w.Notifications, "CHANNEL_ACCESS_LOST")
 
 	forgePackages := 0

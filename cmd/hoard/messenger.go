@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
@@ -149,7 +149,7 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit b
 	dir := filepath.Join(a.cfg.DataDir, "emulator")
 	if seedPath == "" {
 		var err error
-		if seedPath, err = writeDemoWorld(filepath.Join(dir, "world")); err != nil {
+		if seedPath, err = demo.WriteWorld(filepath.Join(dir, "world")); err != nil {
 			return nil, err
 		}
 	}
@@ -177,6 +177,8 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit b
 	return d, nil
 }
 
+// setupDemoMessenger signs the emulator's account in with a client of
+// this process and sets the seed's channels up (package demo).
 func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *emulator.Seed) error {
 	info := d.info
 	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
@@ -193,99 +195,25 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		base.AppHash = "demo"
 	}
 
-	acc, err := a.db.FindAccountByPhone(ctx, info.Phone)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		acc, err = a.db.CreateAccount(ctx, info.Phone)
-	}
+	accountID, err := demo.AccountRow(ctx, a.db, info.Phone)
 	if err != nil {
 		return err
 	}
-	d.accountID = acc.ID
+	d.accountID = accountID
 	cfg := base
-	cfg.SessionKey = "account:" + strconv.FormatInt(acc.ID, 10)
+	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
 	cfg.Limiter = d.limiter
-	cfg.Observer = a.metrics.Platform(platformLabel(acc.ID))
+	cfg.Observer = a.metrics.Platform(platformLabel(accountID))
 	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {
 		return fmt.Errorf("demo: account client: %w", err)
 	}
-	ok, err := d.account.Authorized(ctx)
+	self, err := demo.SignIn(ctx, a.db, accountID, d.account, info, seed)
 	if err != nil {
-		return fmt.Errorf("demo: account status: %w", err)
-	}
-	if !ok {
-		if err := d.account.SendCode(ctx, info.Phone); err != nil {
-			return fmt.Errorf("demo: send login code: %w", err)
-		}
-		err := d.account.SignIn(ctx, info.Code)
-		if errors.Is(err, messenger.ErrPasswordNeeded) {
-			err = d.account.CheckPassword(ctx, seed.Account.Password)
-		}
-		if err != nil {
-			_ = a.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthFailed, hoard.ErrorMessage(err))
-			return fmt.Errorf("demo: sign in: %w", err)
-		}
-	}
-	self, err := d.account.Self(ctx)
-	if err != nil {
-		return fmt.Errorf("demo: self: %w", err)
-	}
-	if err := a.db.SetAccountProfile(ctx, acc.ID, self.ID, self.FirstName, self.Premium); err != nil {
 		return err
 	}
-	if err := a.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthAuthenticated, ""); err != nil {
+	if err := demo.Channels(ctx, a.db, accountID, d.account, d.em, seed, a.log); err != nil {
 		return err
 	}
-
-	// find reads a seeded channel: by id and the access hash the
-	// in-process emulator tells, or by username from another process's.
-	find := func(title, username string, dest bool) (messenger.Channel, error) {
-		if d.em == nil {
-			if username == "" {
-				return messenger.Channel{}, fmt.Errorf("channel %q has no username to find it by", title)
-			}
-			return d.account.ResolveChannel(ctx, messenger.ChannelRef{Username: username})
-		}
-		id := d.em.ChannelID(title)
-		if dest {
-			id = d.em.DestinationID()
-		}
-		return d.account.ChannelInfo(ctx, messenger.Channel{ID: id, AccessHash: d.em.AccountAccessHash(id)})
-	}
-	link := func(ch messenger.Channel, kind hoard.ChannelKind, role hoard.MapRole, category string) (*hoard.Channel, error) {
-		row := &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: kind, Category: category,
-			IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
-		if err := a.db.UpsertChannel(ctx, row); err != nil {
-			return nil, err
-		}
-		if _, err := a.db.UpsertChannelMap(ctx, acc.ID, row.ID, ch.AccessHash, role); err != nil {
-			return nil, err
-		}
-		return row, nil
-	}
-	dest, err := find(seed.Destination.Title, seed.Destination.Username, true)
-	if err != nil {
-		return fmt.Errorf("demo: destination channel: %w", err)
-	}
-	if _, err := link(dest, hoard.ChannelDestination, hoard.MapWriter, ""); err != nil {
-		return fmt.Errorf("demo: destination channel: %w", err)
-	}
-	for _, sc := range seed.Channels {
-		if !sc.Joined {
-			ref := messenger.ChannelRef{Username: sc.Username, InviteHash: sc.Invite}
-			if _, status, err := d.account.JoinChannel(ctx, ref); err != nil || status == messenger.RequestSent {
-				a.log.Warn("demo: could not join a seeded channel", "channel", sc.Title, "status", status, "err", err)
-				continue
-			}
-		}
-		ch, err := find(sc.PlatformTitle(), sc.Username, false)
-		if err == nil {
-			_, err = link(ch, hoard.ChannelSource, hoard.MapReader, sc.Category)
-		}
-		if err != nil {
-			a.log.Warn("demo: seeded channel not set up", "channel", sc.Title, "err", err)
-		}
-	}
-
 	a.log.Info("demo messenger ready", "emulator", info.Addr, "account", self.ID, "channels", len(seed.Channels))
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/messenger/telegram"
@@ -26,7 +27,7 @@ import (
 // download a document byte-exact; the counters are printed on exit.
 func TestEmulatorCommand(t *testing.T) {
 	dir := dataDir(t)
-	seed, err := writeDemoWorld(filepath.Join(dir, "world"))
+	seed, err := demo.WriteWorld(filepath.Join(dir, "world"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // archives list with hoard's own archive reader.
 func TestDemoWorldArchivesAreReadable(t *testing.T) {
 	dir := t.TempDir()
-	seed, err := writeDemoWorld(dir)
+	seed, err := WriteWorld(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDemoWorldArchivesAreReadable(t *testing.T) {
 // thumbnail it shows), so the demo's catalog shows them.
 func TestDemoWorldModelsRender(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := writeDemoWorld(dir); err != nil {
+	if _, err := WriteWorld(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"Dragon_Bust_v2_supported.stl", "Temple Vase.obj", "Crystal Gem.3mf", "Ring Set.3mf"} {

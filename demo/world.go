@@ -1,4 +1,7 @@
-package main
+// Package demo is the world and set-up of `hoard demo`: the sample channels
+// it posts (archives, documents and models made by code), and the steps that
+// sign the emulator's account in and set its channels up in the database.
+package demo
 
 import (
 	"archive/zip"
@@ -17,51 +20,51 @@ import (
 	"github.com/hoard/hoard/demo/models"
 )
 
-// writeDemoWorld writes the built-in sample world of `hoard demo` into dir:
+// WriteWorld writes the built-in sample world of `hoard demo` into dir:
 // seed.json plus the files it posts (ZIPs with images and STL files in
 // folders, RAR archives single and in volumes, a byte-split ZIP set, a 7z
 // archive when Debian's 7zip is installed, PDFs, 3D models (STL, OBJ, 3MF) on their own and in
 // archives without pictures, a repost, an album with a cover photo, a forum with
 // topics, captions and replies, and a generated file over the split
 // threshold). It returns the seed file's path.
-func writeDemoWorld(dir string) (string, error) {
+func WriteWorld(dir string) (string, error) {
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o755); err != nil {
 		return "", err
 	}
 	write := func(name string, data []byte) error { return os.WriteFile(filepath.Join(files, name), data, 0o644) }
-	cover := demoJPEG(200, 150, 40)
+	cover := JPEG(200, 150, 40)
 	steps := []struct {
 		name string
 		data func() ([]byte, error)
 	}{
 		{"cover.jpg", func() ([]byte, error) { return cover, nil }},
 		{"Mammoth Factory - 2024-01.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Mammoth Factory - 2024-01/cover.jpg": demoJPEG(320, 240, 90),
-				"Mammoth Factory - 2024-01/Mammoth/body.stl": demoSTL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": demoSTL("tusks")})
+			return Zip(map[string][]byte{"Mammoth Factory - 2024-01/cover.jpg": JPEG(320, 240, 90),
+				"Mammoth Factory - 2024-01/Mammoth/body.stl": STL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": STL("tusks")})
 		}},
 		{"Mammoth Factory - 2024-02.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Sabertooth/preview.jpg": demoJPEG(320, 240, 160), "Sabertooth/cat.stl": demoSTL("cat")})
+			return Zip(map[string][]byte{"Sabertooth/preview.jpg": JPEG(320, 240, 160), "Sabertooth/cat.stl": STL("cat")})
 		}},
-		{"Painting Guide.pdf", func() ([]byte, error) { return demoPDF("Painting guide"), nil }},
+		{"Painting Guide.pdf", func() ([]byte, error) { return PDF("Painting guide"), nil }},
 		{"Dragon_Bust_v2_supported.stl", func() ([]byte, error) { return models.Bust().BinarySTL(), nil }},
 		{"Dragon Wings.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Dragon Wings/render.jpg": demoJPEG(300, 200, 200), "Dragon Wings/left.stl": demoSTL("left"), "Dragon Wings/right.stl": demoSTL("right")})
+			return Zip(map[string][]byte{"Dragon Wings/render.jpg": JPEG(300, 200, 200), "Dragon Wings/left.stl": STL("left"), "Dragon Wings/right.stl": STL("right")})
 		}},
 		{"Castle Walls.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Castle/walls.stl": models.Tower().BinarySTL(), "Castle/gate.stl": models.Box(models.Vertex{20, 6, 16}).BinarySTL()})
+			return Zip(map[string][]byte{"Castle/walls.stl": models.Tower().BinarySTL(), "Castle/gate.stl": models.Box(models.Vertex{20, 6, 16}).BinarySTL()})
 		}},
 		// Models without pictures: the catalog shows them rendered (a 3MF
 		// shows the thumbnail its slicer saved).
 		{"Temple Vase.obj", func() ([]byte, error) { return models.Vase().OBJ(), nil }},
 		{"Crystal Gem.3mf", func() ([]byte, error) { return models.Gem().ThreeMF("Crystal gem", nil) }},
 		{"Ring Set.3mf", func() ([]byte, error) {
-			return models.Torus(12, 4, 32, 16).ThreeMF("Ring set", demoJPEG(256, 256, 230))
+			return models.Torus(12, 4, 32, 16).ThreeMF("Ring set", JPEG(256, 256, 230))
 		}},
 		{"Tabletop Terrain.zip", func() ([]byte, error) {
-			return demoZip(map[string][]byte{"Terrain/tower.stl": models.Tower().BinarySTL(), "Terrain/helmet.obj": models.Helmet().OBJ()})
+			return Zip(map[string][]byte{"Terrain/tower.stl": models.Tower().BinarySTL(), "Terrain/helmet.obj": models.Helmet().OBJ()})
 		}},
-		{"Terrain Rules.pdf", func() ([]byte, error) { return demoPDF("Terrain rules"), nil }},
+		{"Terrain Rules.pdf", func() ([]byte, error) { return PDF("Terrain rules"), nil }},
 	}
 	for _, s := range steps {
 		data, err := s.data()
@@ -74,20 +77,20 @@ func writeDemoWorld(dir string) (string, error) {
 	}
 	// RAR archives from our own store-only writer: one single, one in three
 	// volumes (x.part1.rar …).
-	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: demoSTL("goblin")},
-		{Name: "Goblin Camp/thumb.jpg", Data: demoJPEG(200, 150, 120)}}, rarwriter.Options{})
+	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: STL("goblin")},
+		{Name: "Goblin Camp/thumb.jpg", Data: JPEG(200, 150, 120)}}, rarwriter.Options{})
 	if err := write("Goblin Camp.rar", single[0]); err != nil {
 		return "", err
 	}
-	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: demoSTL(strings.Repeat("orc ", 3000))},
-		{Name: "Orc Warband/cover.jpg", Data: demoJPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 16 << 10})
+	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: STL(strings.Repeat("orc ", 3000))},
+		{Name: "Orc Warband/cover.jpg", Data: JPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 16 << 10})
 	for i, v := range vols {
 		if err := write(fmt.Sprintf("Orc Warband.part%d.rar", i+1), v); err != nil {
 			return "", err
 		}
 	}
 	// A ZIP split into byte ranges, as 7-Zip's -v switch does: Hoard Set.zip.001, .002.
-	set, err := demoZip(map[string][]byte{"Hoard Set/chest.stl": demoSTL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": demoJPEG(640, 480, 20)})
+	set, err := Zip(map[string][]byte{"Hoard Set/chest.stl": STL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": JPEG(640, 480, 20)})
 	if err != nil {
 		return "", err
 	}
@@ -164,7 +167,8 @@ func writeDemoWorld(dir string) (string, error) {
 	return path, os.WriteFile(path, data, 0o644)
 }
 
-func demoZip(entries map[string][]byte) ([]byte, error) {
+// Zip returns a ZIP archive of entries (path → content).
+func Zip(entries map[string][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	for name, data := range entries {
@@ -182,8 +186,8 @@ func demoZip(entries map[string][]byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// demoJPEG draws a small gradient (each hue a different image).
-func demoJPEG(w, h int, hue uint8) []byte {
+// JPEG draws a small gradient (each hue a different image).
+func JPEG(w, h int, hue uint8) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
@@ -195,13 +199,13 @@ func demoJPEG(w, h int, hue uint8) []byte {
 	return b.Bytes()
 }
 
-// demoSTL is a one-facet ASCII STL named after its part.
-func demoSTL(name string) []byte {
+// STL is a one-facet ASCII STL named after its part.
+func STL(name string) []byte {
 	return []byte("solid " + name + "\nfacet normal 0 0 1\n outer loop\n  vertex 0 0 0\n  vertex 1 0 0\n  vertex 0 1 0\n endloop\nendfacet\nendsolid " + name + "\n")
 }
 
-// demoPDF is a minimal one-page PDF with a title.
-func demoPDF(title string) []byte {
+// PDF is a minimal one-page PDF with a title.
+func PDF(title string) []byte {
 	return []byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
 		"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]/Contents 4 0 R>>endobj\n" +
 		"4 0 obj<</Length 40>>stream\nBT /F1 12 Tf 20 100 Td (" + title + ") Tj ET\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
