@@ -29,13 +29,15 @@ func largeTests() bool { return os.Getenv("HOARD_LARGE_TESTS") != "" }
 // restarted, the platform's answers lost, FLOOD_WAIT on a fifth of the
 // forwards — and checks that every part arrives exactly once, in order, and
 // that every request ends SENT. HOARD_LARGE_TESTS=1 runs the sizes
-// (20 packages, 10 kills); the default suite a smaller version.
+// (20 packages, 10 kills) at the platform's own pace (one message a second
+// per chat), so that the delivery outlasts ten kills; the default suite a
+// smaller, faster version.
 func TestBotDeliveryFaults(t *testing.T) {
-	packs, kills := 8, 2
+	packs, kills, limits := 8, 2, faultBotLimits
 	if largeTests() {
-		packs, kills = 20, 10
+		packs, kills, limits = 20, 10, messenger.DefaultBotLimits
 	}
-	w := newBotWorld(t, botSeedOptions{packs: packs}, faultBotLimits)
+	w := newBotWorld(t, botSeedOptions{packs: packs}, limits)
 	w.ingest(t)
 	var ids []int64
 	for i := 1; i <= packs; i++ {
