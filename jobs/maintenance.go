@@ -16,17 +16,18 @@ type RescanChannelWorker struct {
 	deps Deps
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A channel that is gone cancels the job;
+// any other failure is retried (jobOutcome).
 func (w *RescanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.RescanChannelArgs]) error {
-	return completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	return jobOutcome(completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		if _, err := tx.FindChannelByID(ctx, job.Args.ChannelID); err != nil {
-			return river.JobCancel(fmt.Errorf("rescan channel: %w", err))
+			return fmt.Errorf("rescan channel: %w", err)
 		}
 		if err := tx.ResetChannelProgress(ctx, job.Args.ChannelID); err != nil {
 			return err
 		}
 		return queueCycle(ctx, tx, client)
-	})
+	}))
 }
 
 // RepairPackageWorker runs RepairPackageArgs.
@@ -35,16 +36,16 @@ type RepairPackageWorker struct {
 	deps Deps
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A package that is gone or has no source
+// message cancels the job; any other failure is retried (jobOutcome).
 func (w *RepairPackageWorker) Work(ctx context.Context, job *river.Job[hoard.RepairPackageArgs]) error {
-	return completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	return jobOutcome(completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		p, err := tx.FindPackageByID(ctx, job.Args.PackageID)
 		if err != nil {
-			return river.JobCancel(fmt.Errorf("repair package: %w", err))
+			return fmt.Errorf("repair package: %w", err)
 		}
 		if p.SourceChannelID == 0 || p.SourceMessageID == 0 {
-			return river.JobCancel(hoard.Errorf(hoard.EINVALID,
-				"repair package: %s has no source message to download again", p.FileName))
+			return hoard.Errorf(hoard.EINVALID, "repair package: %s has no source message to download again", p.FileName)
 		}
 		if err := tx.ClearPackageDestination(ctx, p.ID); err != nil {
 			return err
@@ -60,7 +61,7 @@ func (w *RepairPackageWorker) Work(ctx context.Context, job *river.Job[hoard.Rep
 		}
 		w.deps.Logger.Info("package queued for repair", "package", p.ID, "file", p.FileName)
 		return queueCycle(ctx, tx, client)
-	})
+	}))
 }
 
 // RetrySkippedWorker runs RetrySkippedArgs.
@@ -69,12 +70,13 @@ type RetrySkippedWorker struct {
 	deps Deps
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A skipped record that is gone cancels the
+// job; any other failure is retried (jobOutcome).
 func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.RetrySkippedArgs]) error {
-	return completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	return jobOutcome(completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		s, err := tx.FindSkippedPackage(ctx, job.Args.SkippedID)
 		if err != nil {
-			return river.JobCancel(fmt.Errorf("retry skipped package: %w", err))
+			return fmt.Errorf("retry skipped package: %w", err)
 		}
 		if err := tx.RestartSkippedPackage(ctx, s.ID, 0); err != nil {
 			return err
@@ -88,7 +90,7 @@ func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.Retr
 			return err
 		}
 		return queueCycle(ctx, tx, client)
-	})
+	}))
 }
 
 // queueCycle queues a manual ingestion cycle; while one is queued or

@@ -48,18 +48,15 @@ func (w *UploadPartWorker) Work(ctx context.Context, job *river.Job[hoard.Upload
 func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
 	d, db, a := &w.deps, w.deps.DB, job.Args
 	t, err := db.FindTransfer(ctx, a.TransferID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err)
-	}
 	if err != nil {
-		return err
+		return jobOutcome(fmt.Errorf("upload part: %w", err)) // gone: cancelled; else a failed attempt
 	}
 	if t.Status != hoard.TransferPublishing {
 		return nil
 	}
 	part, err := db.FindTransferPart(ctx, t.ID, a.PartNo)
 	if err != nil {
-		return river.JobCancel(err)
+		return jobOutcome(fmt.Errorf("upload part %d: %w", a.PartNo, err))
 	}
 	destID := part.DestMessageID
 	if destID == 0 {
@@ -244,11 +241,8 @@ func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.Ve
 func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	t, err := db.FindTransfer(ctx, job.Args.TransferID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err)
-	}
 	if err != nil {
-		return err
+		return jobOutcome(fmt.Errorf("verify transfer: %w", err)) // gone: cancelled; else a failed attempt
 	}
 	if t.Status != hoard.TransferVerifying {
 		return nil

@@ -1,0 +1,225 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// outcome is what River does with a job whose worker returned an error.
+type outcome struct {
+	Kind   string // complete, snooze, cancel or retry
+	Snooze time.Duration
+	Cause  bool // the error handed to River still wraps the worker's error
+}
+
+func outcomeOf(in, out error) outcome {
+	var snooze *river.JobSnoozeError
+	var cancel *river.JobCancelError
+	switch {
+	case out == nil:
+		return outcome{Kind: "complete"}
+	case errors.As(out, &snooze):
+		return outcome{Kind: "snooze", Snooze: snooze.Duration}
+	case errors.As(out, &cancel):
+		return outcome{Kind: "cancel", Cause: errors.Is(out, in)}
+	}
+	return outcome{Kind: "retry", Cause: errors.Is(out, in)}
+}
+
+func TestJobOutcome(t *testing.T) {
+	closed := fmt.Errorf("find channel: %w", errors.New("closed pool"))
+	restart := fmt.Errorf("find package: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+	cancelled := river.JobCancel(errors.New("decided by the worker"))
+	for _, tt := range []struct {
+		name string
+		err  error
+		want outcome
+	}{
+		{"nil completes", nil, outcome{Kind: "complete"}},
+		{"closed connection is retried", closed, outcome{Kind: "retry", Cause: true}},
+		{"database restart is retried", restart, outcome{Kind: "retry", Cause: true}},
+		{"context deadline is retried", fmt.Errorf("scan: %w", context.DeadlineExceeded), outcome{Kind: "retry", Cause: true}},
+		{"internal error is retried", hoard.Errorf(hoard.EINTERNAL, "boom"), outcome{Kind: "retry", Cause: true}},
+		{"conflict is retried", hoard.Errorf(hoard.ECONFLICT, "busy"), outcome{Kind: "retry", Cause: true}},
+		{"lost access is retried", fmt.Errorf("history: %w", messenger.ErrAccessLost), outcome{Kind: "retry", Cause: true}},
+		{"gone row cancels", fmt.Errorf("repair package: %w", hoard.Errorf(hoard.ENOTFOUND, "package 7 not found")), outcome{Kind: "cancel", Cause: true}},
+		{"gone platform message cancels", fmt.Errorf("messages: %w", messenger.ErrNotFound), outcome{Kind: "cancel", Cause: true}},
+		{"invalid input cancels", hoard.Errorf(hoard.EINVALID, "no parts"), outcome{Kind: "cancel", Cause: true}},
+		{"too large cancels", fmt.Errorf("upload: %w", messenger.ErrTooLarge), outcome{Kind: "cancel", Cause: true}},
+		{"flood wait snoozes what it asks plus a second", fmt.Errorf("get file: %w", &messenger.FloodWait{RetryAfter: 3 * time.Second}),
+			outcome{Kind: "snooze", Snooze: 4 * time.Second}},
+		{"rate limit without a wait snoozes", hoard.Errorf(hoard.ERATELIMITED, "slow down"), outcome{Kind: "snooze", Snooze: rateLimitWait}},
+		{"a cancel passes as it is", cancelled, outcome{Kind: "cancel", Cause: true}},
+		{"a snooze passes as it is", river.JobSnooze(5 * time.Second), outcome{Kind: "snooze", Snooze: 5 * time.Second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := outcomeOf(tt.err, jobOutcome(tt.err)); got != tt.want {
+				t.Errorf("jobOutcome(%v) = %+v, want %+v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// fate names what became of a job after one attempt: retried (available
+// or retryable: another attempt follows), cancelled, completed or
+// discarded.
+func fate(s rivertype.JobState) string {
+	switch s {
+	case rivertype.JobStateAvailable, rivertype.JobStateRetryable:
+		return "retried"
+	}
+	return string(s)
+}
+
+// lockTimeoutDB opens a second pool on the database of url whose
+// statements give up after 300 ms waiting for a lock: a lookup of a table
+// another transaction holds fails with a transient error (55P03), the kind
+// a dropped connection or a restarting server gives.
+func lockTimeoutDB(t *testing.T, dbURL string) *store.DB {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("lock_timeout", "300ms")
+	u.RawQuery = q.Encode()
+	db, err := store.Open(context.Background(), u.String(), store.Options{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// TestWorkersRetryTransientLookupErrors: a worker whose lookup of the thing
+// it works on fails for a passing reason (the table is locked past the
+// lock timeout: a transient database error) leaves its job to be retried;
+// only a thing that is gone cancels it.
+func TestWorkersRetryTransientLookupErrors(t *testing.T) {
+	ctx := context.Background()
+	dbURL := storetest.URL(t)
+	seed, err := store.Open(ctx, dbURL, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(seed.Close)
+	wdb := lockTimeoutDB(t, dbURL)
+
+	// A source channel read by an account, a forum topic and a transfer in
+	// PUBLISHING: what scan_topic and upload_part look up first.
+	acc, err := seed.CreateAccount(ctx, "+15550002222")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &hoard.Channel{PlatformID: 7001, Title: "Forum", Kind: hoard.ChannelSource, IsActive: true, IsForum: true}
+	dest := &hoard.Channel{PlatformID: 7002, Title: "Archive", Kind: hoard.ChannelDestination}
+	for _, ch := range []*hoard.Channel{src, dest} {
+		if err := seed.UpsertChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := seed.UpsertChannelMap(ctx, acc.ID, src.ID, 1, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.UpsertTopic(ctx, m.ID, 5, "Dragons", false); err != nil {
+		t.Fatal(err)
+	}
+	tr := &hoard.Transfer{SourceChannelID: src.ID, SourceMessageID: 40, AccountID: acc.ID, DestChannelID: dest.ID, ContentHash: strings.Repeat("ab", 32),
+		Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
+	if err := seed.CreateTransfer(ctx, tr, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	deps := Deps{DB: wdb, Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir(), MaxSkipAttempts: 5}
+	deps.defaults()
+
+	type work func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error)
+	for _, tt := range []struct {
+		name  string
+		table string // the table the lookup reads, locked for the transient case
+		work  work
+	}{
+		{"rescan_channel", "messenger_channels", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
+			id := src.ID
+			if gone {
+				id = -1
+			}
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}))
+			return tw.Work(ctx, t, tx, hoard.RescanChannelArgs{ChannelID: id}, nil)
+		}},
+		{"repair_package", "packages", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}))
+			return tw.Work(ctx, t, tx, hoard.RepairPackageArgs{PackageID: -1}, nil)
+		}},
+		{"retry_skipped", "skipped_packages", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}))
+			return tw.Work(ctx, t, tx, hoard.RetrySkippedArgs{SkippedID: -1}, nil)
+		}},
+		{"scan_topic", "topic_progress", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
+			topic := int64(5)
+			if gone {
+				topic = 6
+			}
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}))
+			return tw.Work(ctx, t, tx, hoard.ScanTopicArgs{MapID: m.ID, TopicID: topic}, nil)
+		}},
+		{"upload_part", "transfer_parts", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
+			part := 0
+			if gone {
+				part = 3
+			}
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}))
+			return tw.Work(ctx, t, tx, hoard.UploadPartArgs{TransferID: tr.ID, PartNo: part}, &river.InsertOpts{MaxAttempts: 5})
+		}},
+	} {
+		for _, c := range []struct {
+			name string
+			gone bool
+			want string
+		}{
+			{"transient database error retries", false, "retried"},
+			{"gone cancels", true, "cancelled"},
+		} {
+			t.Run(tt.name+"/"+c.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				// The job lives in a transaction of its own, rolled back at
+				// the end; in the transient case it also holds the table.
+				tx, err := seed.Pool().Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = tx.Rollback(context.Background()) }()
+				if !c.gone {
+					if _, err := tx.Exec(ctx, "LOCK TABLE "+tt.table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res, err := tt.work(ctx, tx, c.gone)
+				if res == nil {
+					t.Fatalf("work: %v", err)
+				}
+				if got := fate(res.Job.State); got != c.want {
+					t.Errorf("job %s (state %s, err %v), want %s", got, res.Job.State, err, c.want)
+				}
+			})
+		}
+	}
+}
