@@ -223,3 +223,32 @@ func TestWorkersRetryTransientLookupErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNextAttemptAt: a source set's job gets a quick first retry, then one
+// attempt per cycle, so an outage of one interval never spends its budget.
+func TestNextAttemptAt(t *testing.T) {
+	d := Deps{DB: &store.DB{}, WorkerInterval: time.Hour}
+	d.defaults()
+	custom := Deps{DB: &store.DB{}, WorkerInterval: time.Hour, RetryBase: time.Second, LaterRetry: 2 * time.Second}
+	custom.defaults()
+	for _, tt := range []struct {
+		name    string
+		deps    Deps
+		attempt int
+		want    time.Duration
+	}{
+		{"first failure: quick retry", d, 1, 30 * time.Second},
+		{"second failure: next cycle", d, 2, time.Hour},
+		{"fourth failure: next cycle", d, 4, time.Hour},
+		{"demo: quick first retry", custom, 1, time.Second},
+		{"demo: later retries as set", custom, 3, 2 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := time.Now()
+			got := tt.deps.nextAttemptAt(tt.attempt)
+			if got.Before(before.Add(tt.want)) || got.After(time.Now().Add(tt.want)) {
+				t.Errorf("nextAttemptAt(%d) = now+%v, want now+%v", tt.attempt, got.Sub(before), tt.want)
+			}
+		})
+	}
+}

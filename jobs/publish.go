@@ -31,9 +31,10 @@ type UploadPartWorker struct {
 // Timeout implements river.Worker: uploads take as long as they take.
 func (w *UploadPartWorker) Timeout(*river.Job[hoard.UploadPartArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker.
+// NextRetry implements river.Worker: a quick first retry, then one attempt
+// per cycle (nextAttemptAt).
 func (w *UploadPartWorker) NextRetry(job *river.Job[hoard.UploadPartArgs]) time.Time {
-	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+	return w.deps.nextAttemptAt(job.Attempt)
 }
 
 // Work implements river.Worker.
@@ -222,11 +223,10 @@ type VerifyTransferWorker struct {
 // Timeout implements river.Worker: re-hashing reads the whole file.
 func (w *VerifyTransferWorker) Timeout(*river.Job[hoard.VerifyTransferArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker: the transfer jobs' backoff, not
-// River's attempt⁴ seconds (which waits over four minutes before a fifth
-// attempt).
+// NextRetry implements river.Worker: a quick first retry, then one attempt
+// per cycle (nextAttemptAt), not River's attempt⁴ seconds.
 func (w *VerifyTransferWorker) NextRetry(job *river.Job[hoard.VerifyTransferArgs]) time.Time {
-	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+	return w.deps.nextAttemptAt(job.Attempt)
 }
 
 // Work implements river.Worker.

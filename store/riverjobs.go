@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,12 +16,15 @@ import (
 const unfinishedJobStates = "{available,pending,running,retryable,scheduled}"
 
 // CountUnfinishedRunJobs counts the River jobs of the given kinds whose args
-// carry an ingestion run's run_id and that are not final yet.
-func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...string) (int, error) {
+// carry an ingestion run's run_id and that are not final yet, leaving out
+// those waiting (retryable or scheduled) until dueBefore or later: a retry
+// left for a later cycle does not hold its run open.
+func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, dueBefore time.Time, kinds ...string) (int, error) {
 	var n int
 	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
 		WHERE state = ANY('`+unfinishedJobStates+`') AND kind = ANY($2)
-		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID, kinds).Scan(&n)
+		  AND args @> jsonb_build_object('run_id', $1::bigint)
+		  AND NOT (state IN ('retryable', 'scheduled') AND scheduled_at >= $3)`, runID, kinds, dueBefore).Scan(&n)
 	return n, wrap("count unfinished run jobs", err)
 }
 

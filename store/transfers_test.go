@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -84,7 +85,8 @@ type riverJob struct {
 	Args        any    // JSON-encoded; default {}
 	Attempt     int
 	AttemptedBy []string
-	Errors      []string // JSON objects
+	Errors      []string  // JSON objects
+	ScheduledAt time.Time // default 2000-01-01
 }
 
 // mustRiverJob inserts j into river_job (scheduled in 2000, so that a
@@ -101,13 +103,17 @@ func mustRiverJob(t *testing.T, db *store.DB, j riverJob) int64 {
 			t.Fatal(err)
 		}
 	}
+	var scheduled *time.Time
+	if !j.ScheduledAt.IsZero() {
+		scheduled = &j.ScheduledAt
+	}
 	var id int64
 	err := db.Tx().QueryRow(context.Background(), `
 		INSERT INTO river_job (kind, state, args, attempt, attempted_at, attempted_by, errors, max_attempts, queue,
 			scheduled_at, finalized_at)
 		VALUES ($1, $2::river_job_state, $3::jsonb, $4::smallint, CASE WHEN $4::smallint > 0 THEN now() END, $5, $6::text[]::jsonb[], 5, 'default',
-			'2000-01-01T00:00:00Z', CASE WHEN $2 IN ('completed', 'cancelled', 'discarded') THEN now() END)
-		RETURNING id`, j.Kind, j.State, string(args), j.Attempt, j.AttemptedBy, j.Errors).Scan(&id)
+			coalesce($7::timestamptz, '2000-01-01T00:00:00Z'), CASE WHEN $2 IN ('completed', 'cancelled', 'discarded') THEN now() END)
+		RETURNING id`, j.Kind, j.State, string(args), j.Attempt, j.AttemptedBy, j.Errors, scheduled).Scan(&id)
 	if err != nil {
 		t.Fatalf("insert river_job %+v: %v", j, err)
 	}
@@ -642,9 +648,15 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		{Kind: scan, State: "available", Args: run(2)},
 		{Kind: ingest, State: "available", Args: map[string]any{"channel_id": 7}},
 		{Kind: upload, State: "completed", Args: run(2), Attempt: 1},
+		// Run 4: a quick retry due soon is waited for; a retry and a
+		// snooze left for a later cycle are not.
+		{Kind: ingest, State: "retryable", Args: run(4), Attempt: 1, ScheduledAt: time.Now().Add(30 * time.Second)},
+		{Kind: ingest, State: "retryable", Args: run(4), Attempt: 2, ScheduledAt: time.Now().Add(time.Hour)},
+		{Kind: upload, State: "scheduled", Args: run(4), Attempt: 1, ScheduledAt: time.Now().Add(2 * time.Hour)},
 	} {
 		mustRiverJob(t, db, j)
 	}
+	due := time.Now().Add(30 * time.Minute)
 
 	runTests := []struct {
 		run   int64
@@ -658,9 +670,10 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		{2, []string{upload}, 0},
 		{3, []string{scan, topic, ingest, upload, audit}, 0},
 		{1, nil, 0},
+		{4, []string{scan, topic, ingest, upload}, 1},
 	}
 	for _, tt := range runTests {
-		n, err := db.CountUnfinishedRunJobs(ctx, tt.run, tt.kinds...)
+		n, err := db.CountUnfinishedRunJobs(ctx, tt.run, due, tt.kinds...)
 		must(t, err)
 		if n != tt.want {
 			t.Errorf("CountUnfinishedRunJobs(%d, %v) = %d, want %d", tt.run, tt.kinds, n, tt.want)
@@ -671,10 +684,10 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		kinds []string
 		want  int
 	}{
-		{[]string{ingest}, 3},
+		{[]string{ingest}, 5},
 		{[]string{scan}, 2},
-		{[]string{audit, upload}, 2},
-		{[]string{scan, topic, ingest, upload, audit}, 8},
+		{[]string{audit, upload}, 3},
+		{[]string{scan, topic, ingest, upload, audit}, 11},
 		{[]string{"unknown_kind"}, 0},
 		{nil, 0},
 	}
