@@ -2,12 +2,14 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // RescanChannelWorker runs RescanChannelArgs.
@@ -71,7 +73,9 @@ type RetrySkippedWorker struct {
 }
 
 // Work implements river.Worker. A skipped record that is gone cancels the
-// job; any other failure is retried (jobOutcome).
+// job; any other failure is retried (jobOutcome). A set whose job still
+// waits for a later cycle (RETRYING) is tried now: its job is made
+// available at once rather than queued a second time.
 func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.RetrySkippedArgs]) error {
 	return jobOutcome(completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		s, err := tx.FindSkippedPackage(ctx, job.Args.SkippedID)
@@ -79,6 +83,9 @@ func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.Retr
 			return fmt.Errorf("retry skipped package: %w", err)
 		}
 		if err := tx.RestartSkippedPackage(ctx, s.ID, 0); err != nil {
+			return err
+		}
+		if err := retryWaitingJob(ctx, tx, client, s.RiverJobID); err != nil {
 			return err
 		}
 		if s.SourceTopicID != 0 && s.AccountChannelMapID != 0 {
@@ -91,6 +98,29 @@ func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.Retr
 		}
 		return queueCycle(ctx, tx, client)
 	}))
+}
+
+// retryWaitingJob makes River job id available now when it waits for a
+// later attempt (retryable or scheduled); a job that is gone, running or
+// final is left alone (the cycle queues a new one for a final job).
+func retryWaitingJob(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], id int64) error {
+	if id == 0 {
+		return nil
+	}
+	j, err := client.JobGetTx(ctx, tx.Tx(), id)
+	if errors.Is(err, river.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("retry waiting job %d: %w", id, err)
+	}
+	if j.State != rivertype.JobStateRetryable && j.State != rivertype.JobStateScheduled {
+		return nil
+	}
+	if _, err := client.JobRetryTx(ctx, tx.Tx(), id); err != nil {
+		return fmt.Errorf("retry waiting job %d: %w", id, err)
+	}
+	return nil
 }
 
 // queueCycle queues a manual ingestion cycle; while one is queued or

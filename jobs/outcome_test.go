@@ -252,3 +252,80 @@ func TestNextAttemptAt(t *testing.T) {
 		})
 	}
 }
+
+// TestRetrySkippedTriesAWaitingSetNow: a manual retry of a set whose job
+// waits for a later cycle makes that job available at once (no second job
+// for the set); a job running, final or gone is left as it is.
+func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		state     string // the set's job before the retry; "" = no job
+		wantState rivertype.JobState
+		wantNow   bool // scheduled to run now
+	}{
+		{"waiting for a later cycle", "retryable", rivertype.JobStateAvailable, true},
+		{"snoozed", "scheduled", rivertype.JobStateAvailable, true},
+		{"running", "running", rivertype.JobStateRunning, false},
+		{"given up", "discarded", rivertype.JobStateDiscarded, false},
+		{"no job", "", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := storetest.NewTx(t)
+			ctx := context.Background()
+			ch := &hoard.Channel{PlatformID: 8001, Title: "Shelf", Kind: hoard.ChannelSource, IsActive: true}
+			if err := db.UpsertChannel(ctx, ch); err != nil {
+				t.Fatal(err)
+			}
+			var jobID int64
+			if tt.state != "" {
+				client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := client.InsertTx(ctx, db.Tx(), hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: 42, FileName: "Wings.zip"}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobID = res.Job.ID
+				if _, err := db.Tx().Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 2,
+					scheduled_at = now() + interval '1 hour',
+					finalized_at = CASE WHEN $2 = 'discarded' THEN now() END WHERE id = $1`, jobID, tt.state); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sk := &hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: 42, FileName: "Wings.zip", FileSize: 10,
+				Reason: hoard.SkipDownloadFailed, AttemptCount: 2, RiverJobID: jobID}
+			if err := db.UpsertSkippedPackage(ctx, sk); err != nil {
+				t.Fatal(err)
+			}
+			w := &RetrySkippedWorker{deps: Deps{DB: db, Logger: discardLogger()}}
+			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RetrySkippedArgs](w))
+			res, err := tw.Work(ctx, t, db.Tx(), hoard.RetrySkippedArgs{SkippedID: sk.ID}, nil)
+			if err != nil || res.Job.State != rivertype.JobStateCompleted {
+				t.Fatalf("retry: %v, state %v", err, res.Job.State)
+			}
+			type state struct {
+				State rivertype.JobState
+				Now   bool
+				Jobs  int // ingest_message jobs of the set
+			}
+			got := state{}
+			if err := db.Tx().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'ingest_message'`).Scan(&got.Jobs); err != nil {
+				t.Fatal(err)
+			}
+			if jobID != 0 {
+				if err := db.Tx().QueryRow(ctx, `SELECT state::text, scheduled_at <= now() FROM river_job WHERE id = $1`, jobID).
+					Scan(&got.State, &got.Now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := state{State: tt.wantState, Now: tt.wantNow, Jobs: 0}
+			if jobID != 0 {
+				want.Jobs = 1
+			}
+			if got != want {
+				t.Errorf("after the retry: %+v, want %+v", got, want)
+			}
+		})
+	}
+}
