@@ -2,14 +2,12 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // RescanChannelWorker runs RescanChannelArgs.
@@ -73,9 +71,10 @@ type RetrySkippedWorker struct {
 }
 
 // Work implements river.Worker. A skipped record that is gone cancels the
-// job; any other failure is retried (jobOutcome). A set whose job still
-// waits for a later cycle (RETRYING) is tried now: its job is made
-// available at once rather than queued a second time.
+// job; any other failure is retried (jobOutcome). A set whose jobs still
+// wait for a later cycle (RETRYING) is tried now: its waiting download,
+// upload or verification is made available at once rather than queued a
+// second time.
 func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.RetrySkippedArgs]) error {
 	return jobOutcome(completeTx(ctx, w.deps.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		s, err := tx.FindSkippedPackage(ctx, job.Args.SkippedID)
@@ -85,7 +84,7 @@ func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.Retr
 		if err := tx.RestartSkippedPackage(ctx, s.ID, 0); err != nil {
 			return err
 		}
-		if err := retryWaitingJob(ctx, tx, client, s.RiverJobID); err != nil {
+		if err := retryWaitingJobs(ctx, tx, client, s); err != nil {
 			return err
 		}
 		if s.SourceTopicID != 0 && s.AccountChannelMapID != 0 {
@@ -100,25 +99,33 @@ func (w *RetrySkippedWorker) Work(ctx context.Context, job *river.Job[hoard.Retr
 	}))
 }
 
-// retryWaitingJob makes River job id available now when it waits for a
-// later attempt (retryable or scheduled); a job that is gone, running or
-// final is left alone (the cycle queues a new one for a final job).
-func retryWaitingJob(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], id int64) error {
-	if id == 0 {
-		return nil
-	}
-	j, err := client.JobGetTx(ctx, tx.Tx(), id)
-	if errors.Is(err, river.ErrNotFound) {
-		return nil
-	}
+// retryWaitingJobs makes the jobs of skipped set s that wait for a later
+// attempt (its ingest_message, and the upload_part and verify_transfer jobs
+// of its publication) available now; jobs running or final are left alone
+// (the cycle queues a new ingest_message for a final one).
+func retryWaitingJobs(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], s *hoard.SkippedPackage) error {
+	waiting, err := tx.WaitingJobIDs(ctx, hoard.IngestMessageArgs{}.Kind(),
+		map[string]any{"channel_id": s.SourceChannelID, "message_id": s.SourceMessageID})
 	if err != nil {
-		return fmt.Errorf("retry waiting job %d: %w", id, err)
+		return err
 	}
-	if j.State != rivertype.JobStateRetryable && j.State != rivertype.JobStateScheduled {
-		return nil
+	t, err := tx.FindTransferBySource(ctx, s.SourceChannelID, s.SourceMessageID)
+	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
 	}
-	if _, err := client.JobRetryTx(ctx, tx.Tx(), id); err != nil {
-		return fmt.Errorf("retry waiting job %d: %w", id, err)
+	if err == nil {
+		for _, kind := range []string{hoard.UploadPartArgs{}.Kind(), hoard.VerifyTransferArgs{}.Kind()} {
+			ids, err := tx.WaitingJobIDs(ctx, kind, map[string]any{"transfer_id": t.ID})
+			if err != nil {
+				return err
+			}
+			waiting = append(waiting, ids...)
+		}
+	}
+	for _, id := range waiting {
+		if _, err := client.JobRetryTx(ctx, tx.Tx(), id); err != nil {
+			return fmt.Errorf("retry waiting job %d: %w", id, err)
+		}
 	}
 	return nil
 }

@@ -253,36 +253,65 @@ func TestNextAttemptAt(t *testing.T) {
 	}
 }
 
-// TestRetrySkippedTriesAWaitingSetNow: a manual retry of a set whose job
-// waits for a later cycle makes that job available at once (no second job
-// for the set); a job running, final or gone is left as it is.
+// TestRetrySkippedTriesAWaitingSetNow: a manual retry of a set whose jobs
+// wait for a later cycle makes them available at once (no second job for
+// the set); jobs running, final or of another set are left as they are.
 func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
-		state     string // the set's job before the retry; "" = no job
+		kind      string // the waiting job's kind; "" = no job
+		state     string // its state before the retry
+		otherSet  bool   // the job belongs to another set
 		wantState rivertype.JobState
 		wantNow   bool // scheduled to run now
 	}{
-		{"waiting for a later cycle", "retryable", rivertype.JobStateAvailable, true},
-		{"snoozed", "scheduled", rivertype.JobStateAvailable, true},
-		{"running", "running", rivertype.JobStateRunning, false},
-		{"given up", "discarded", rivertype.JobStateDiscarded, false},
-		{"no job", "", "", false},
+		{"download waiting for a later cycle", "ingest_message", "retryable", false, rivertype.JobStateAvailable, true},
+		{"download snoozed", "ingest_message", "scheduled", false, rivertype.JobStateAvailable, true},
+		{"upload waiting for a later cycle", "upload_part", "retryable", false, rivertype.JobStateAvailable, true},
+		{"verification waiting for a later cycle", "verify", "retryable", false, rivertype.JobStateAvailable, true},
+		{"another set's download", "ingest_message", "retryable", true, rivertype.JobStateRetryable, false},
+		{"another set's upload", "upload_part", "retryable", true, rivertype.JobStateRetryable, false},
+		{"running", "ingest_message", "running", false, rivertype.JobStateRunning, false},
+		{"given up", "ingest_message", "discarded", false, rivertype.JobStateDiscarded, false},
+		{"no job", "", "", false, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := storetest.NewTx(t)
 			ctx := context.Background()
+			acc, err := db.CreateAccount(ctx, "+15550003333")
+			if err != nil {
+				t.Fatal(err)
+			}
 			ch := &hoard.Channel{PlatformID: 8001, Title: "Shelf", Kind: hoard.ChannelSource, IsActive: true}
-			if err := db.UpsertChannel(ctx, ch); err != nil {
+			dest := &hoard.Channel{PlatformID: 8002, Title: "Archive", Kind: hoard.ChannelDestination}
+			for _, c := range []*hoard.Channel{ch, dest} {
+				if err := db.UpsertChannel(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			msg := int64(42)
+			if tt.otherSet {
+				msg = 43
+			}
+			tr := &hoard.Transfer{SourceChannelID: ch.ID, SourceMessageID: msg, AccountID: acc.ID, DestChannelID: dest.ID,
+				ContentHash: strings.Repeat("cd", 32), Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
+			if err := db.CreateTransfer(ctx, tr, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
 				t.Fatal(err)
 			}
 			var jobID int64
-			if tt.state != "" {
+			if tt.kind != "" {
 				client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := client.InsertTx(ctx, db.Tx(), hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: 42, FileName: "Wings.zip"}, nil)
+				var args river.JobArgs = hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: msg, FileName: "Wings.zip"}
+				switch tt.kind {
+				case "upload_part":
+					args = hoard.UploadPartArgs{TransferID: tr.ID}
+				case "verify":
+					args = hoard.VerifyTransferArgs{TransferID: tr.ID}
+				}
+				res, err := client.InsertTx(ctx, db.Tx(), args, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -294,7 +323,7 @@ func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 				}
 			}
 			sk := &hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: 42, FileName: "Wings.zip", FileSize: 10,
-				Reason: hoard.SkipDownloadFailed, AttemptCount: 2, RiverJobID: jobID}
+				Reason: hoard.SkipDownloadFailed, AttemptCount: 2}
 			if err := db.UpsertSkippedPackage(ctx, sk); err != nil {
 				t.Fatal(err)
 			}
@@ -307,21 +336,19 @@ func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 			type state struct {
 				State rivertype.JobState
 				Now   bool
-				Jobs  int // ingest_message jobs of the set
+				Jobs  int // jobs of the set's kinds
 			}
-			got := state{}
-			if err := db.Tx().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'ingest_message'`).Scan(&got.Jobs); err != nil {
+			got, want := state{}, state{State: tt.wantState, Now: tt.wantNow}
+			if err := db.Tx().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind IN ('ingest_message', 'upload_part', 'verify')`).
+				Scan(&got.Jobs); err != nil {
 				t.Fatal(err)
 			}
 			if jobID != 0 {
+				want.Jobs = 1
 				if err := db.Tx().QueryRow(ctx, `SELECT state::text, scheduled_at <= now() FROM river_job WHERE id = $1`, jobID).
 					Scan(&got.State, &got.Now); err != nil {
 					t.Fatal(err)
 				}
-			}
-			want := state{State: tt.wantState, Now: tt.wantNow, Jobs: 0}
-			if jobID != 0 {
-				want.Jobs = 1
 			}
 			if got != want {
 				t.Errorf("after the retry: %+v, want %+v", got, want)

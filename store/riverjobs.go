@@ -70,6 +70,19 @@ func (db *DB) RequeueJobsOf(ctx context.Context, clientID string) (int64, error)
 	return tag.RowsAffected(), nil
 }
 
+// WaitingJobIDs returns the ids of the River jobs of kind whose args hold
+// match (a JSON object compared with @>) and that wait for a later attempt
+// or the end of a snooze (retryable or scheduled), oldest first.
+func (db *DB) WaitingJobIDs(ctx context.Context, kind string, match map[string]any) ([]int64, error) {
+	rows, err := db.q.Query(ctx, `SELECT id FROM river_job
+		WHERE state IN ('retryable', 'scheduled') AND kind = $1 AND args @> $2::jsonb ORDER BY id`, kind, match)
+	if err != nil {
+		return nil, wrap("waiting jobs", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return out, wrap("waiting jobs", err)
+}
+
 // JobStateCount is how many River jobs of one kind are in one state.
 type JobStateCount struct {
 	Kind  string

@@ -730,3 +730,41 @@ func TestFailedRunJobErrors(t *testing.T) {
 		t.Fatalf("a run without failures: %q, %v", got, err)
 	}
 }
+
+func TestWaitingJobIDs(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ingest, upload := hoard.IngestMessageArgs{}.Kind(), hoard.UploadPartArgs{}.Kind()
+	set := func(msg int64) map[string]any { return map[string]any{"run_id": 1, "channel_id": 7, "message_id": msg} }
+	later := time.Now().Add(time.Hour)
+	retryable := mustRiverJob(t, db, riverJob{Kind: ingest, State: "retryable", Args: set(42), Attempt: 2, ScheduledAt: later})
+	snoozed := mustRiverJob(t, db, riverJob{Kind: ingest, State: "scheduled", Args: set(42), ScheduledAt: later})
+	for _, j := range []riverJob{
+		{Kind: ingest, State: "running", Args: set(42), Attempt: 3},
+		{Kind: ingest, State: "discarded", Args: set(42), Attempt: 5},
+		{Kind: ingest, State: "available", Args: set(42)},
+		{Kind: ingest, State: "retryable", Args: set(43), Attempt: 2, ScheduledAt: later},
+		{Kind: upload, State: "retryable", Args: set(42), Attempt: 2, ScheduledAt: later},
+	} {
+		mustRiverJob(t, db, j)
+	}
+	for _, tt := range []struct {
+		name  string
+		kind  string
+		match map[string]any
+		want  []int64
+	}{
+		{"the set's waiting jobs", ingest, map[string]any{"channel_id": 7, "message_id": 42}, []int64{retryable, snoozed}},
+		{"another kind", "verify", map[string]any{"channel_id": 7, "message_id": 42}, nil},
+		{"no set", ingest, map[string]any{"channel_id": 8, "message_id": 42}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.WaitingJobIDs(ctx, tt.kind, tt.match)
+			must(t, err)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("WaitingJobIDs(%s, %v) = %v, want %v", tt.kind, tt.match, got, tt.want)
+			}
+		})
+	}
+}
