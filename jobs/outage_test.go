@@ -105,6 +105,34 @@ func newOutageWorld(t *testing.T, n int) *outageWorld {
 	return w
 }
 
+// startWorker starts a worker process's River client on the world with
+// deps (its database, clients and spool filled in), scheduled cycles
+// every deps.WorkerInterval, stopped when the test ends.
+func (w *outageWorld) startWorker(ctx context.Context, t *testing.T, deps Deps) *queue.Client {
+	t.Helper()
+	deps.DB, deps.Logger, deps.Accounts, deps.SpoolDir = w.db, discardLogger(), oneAccount{w.acc}, t.TempDir()
+	deps.SettleTime, deps.GroupTimeWindow = -1, -1
+	workers := river.NewWorkers()
+	if err := Register(workers, deps); err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(w.db.Pool(), queue.Options{Role: queue.RoleWorker, Workers: workers,
+		Periodic: Periodic(deps.WorkerInterval), Logger: discardLogger(), ID: "outage-test",
+		FetchCooldown: 20 * time.Millisecond, FetchPollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, done := context.WithTimeout(context.Background(), 30*time.Second)
+		defer done()
+		_ = client.Stop(stop)
+	})
+	return client
+}
+
 // ingestJobs is what the ingest_message jobs' rows say.
 type ingestJobs struct {
 	Jobs, MaxAttempt, MaxAttempts, Final int // Final: discarded or cancelled
@@ -139,28 +167,8 @@ func TestOutageLongerThanACycleSpendsNoLastAttempt(t *testing.T) {
 	w := newOutageWorld(t, sets)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	interval := 60 * minute
-	deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SpoolDir: t.TempDir(),
-		WorkerInterval: interval, MaxSkipAttempts: maxAttempts, RetryBase: minute / 2, SettleTime: -1, GroupTimeWindow: -1}
-	workers := river.NewWorkers()
-	if err := Register(workers, deps); err != nil {
-		t.Fatal(err)
-	}
-	client, err := queue.NewClient(w.db.Pool(), queue.Options{Role: queue.RoleWorker, Workers: workers,
-		Periodic: Periodic(interval), Logger: discardLogger(), ID: "outage-test",
-		FetchCooldown: 20 * time.Millisecond, FetchPollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	w.env.Emu.InjectFault(emulator.Fault{Method: "upload.getFile", Error: "INTERNAL"})
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, done := context.WithTimeout(context.Background(), 30*time.Second)
-		defer done()
-		_ = client.Stop(stop)
-	})
+	client := w.startWorker(ctx, t, Deps{WorkerInterval: 60 * minute, MaxSkipAttempts: maxAttempts, RetryBase: minute / 2})
 	start := time.Now()
 	if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
 		t.Fatal(err)

@@ -108,6 +108,53 @@ func lockTimeoutDB(t *testing.T, dbURL string) *store.DB {
 	return db
 }
 
+// shelf is what the worker tests below look up: an account reading a
+// source channel (a forum with topic 5), the destination, and a transfer
+// of the set at message msg in PUBLISHING.
+type shelf struct {
+	account  *hoard.Account
+	src      *hoard.Channel
+	dest     *hoard.Channel
+	mapID    int64
+	transfer *hoard.Transfer
+}
+
+func seedShelf(t *testing.T, db *store.DB, msg int64) shelf {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := db.CreateAccount(ctx, "+15550002222")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := shelf{account: acc, src: &hoard.Channel{PlatformID: 7001, Title: "Forum", Kind: hoard.ChannelSource, IsActive: true, IsForum: true},
+		dest: &hoard.Channel{PlatformID: 7002, Title: "Archive", Kind: hoard.ChannelDestination}}
+	for _, ch := range []*hoard.Channel{s.src, s.dest} {
+		if err := db.UpsertChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := db.UpsertChannelMap(ctx, acc.ID, s.src.ID, 1, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mapID = m.ID
+	if _, err := db.UpsertTopic(ctx, m.ID, 5, "Dragons", false); err != nil {
+		t.Fatal(err)
+	}
+	s.transfer = &hoard.Transfer{SourceChannelID: s.src.ID, SourceMessageID: msg, AccountID: acc.ID, DestChannelID: s.dest.ID,
+		ContentHash: strings.Repeat("ab", 32), Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
+	if err := db.CreateTransfer(ctx, s.transfer, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// workIn runs one job of args with worker in tx (rivertest).
+func workIn[T river.JobArgs](ctx context.Context, t *testing.T, tx pgx.Tx, worker river.Worker[T], args T, opts *river.InsertOpts) (*rivertest.WorkResult, error) {
+	t.Helper()
+	return rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, worker).Work(ctx, t, tx, args, opts)
+}
+
 // TestWorkersRetryTransientLookupErrors: a worker whose lookup of the thing
 // it works on fails for a passing reason (the table is locked past the
 // lock timeout: a transient database error) leaves its job to be retried;
@@ -120,73 +167,40 @@ func TestWorkersRetryTransientLookupErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(seed.Close)
-	wdb := lockTimeoutDB(t, dbURL)
-
-	// A source channel read by an account, a forum topic and a transfer in
-	// PUBLISHING: what scan_topic and upload_part look up first.
-	acc, err := seed.CreateAccount(ctx, "+15550002222")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &hoard.Channel{PlatformID: 7001, Title: "Forum", Kind: hoard.ChannelSource, IsActive: true, IsForum: true}
-	dest := &hoard.Channel{PlatformID: 7002, Title: "Archive", Kind: hoard.ChannelDestination}
-	for _, ch := range []*hoard.Channel{src, dest} {
-		if err := seed.UpsertChannel(ctx, ch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := seed.UpsertChannelMap(ctx, acc.ID, src.ID, 1, hoard.MapReader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := seed.UpsertTopic(ctx, m.ID, 5, "Dragons", false); err != nil {
-		t.Fatal(err)
-	}
-	tr := &hoard.Transfer{SourceChannelID: src.ID, SourceMessageID: 40, AccountID: acc.ID, DestChannelID: dest.ID, ContentHash: strings.Repeat("ab", 32),
-		Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
-	if err := seed.CreateTransfer(ctx, tr, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
-		t.Fatal(err)
-	}
-	deps := Deps{DB: wdb, Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir(), MaxSkipAttempts: 5}
+	sh := seedShelf(t, seed, 40)
+	deps := Deps{DB: lockTimeoutDB(t, dbURL), Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir(), MaxSkipAttempts: 5}
 	deps.defaults()
-
-	type work func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error)
+	// gone picks the id of a thing that does not exist.
+	gone := func(g bool, id, missing int64) int64 {
+		if g {
+			return missing
+		}
+		return id
+	}
 	for _, tt := range []struct {
 		name  string
 		table string // the table the lookup reads, locked for the transient case
-		work  work
+		work  func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error)
 	}{
-		{"rescan_channel", "messenger_channels", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
-			id := src.ID
-			if gone {
-				id = -1
-			}
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}))
-			return tw.Work(ctx, t, tx, hoard.RescanChannelArgs{ChannelID: id}, nil)
+		{"rescan_channel", "messenger_channels", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}),
+				hoard.RescanChannelArgs{ChannelID: gone(g, sh.src.ID, -1)}, nil)
 		}},
-		{"repair_package", "packages", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}))
-			return tw.Work(ctx, t, tx, hoard.RepairPackageArgs{PackageID: -1}, nil)
+		{"repair_package", "packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}),
+				hoard.RepairPackageArgs{PackageID: -1}, nil)
 		}},
-		{"retry_skipped", "skipped_packages", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}))
-			return tw.Work(ctx, t, tx, hoard.RetrySkippedArgs{SkippedID: -1}, nil)
+		{"retry_skipped", "skipped_packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}),
+				hoard.RetrySkippedArgs{SkippedID: -1}, nil)
 		}},
-		{"scan_topic", "topic_progress", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
-			topic := int64(5)
-			if gone {
-				topic = 6
-			}
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}))
-			return tw.Work(ctx, t, tx, hoard.ScanTopicArgs{MapID: m.ID, TopicID: topic}, nil)
+		{"scan_topic", "topic_progress", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}),
+				hoard.ScanTopicArgs{MapID: sh.mapID, TopicID: gone(g, 5, 6)}, nil)
 		}},
-		{"upload_part", "transfer_parts", func(ctx context.Context, tx pgx.Tx, gone bool) (*rivertest.WorkResult, error) {
-			part := 0
-			if gone {
-				part = 3
-			}
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}))
-			return tw.Work(ctx, t, tx, hoard.UploadPartArgs{TransferID: tr.ID, PartNo: part}, &river.InsertOpts{MaxAttempts: 5})
+		{"upload_part", "transfer_parts", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+				hoard.UploadPartArgs{TransferID: sh.transfer.ID, PartNo: int(gone(g, 0, 3))}, &river.InsertOpts{MaxAttempts: 5})
 		}},
 	} {
 		for _, c := range []struct {
@@ -253,6 +267,27 @@ func TestNextAttemptAt(t *testing.T) {
 	}
 }
 
+// waitingJob inserts a job of args in tx, then puts it in state, due in
+// an hour after two attempts; it returns its id.
+func waitingJob(t *testing.T, tx pgx.Tx, args river.JobArgs, state string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 2,
+		scheduled_at = now() + interval '1 hour',
+		finalized_at = CASE WHEN $2 = 'discarded' THEN now() END WHERE id = $1`, res.Job.ID, state); err != nil {
+		t.Fatal(err)
+	}
+	return res.Job.ID
+}
+
 // TestRetrySkippedTriesAWaitingSetNow: a manual retry of a set whose jobs
 // wait for a later cycle makes them available at once (no second job for
 // the set); jobs running, final or of another set are left as they are.
@@ -278,58 +313,27 @@ func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db := storetest.NewTx(t)
 			ctx := context.Background()
-			acc, err := db.CreateAccount(ctx, "+15550003333")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ch := &hoard.Channel{PlatformID: 8001, Title: "Shelf", Kind: hoard.ChannelSource, IsActive: true}
-			dest := &hoard.Channel{PlatformID: 8002, Title: "Archive", Kind: hoard.ChannelDestination}
-			for _, c := range []*hoard.Channel{ch, dest} {
-				if err := db.UpsertChannel(ctx, c); err != nil {
-					t.Fatal(err)
-				}
-			}
 			msg := int64(42)
 			if tt.otherSet {
 				msg = 43
 			}
-			tr := &hoard.Transfer{SourceChannelID: ch.ID, SourceMessageID: msg, AccountID: acc.ID, DestChannelID: dest.ID,
-				ContentHash: strings.Repeat("cd", 32), Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
-			if err := db.CreateTransfer(ctx, tr, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
-				t.Fatal(err)
-			}
+			sh := seedShelf(t, db, msg)
 			var jobID int64
-			if tt.kind != "" {
-				client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var args river.JobArgs = hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: msg, FileName: "Wings.zip"}
-				switch tt.kind {
-				case "upload_part":
-					args = hoard.UploadPartArgs{TransferID: tr.ID}
-				case "verify":
-					args = hoard.VerifyTransferArgs{TransferID: tr.ID}
-				}
-				res, err := client.InsertTx(ctx, db.Tx(), args, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				jobID = res.Job.ID
-				if _, err := db.Tx().Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 2,
-					scheduled_at = now() + interval '1 hour',
-					finalized_at = CASE WHEN $2 = 'discarded' THEN now() END WHERE id = $1`, jobID, tt.state); err != nil {
-					t.Fatal(err)
-				}
+			switch tt.kind {
+			case "ingest_message":
+				jobID = waitingJob(t, db.Tx(), hoard.IngestMessageArgs{ChannelID: sh.src.ID, MessageID: msg, FileName: "Wings.zip"}, tt.state)
+			case "upload_part":
+				jobID = waitingJob(t, db.Tx(), hoard.UploadPartArgs{TransferID: sh.transfer.ID}, tt.state)
+			case "verify":
+				jobID = waitingJob(t, db.Tx(), hoard.VerifyTransferArgs{TransferID: sh.transfer.ID}, tt.state)
 			}
-			sk := &hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: 42, FileName: "Wings.zip", FileSize: 10,
+			sk := &hoard.SkippedPackage{SourceChannelID: sh.src.ID, SourceMessageID: 42, FileName: "Wings.zip", FileSize: 10,
 				Reason: hoard.SkipDownloadFailed, AttemptCount: 2}
 			if err := db.UpsertSkippedPackage(ctx, sk); err != nil {
 				t.Fatal(err)
 			}
 			w := &RetrySkippedWorker{deps: Deps{DB: db, Logger: discardLogger()}}
-			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RetrySkippedArgs](w))
-			res, err := tw.Work(ctx, t, db.Tx(), hoard.RetrySkippedArgs{SkippedID: sk.ID}, nil)
+			res, err := workIn(ctx, t, db.Tx(), river.Worker[hoard.RetrySkippedArgs](w), hoard.RetrySkippedArgs{SkippedID: sk.ID}, nil)
 			if err != nil || res.Job.State != rivertype.JobStateCompleted {
 				t.Fatalf("retry: %v, state %v", err, res.Job.State)
 			}

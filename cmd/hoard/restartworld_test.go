@@ -112,6 +112,52 @@ func (c *ownCluster) restart(pause time.Duration) time.Duration {
 	return time.Since(began)
 }
 
+// restartAt restarts the server each time the catalog reaches the next
+// count of packages in at (ascending), after a random pause of up to
+// 300 ms, while the process watched by exited runs. It returns how many
+// restarts it made before the process ended or ctx was done.
+func (c *ownCluster) restartAt(ctx context.Context, at []int, rng *rand.Rand, exited <-chan error) int {
+	c.t.Helper()
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
+	for done := 0; done < len(at); {
+		select {
+		case err := <-exited:
+			c.t.Logf("the process ended: %v", err)
+			return done
+		case <-ctx.Done():
+			return done
+		case <-time.After(10 * time.Millisecond):
+		}
+		if conn == nil {
+			var err error
+			if conn, err = connectWhenUp(ctx, c.srv.URL()); err != nil {
+				continue
+			}
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&n); err != nil {
+			if conn.IsClosed() {
+				conn = nil
+			}
+			continue // the schema may not exist yet
+		}
+		if n < at[done] {
+			continue
+		}
+		conn.Close(ctx)
+		conn = nil
+		away := c.restart(time.Duration(rng.IntN(300)) * time.Millisecond)
+		c.t.Logf("restart %d after %d packages: the database was away %v", done+1, n, away.Round(time.Millisecond))
+		done++
+	}
+	return len(at)
+}
+
 // finalJobs lists "kind|state" of the River jobs that were cancelled or
 // discarded.
 func finalJobs(t *testing.T, url string) []string {
@@ -166,16 +212,20 @@ func retriedJobs(t *testing.T, url string) map[string]int {
 
 // TestDemoOnceSurvivesDatabaseRestarts is the acceptance of transient
 // faults: PostgreSQL restarted three times at random moments of a `hoard
-// demo --once` over 60 packages. The run completes, the catalog equals an
+// demo --once` over 60 packages (ten times over 200 with
+// HOARD_LARGE_TESTS=1). The run completes, the catalog equals an
 // undisturbed run's, nothing is posted twice, and no River job was
 // cancelled or discarded.
 func TestDemoOnceSurvivesDatabaseRestarts(t *testing.T) {
-	const packages, restarts = 60, 3
+	packages, restarts := 60, 3
+	if os.Getenv("HOARD_LARGE_TESTS") == "1" {
+		packages, restarts = 200, 10
+	}
 	seed := writeShelfWorld(t, t.TempDir(), packages)
 
 	calmDir, calmURL := dataDir(t), storetest.URL(t)
 	calm := runOnce(t, onceVars(calmURL, calmDir, 5), seed)
-	if calm.RunStatus != "COMPLETED" || calm.Packages != packages {
+	if calm.RunStatus != "COMPLETED" || calm.Packages != int64(packages) {
 		t.Fatalf("undisturbed run: %+v, want COMPLETED with %d packages", calm, packages)
 	}
 	want := readCatalog(t, calmURL)
@@ -202,41 +252,8 @@ func TestDemoOnceSurvivesDatabaseRestarts(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var conn *pgx.Conn
-	defer func() {
-		if conn != nil {
-			conn.Close(context.Background())
-		}
-	}()
-	for done := 0; done < restarts; {
-		select {
-		case err := <-exited:
-			t.Fatalf("the run ended (%v) after %d of %d restarts\nstdout:\n%s\nstderr:\n%s", err, done, restarts, stdout, tail(stderr.String(), 4000))
-		case <-ctx.Done():
-			t.Fatalf("no progress after %d restarts\nstderr:\n%s", done, tail(stderr.String(), 4000))
-		case <-time.After(10 * time.Millisecond):
-		}
-		if conn == nil {
-			var err error
-			if conn, err = connectWhenUp(ctx, url); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&n); err != nil {
-			if conn.IsClosed() {
-				conn = nil
-			}
-			continue // the schema may not exist yet
-		}
-		if n < at[done] {
-			continue
-		}
-		conn.Close(ctx)
-		conn = nil
-		away := c.restart(time.Duration(rng.IntN(300)) * time.Millisecond)
-		t.Logf("restart %d after %d packages: the database was away %v", done+1, n, away.Round(time.Millisecond))
-		done++
+	if done := c.restartAt(ctx, at, rng, exited); done < restarts {
+		t.Fatalf("the run ended after %d of %d restarts\nstdout:\n%s\nstderr:\n%s", done, restarts, stdout, tail(stderr.String(), 4000))
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("demo --once: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, tail(stderr.String(), 6000))
