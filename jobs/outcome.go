@@ -14,13 +14,17 @@ import (
 const rateLimitWait = 30 * time.Second
 
 // jobOutcome maps the error a worker ends with to what River does with the
-// job: DESIGN.md's one rule, used by every worker. nil completes the job;
-// River's own snooze and cancel pass as they are; a rate limit snoozes (no
-// attempt spent) for what the platform asked plus a second; input that no
-// attempt can fix (EINVALID, ETOOLARGE) and a thing the job works on that
-// is gone (ENOTFOUND, in hoard or on the platform) cancel it; anything else
-// — a dropped connection, a restarting database, a timeout, EINTERNAL — is
-// returned as it is, so River retries the job.
+// job, DESIGN.md's rule: nil completes the job; River's own snooze and
+// cancel pass as they are; a rate limit snoozes (no attempt spent) for what
+// the platform asked plus a second; input that no attempt can fix
+// (EINVALID, ETOOLARGE) and a thing the job works on that is gone
+// (ENOTFOUND, in hoard or on the platform) cancel it; anything else — a
+// dropped connection, a restarting database, a timeout, EINTERNAL — is
+// returned as it is, so River retries the job. Every worker that cancels
+// ends through it, except the source-set workers' recorded failures
+// (skipFailure, transferFailed), which cancel only what permanent reports
+// once the failure is a row the user sees; workers that never cancel
+// return their errors as they are (River retries them).
 func jobOutcome(err error) error {
 	if err == nil {
 		return nil
