@@ -20,11 +20,11 @@ const rateLimitWait = 30 * time.Second
 // (EINVALID, ETOOLARGE) and a thing the job works on that is gone
 // (ENOTFOUND, in hoard or on the platform) cancel it; anything else — a
 // dropped connection, a restarting database, a timeout, EINTERNAL — is
-// returned as it is, so River retries the job. Every worker that cancels
-// ends through it, except the source-set workers' recorded failures
-// (skipFailure, transferFailed), which cancel only what permanent reports
-// once the failure is a row the user sees; workers that never cancel
-// return their errors as they are (River retries them).
+// returned as it is, so River retries the job. Every lookup that may
+// cancel a job ends through it. A failure recorded on a row the user sees
+// first (a source set's skipFailure and transferFailed, a rebuild, a
+// preview extraction) cancels only when permanent reports it, a subset of
+// the above; workers that never cancel return their errors as they are.
 func jobOutcome(err error) error {
 	if err == nil {
 		return nil
