@@ -154,7 +154,7 @@ func (w *outageWorld) ingestJobs(t *testing.T) ingestJobs {
 // rule 12 ("failed messages are retried on later cycles") on an
 // accelerated clock, one minute = 100 ms: WORKER_INTERVAL_MINUTES=60 is a
 // 6 s interval, the 30 s first retry 50 ms, and the platform fails every
-// download for 70 minutes (7 s). No set may use its last attempt before
+// read of the sets' messages and files for 70 minutes (7 s). No set may use its last attempt before
 // the outage ends, and every set is ingested after it. With attempts every
 // 30 s doubling (what hoard did before) all five are spent within 7.5
 // minutes and every set ends SKIPPED.
@@ -167,7 +167,11 @@ func TestOutageLongerThanACycleSpendsNoLastAttempt(t *testing.T) {
 	w := newOutageWorld(t, sets)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	w.env.Emu.InjectFault(emulator.Fault{Method: "upload.getFile", Error: "INTERNAL"})
+	// Every read of a set's messages and bytes fails (a 500 of the
+	// platform's); scans still see the channel, so every set is queued.
+	for _, m := range []string{"channels.getMessages", "upload.getFile"} {
+		w.env.Emu.InjectFault(emulator.Fault{Method: m, Error: "INTERNAL"})
+	}
 	client := w.startWorker(ctx, t, Deps{WorkerInterval: 60 * minute, MaxSkipAttempts: maxAttempts, RetryBase: minute / 2})
 	start := time.Now()
 	if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
