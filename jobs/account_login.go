@@ -50,11 +50,8 @@ type AccountLoginWorker struct {
 func (w *AccountLoginWorker) Work(ctx context.Context, job *river.Job[hoard.AccountLoginArgs]) error {
 	db := w.deps.DB
 	a, err := db.FindAccountByID(ctx, job.Args.AccountID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("account login: account %d is gone", job.Args.AccountID))
-	}
 	if err != nil {
-		return fmt.Errorf("account login: %w", err)
+		return jobOutcome(fmt.Errorf("account login: account %d: %w", job.Args.AccountID, err))
 	}
 	client, err := w.deps.loginClient(ctx, a.ID)
 	if err != nil {
@@ -105,11 +102,8 @@ func (w *AccountSignInWorker) Work(ctx context.Context, job *river.Job[hoard.Acc
 	db := w.deps.DB
 	id := job.Args.AccountID
 	secrets, err := db.FindAccountLoginSecrets(ctx, id)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("account sign-in: account %d is gone", id))
-	}
 	if err != nil {
-		return fmt.Errorf("account sign-in: %w", err)
+		return jobOutcome(fmt.Errorf("account sign-in: account %d: %w", id, err))
 	}
 	if secrets.Code == nil && secrets.Password == nil {
 		return nil // nothing submitted (or already used)

@@ -33,10 +33,7 @@ func (w *GroupChannelWorker) Timeout(*river.Job[hoard.GroupChannelArgs]) time.Du
 func (w *GroupChannelWorker) Work(ctx context.Context, job *river.Job[hoard.GroupChannelArgs]) error {
 	res, err := GroupChannel(ctx, w.deps.DB, job.Args.ChannelID, w.deps.GroupTimeWindow)
 	if err != nil {
-		if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-			return river.JobCancel(err)
-		}
-		return err
+		return jobOutcome(err)
 	}
 	if res != (store.GroupingResult{}) {
 		w.deps.Logger.Info("grouped channel", "channel_id", job.Args.ChannelID, "groups_created", res.GroupsCreated,

@@ -204,7 +204,18 @@ func snoozeIfLimited(err error) (error, bool) {
 	return err, false
 }
 
-// retryDelay is the delay before attempt+1 of a transfer job: base, then
+// nextAttemptAt is when a source set's job (ingest_message, upload_part,
+// verify_transfer) runs again after its failed attempt: RetryBase after the
+// first (a quick second chance for a transient fault), LaterRetry after any
+// other, so the later attempts fall in later cycles (SPEC rule 12).
+func (d *Deps) nextAttemptAt(attempt int) time.Time {
+	if attempt <= 1 {
+		return time.Now().Add(d.RetryBase)
+	}
+	return time.Now().Add(d.LaterRetry)
+}
+
+// retryDelay is the delay before attempt+1 of a cycle job: base, then
 // doubling, capped at an hour.
 func retryDelay(base time.Duration, attempt int) time.Duration {
 	d := base

@@ -71,7 +71,9 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 	if done || run.Status != hoard.RunRunning {
 		return nil
 	}
-	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID, runJobKinds...)
+	// Retries due within half an interval (a set's quick first retry) are
+	// waited for; later ones belong to later cycles (SPEC rule 12).
+	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID, time.Now().Add(w.deps.WorkerInterval/2), runJobKinds...)
 	if err != nil {
 		return fmt.Errorf("ingest cycle: %w", err)
 	}

@@ -31,9 +31,10 @@ type IngestMessageWorker struct {
 // stalls are detected by the client, not by a deadline.
 func (w *IngestMessageWorker) Timeout(*river.Job[hoard.IngestMessageArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker.
+// NextRetry implements river.Worker: a quick first retry, then one attempt
+// per cycle (nextAttemptAt).
 func (w *IngestMessageWorker) NextRetry(job *river.Job[hoard.IngestMessageArgs]) time.Time {
-	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+	return w.deps.nextAttemptAt(job.Attempt)
 }
 
 // Work implements river.Worker.

@@ -58,9 +58,16 @@ type Deps struct {
 	// SettleTime holds back a set whose newest part is younger (default 10
 	// minutes), so that sets posted over several minutes are taken whole.
 	SettleTime time.Duration
-	// RetryBase is the delay before the first retry of a failed transfer
-	// attempt; later ones double it (default 30 s).
+	// RetryBase is the delay before the first retry of a source set's
+	// failed attempt (ingest_message, upload_part, verify_transfer): a
+	// transient fault gets a quick second chance (default 30 s).
 	RetryBase time.Duration
+	// LaterRetry is the delay before the second and later retries of a
+	// source set: WorkerInterval by default, so they fall in later cycles
+	// and an outage of one interval never spends a set's attempts (SPEC
+	// rule 12). A cycle does not wait for retries due more than half an
+	// interval ahead.
+	LaterRetry time.Duration
 	// PreviewDownloadBudget is the largest archive an extract_preview job
 	// downloads whole to take a chosen preview out of it (RAR, 7z, a ZIP
 	// without a usable index); DefaultPreviewDownloadBudget when <= 0.
@@ -136,6 +143,9 @@ func (d *Deps) defaults() {
 	}
 	if d.RetryBase <= 0 {
 		d.RetryBase = 30 * time.Second
+	}
+	if d.LaterRetry <= 0 {
+		d.LaterRetry = d.WorkerInterval
 	}
 	if d.Now == nil {
 		d.Now = time.Now

@@ -27,11 +27,8 @@ type JoinChannelWorker struct {
 func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinChannelArgs]) error {
 	db := w.deps.DB
 	j, err := db.FindChannelJoin(ctx, job.Args.JoinID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("join channel: request %d is gone", job.Args.JoinID))
-	}
 	if err != nil {
-		return fmt.Errorf("join channel: %w", err)
+		return jobOutcome(fmt.Errorf("join channel: request %d: %w", job.Args.JoinID, err))
 	}
 	if j.Status.Final() {
 		return nil

@@ -56,11 +56,8 @@ func (w *LearnGroupRuleWorker) Work(ctx context.Context, job *river.Job[hoard.Le
 		return err
 	})
 	if err != nil {
-		err = fmt.Errorf("learn group rule %d: %w", job.Args.GroupID, err)
-		if code := hoard.ErrorCode(err); code == hoard.ENOTFOUND || code == hoard.EINVALID {
-			return river.JobCancel(err) // the group is gone, or nothing valid can be learned
-		}
-		return err
+		// The group is gone, or nothing valid can be learned: cancelled.
+		return jobOutcome(fmt.Errorf("learn group rule %d: %w", job.Args.GroupID, err))
 	}
 	return nil
 }

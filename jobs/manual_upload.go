@@ -35,11 +35,8 @@ func (w *ManualUploadWorker) Timeout(*river.Job[hoard.ManualUploadArgs]) time.Du
 func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.ManualUploadArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	up, err := db.FindManualUpload(ctx, job.Args.UploadID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err)
-	}
 	if err != nil {
-		return err
+		return jobOutcome(fmt.Errorf("manual upload %d: %w", job.Args.UploadID, err))
 	}
 	if up.Status == hoard.UploadUploading {
 		return river.JobSnooze(5 * time.Second) // the web is still receiving the files

@@ -31,9 +31,10 @@ type UploadPartWorker struct {
 // Timeout implements river.Worker: uploads take as long as they take.
 func (w *UploadPartWorker) Timeout(*river.Job[hoard.UploadPartArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker.
+// NextRetry implements river.Worker: a quick first retry, then one attempt
+// per cycle (nextAttemptAt).
 func (w *UploadPartWorker) NextRetry(job *river.Job[hoard.UploadPartArgs]) time.Time {
-	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+	return w.deps.nextAttemptAt(job.Attempt)
 }
 
 // Work implements river.Worker.
@@ -48,18 +49,15 @@ func (w *UploadPartWorker) Work(ctx context.Context, job *river.Job[hoard.Upload
 func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
 	d, db, a := &w.deps, w.deps.DB, job.Args
 	t, err := db.FindTransfer(ctx, a.TransferID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err)
-	}
 	if err != nil {
-		return err
+		return jobOutcome(fmt.Errorf("upload part: %w", err)) // gone: cancelled; else a failed attempt
 	}
 	if t.Status != hoard.TransferPublishing {
 		return nil
 	}
 	part, err := db.FindTransferPart(ctx, t.ID, a.PartNo)
 	if err != nil {
-		return river.JobCancel(err)
+		return jobOutcome(fmt.Errorf("upload part %d: %w", a.PartNo, err))
 	}
 	destID := part.DestMessageID
 	if destID == 0 {
@@ -225,11 +223,10 @@ type VerifyTransferWorker struct {
 // Timeout implements river.Worker: re-hashing reads the whole file.
 func (w *VerifyTransferWorker) Timeout(*river.Job[hoard.VerifyTransferArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker: the transfer jobs' backoff, not
-// River's attempt⁴ seconds (which waits over four minutes before a fifth
-// attempt).
+// NextRetry implements river.Worker: a quick first retry, then one attempt
+// per cycle (nextAttemptAt), not River's attempt⁴ seconds.
 func (w *VerifyTransferWorker) NextRetry(job *river.Job[hoard.VerifyTransferArgs]) time.Time {
-	return time.Now().Add(retryDelay(w.deps.RetryBase, job.Attempt))
+	return w.deps.nextAttemptAt(job.Attempt)
 }
 
 // Work implements river.Worker.
@@ -244,11 +241,8 @@ func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.Ve
 func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	t, err := db.FindTransfer(ctx, job.Args.TransferID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err)
-	}
 	if err != nil {
-		return err
+		return jobOutcome(fmt.Errorf("verify transfer: %w", err)) // gone: cancelled; else a failed attempt
 	}
 	if t.Status != hoard.TransferVerifying {
 		return nil

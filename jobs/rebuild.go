@@ -52,11 +52,8 @@ func (w *RebuildFromDestinationWorker) Timeout(*river.Job[hoard.RebuildFromDesti
 func (w *RebuildFromDestinationWorker) Work(ctx context.Context, job *river.Job[hoard.RebuildFromDestinationArgs]) error {
 	db := w.deps.DB
 	run, err := db.FindRebuild(ctx, job.Args.RebuildID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err))
-	}
 	if err != nil {
-		return fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err)
+		return jobOutcome(fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err))
 	}
 	if run.Status != hoard.RunRunning {
 		return nil // finished by an earlier attempt

@@ -164,14 +164,12 @@ func nextWatermark(maxID, top, hold int64) int64 {
 }
 
 // resolveScanMap resolves the map a scan job names; a map deleted since the
-// job was queued cancels the job.
+// job was queued cancels the job, any other failure retries it
+// (jobOutcome).
 func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error) {
 	src, err := d.resolveMap(ctx, d.DB, mapID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return nil, river.JobCancel(fmt.Errorf("scan map %d: %w", mapID, err))
-	}
 	if err != nil {
-		return nil, fmt.Errorf("scan map %d: %w", mapID, err)
+		return nil, jobOutcome(fmt.Errorf("scan map %d: %w", mapID, err))
 	}
 	return src, nil
 }
@@ -205,7 +203,7 @@ func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTop
 	}
 	topic, err := db.FindTopic(ctx, src.m.ID, job.Args.TopicID)
 	if err != nil {
-		return river.JobCancel(fmt.Errorf("scan topic: %w", err))
+		return jobOutcome(fmt.Errorf("scan topic: %w", err)) // gone: cancelled; else retried
 	}
 	if !topic.FetchEnabled || !src.channel.IsActive {
 		return nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,12 +16,15 @@ import (
 const unfinishedJobStates = "{available,pending,running,retryable,scheduled}"
 
 // CountUnfinishedRunJobs counts the River jobs of the given kinds whose args
-// carry an ingestion run's run_id and that are not final yet.
-func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, kinds ...string) (int, error) {
+// carry an ingestion run's run_id and that are not final yet, leaving out
+// those waiting (retryable or scheduled) until dueBefore or later: a retry
+// left for a later cycle does not hold its run open.
+func (db *DB) CountUnfinishedRunJobs(ctx context.Context, runID int64, dueBefore time.Time, kinds ...string) (int, error) {
 	var n int
 	err := db.q.QueryRow(ctx, `SELECT count(*) FROM river_job
 		WHERE state = ANY('`+unfinishedJobStates+`') AND kind = ANY($2)
-		  AND args @> jsonb_build_object('run_id', $1::bigint)`, runID, kinds).Scan(&n)
+		  AND args @> jsonb_build_object('run_id', $1::bigint)
+		  AND NOT (state IN ('retryable', 'scheduled') AND scheduled_at >= $3)`, runID, kinds, dueBefore).Scan(&n)
 	return n, wrap("count unfinished run jobs", err)
 }
 
@@ -64,6 +68,19 @@ func (db *DB) RequeueJobsOf(ctx context.Context, clientID string) (int64, error)
 		return 0, wrap("requeue interrupted jobs", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// WaitingJobIDs returns the ids of the River jobs of kind whose args hold
+// match (a JSON object compared with @>) and that wait for a later attempt
+// or the end of a snooze (retryable or scheduled), oldest first.
+func (db *DB) WaitingJobIDs(ctx context.Context, kind string, match map[string]any) ([]int64, error) {
+	rows, err := db.q.Query(ctx, `SELECT id FROM river_job
+		WHERE state IN ('retryable', 'scheduled') AND kind = $1 AND args @> $2::jsonb ORDER BY id`, kind, match)
+	if err != nil {
+		return nil, wrap("waiting jobs", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return out, wrap("waiting jobs", err)
 }
 
 // JobStateCount is how many River jobs of one kind are in one state.

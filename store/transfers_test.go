@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -84,7 +85,8 @@ type riverJob struct {
 	Args        any    // JSON-encoded; default {}
 	Attempt     int
 	AttemptedBy []string
-	Errors      []string // JSON objects
+	Errors      []string  // JSON objects
+	ScheduledAt time.Time // default 2000-01-01
 }
 
 // mustRiverJob inserts j into river_job (scheduled in 2000, so that a
@@ -101,13 +103,17 @@ func mustRiverJob(t *testing.T, db *store.DB, j riverJob) int64 {
 			t.Fatal(err)
 		}
 	}
+	var scheduled *time.Time
+	if !j.ScheduledAt.IsZero() {
+		scheduled = &j.ScheduledAt
+	}
 	var id int64
 	err := db.Tx().QueryRow(context.Background(), `
 		INSERT INTO river_job (kind, state, args, attempt, attempted_at, attempted_by, errors, max_attempts, queue,
 			scheduled_at, finalized_at)
 		VALUES ($1, $2::river_job_state, $3::jsonb, $4::smallint, CASE WHEN $4::smallint > 0 THEN now() END, $5, $6::text[]::jsonb[], 5, 'default',
-			'2000-01-01T00:00:00Z', CASE WHEN $2 IN ('completed', 'cancelled', 'discarded') THEN now() END)
-		RETURNING id`, j.Kind, j.State, string(args), j.Attempt, j.AttemptedBy, j.Errors).Scan(&id)
+			coalesce($7::timestamptz, '2000-01-01T00:00:00Z'), CASE WHEN $2 IN ('completed', 'cancelled', 'discarded') THEN now() END)
+		RETURNING id`, j.Kind, j.State, string(args), j.Attempt, j.AttemptedBy, j.Errors, scheduled).Scan(&id)
 	if err != nil {
 		t.Fatalf("insert river_job %+v: %v", j, err)
 	}
@@ -642,9 +648,15 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		{Kind: scan, State: "available", Args: run(2)},
 		{Kind: ingest, State: "available", Args: map[string]any{"channel_id": 7}},
 		{Kind: upload, State: "completed", Args: run(2), Attempt: 1},
+		// Run 4: a quick retry due soon is waited for; a retry and a
+		// snooze left for a later cycle are not.
+		{Kind: ingest, State: "retryable", Args: run(4), Attempt: 1, ScheduledAt: time.Now().Add(30 * time.Second)},
+		{Kind: ingest, State: "retryable", Args: run(4), Attempt: 2, ScheduledAt: time.Now().Add(time.Hour)},
+		{Kind: upload, State: "scheduled", Args: run(4), Attempt: 1, ScheduledAt: time.Now().Add(2 * time.Hour)},
 	} {
 		mustRiverJob(t, db, j)
 	}
+	due := time.Now().Add(30 * time.Minute)
 
 	runTests := []struct {
 		run   int64
@@ -658,9 +670,10 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		{2, []string{upload}, 0},
 		{3, []string{scan, topic, ingest, upload, audit}, 0},
 		{1, nil, 0},
+		{4, []string{scan, topic, ingest, upload}, 1},
 	}
 	for _, tt := range runTests {
-		n, err := db.CountUnfinishedRunJobs(ctx, tt.run, tt.kinds...)
+		n, err := db.CountUnfinishedRunJobs(ctx, tt.run, due, tt.kinds...)
 		must(t, err)
 		if n != tt.want {
 			t.Errorf("CountUnfinishedRunJobs(%d, %v) = %d, want %d", tt.run, tt.kinds, n, tt.want)
@@ -671,10 +684,10 @@ func TestCountUnfinishedJobs(t *testing.T) {
 		kinds []string
 		want  int
 	}{
-		{[]string{ingest}, 3},
+		{[]string{ingest}, 5},
 		{[]string{scan}, 2},
-		{[]string{audit, upload}, 2},
-		{[]string{scan, topic, ingest, upload, audit}, 8},
+		{[]string{audit, upload}, 3},
+		{[]string{scan, topic, ingest, upload, audit}, 11},
 		{[]string{"unknown_kind"}, 0},
 		{nil, 0},
 	}
@@ -715,5 +728,43 @@ func TestFailedRunJobErrors(t *testing.T) {
 	}
 	if got, err := db.FailedRunJobErrors(ctx, 3, scan, topic); err != nil || len(got) != 0 {
 		t.Fatalf("a run without failures: %q, %v", got, err)
+	}
+}
+
+func TestWaitingJobIDs(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ingest, upload := hoard.IngestMessageArgs{}.Kind(), hoard.UploadPartArgs{}.Kind()
+	set := func(msg int64) map[string]any { return map[string]any{"run_id": 1, "channel_id": 7, "message_id": msg} }
+	later := time.Now().Add(time.Hour)
+	retryable := mustRiverJob(t, db, riverJob{Kind: ingest, State: "retryable", Args: set(42), Attempt: 2, ScheduledAt: later})
+	snoozed := mustRiverJob(t, db, riverJob{Kind: ingest, State: "scheduled", Args: set(42), ScheduledAt: later})
+	for _, j := range []riverJob{
+		{Kind: ingest, State: "running", Args: set(42), Attempt: 3},
+		{Kind: ingest, State: "discarded", Args: set(42), Attempt: 5},
+		{Kind: ingest, State: "available", Args: set(42)},
+		{Kind: ingest, State: "retryable", Args: set(43), Attempt: 2, ScheduledAt: later},
+		{Kind: upload, State: "retryable", Args: set(42), Attempt: 2, ScheduledAt: later},
+	} {
+		mustRiverJob(t, db, j)
+	}
+	for _, tt := range []struct {
+		name  string
+		kind  string
+		match map[string]any
+		want  []int64
+	}{
+		{"the set's waiting jobs", ingest, map[string]any{"channel_id": 7, "message_id": 42}, []int64{retryable, snoozed}},
+		{"another kind", "verify", map[string]any{"channel_id": 7, "message_id": 42}, nil},
+		{"no set", ingest, map[string]any{"channel_id": 8, "message_id": 42}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := db.WaitingJobIDs(ctx, tt.kind, tt.match)
+			must(t, err)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("WaitingJobIDs(%s, %v) = %v, want %v", tt.kind, tt.match, got, tt.want)
+			}
+		})
 	}
 }

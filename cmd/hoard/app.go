@@ -34,7 +34,7 @@ type app struct {
 	// Worker tuning the demo changes: no scheduled cycles, fast retries and
 	// polling (zero values keep the defaults).
 	noSchedule               bool
-	retryBase                time.Duration
+	retryBase, laterRetry    time.Duration
 	fetchCooldown, fetchPoll time.Duration
 	// demoNote tells, on the messaging page, how to add an account to the
 	// demo's emulator (demo.AccountsNote; "" outside the demo).

@@ -71,6 +71,9 @@ func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr 
 	if a.retryBase == 0 {
 		a.retryBase = time.Second
 	}
+	if a.laterRetry == 0 {
+		a.laterRetry = 2 * time.Second // one run, no later cycles: every attempt within it
+	}
 	a.fetchCooldown, a.fetchPoll = 20*time.Millisecond, 200*time.Millisecond
 	client, err := a.startWorker(ctx, true, nil)
 	if err != nil {

@@ -246,7 +246,7 @@ func (a *app) registerJobs(workers *river.Workers) error {
 	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
 		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
 		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
-		RetryBase: a.retryBase, Metrics: a.metrics}
+		RetryBase: a.retryBase, LaterRetry: a.laterRetry, Metrics: a.metrics}
 	return jobs.Register(workers, deps)
 }
 

@@ -1,0 +1,362 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// outcome is what River does with a job whose worker returned an error.
+type outcome struct {
+	Kind   string // complete, snooze, cancel or retry
+	Snooze time.Duration
+	Cause  bool // the error handed to River still wraps the worker's error
+}
+
+func outcomeOf(in, out error) outcome {
+	var snooze *river.JobSnoozeError
+	var cancel *river.JobCancelError
+	switch {
+	case out == nil:
+		return outcome{Kind: "complete"}
+	case errors.As(out, &snooze):
+		return outcome{Kind: "snooze", Snooze: snooze.Duration}
+	case errors.As(out, &cancel):
+		return outcome{Kind: "cancel", Cause: errors.Is(out, in)}
+	}
+	return outcome{Kind: "retry", Cause: errors.Is(out, in)}
+}
+
+func TestJobOutcome(t *testing.T) {
+	closed := fmt.Errorf("find channel: %w", errors.New("closed pool"))
+	restart := fmt.Errorf("find package: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
+	cancelled := river.JobCancel(errors.New("decided by the worker"))
+	for _, tt := range []struct {
+		name string
+		err  error
+		want outcome
+	}{
+		{"nil completes", nil, outcome{Kind: "complete"}},
+		{"closed connection is retried", closed, outcome{Kind: "retry", Cause: true}},
+		{"database restart is retried", restart, outcome{Kind: "retry", Cause: true}},
+		{"context deadline is retried", fmt.Errorf("scan: %w", context.DeadlineExceeded), outcome{Kind: "retry", Cause: true}},
+		{"internal error is retried", hoard.Errorf(hoard.EINTERNAL, "boom"), outcome{Kind: "retry", Cause: true}},
+		{"conflict is retried", hoard.Errorf(hoard.ECONFLICT, "busy"), outcome{Kind: "retry", Cause: true}},
+		{"lost access is retried", fmt.Errorf("history: %w", messenger.ErrAccessLost), outcome{Kind: "retry", Cause: true}},
+		{"gone row cancels", fmt.Errorf("repair package: %w", hoard.Errorf(hoard.ENOTFOUND, "package 7 not found")), outcome{Kind: "cancel", Cause: true}},
+		{"gone platform message cancels", fmt.Errorf("messages: %w", messenger.ErrNotFound), outcome{Kind: "cancel", Cause: true}},
+		{"invalid input cancels", hoard.Errorf(hoard.EINVALID, "no parts"), outcome{Kind: "cancel", Cause: true}},
+		{"too large cancels", fmt.Errorf("upload: %w", messenger.ErrTooLarge), outcome{Kind: "cancel", Cause: true}},
+		{"flood wait snoozes what it asks plus a second", fmt.Errorf("get file: %w", &messenger.FloodWait{RetryAfter: 3 * time.Second}),
+			outcome{Kind: "snooze", Snooze: 4 * time.Second}},
+		{"rate limit without a wait snoozes", hoard.Errorf(hoard.ERATELIMITED, "slow down"), outcome{Kind: "snooze", Snooze: rateLimitWait}},
+		{"a cancel passes as it is", cancelled, outcome{Kind: "cancel", Cause: true}},
+		{"a snooze passes as it is", river.JobSnooze(5 * time.Second), outcome{Kind: "snooze", Snooze: 5 * time.Second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := outcomeOf(tt.err, jobOutcome(tt.err)); got != tt.want {
+				t.Errorf("jobOutcome(%v) = %+v, want %+v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// fate names what became of a job after one attempt: retried (available
+// or retryable: another attempt follows), cancelled, completed or
+// discarded.
+func fate(s rivertype.JobState) string {
+	switch s {
+	case rivertype.JobStateAvailable, rivertype.JobStateRetryable:
+		return "retried"
+	}
+	return string(s)
+}
+
+// lockTimeoutDB opens a second pool on the database of url whose
+// statements give up after 300 ms waiting for a lock: a lookup of a table
+// another transaction holds fails with a transient error (55P03), the kind
+// a dropped connection or a restarting server gives.
+func lockTimeoutDB(t *testing.T, dbURL string) *store.DB {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("lock_timeout", "300ms")
+	u.RawQuery = q.Encode()
+	db, err := store.Open(context.Background(), u.String(), store.Options{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// shelf is what the worker tests below look up: an account reading a
+// source channel (a forum with topic 5), the destination, and a transfer
+// of the set at message msg in PUBLISHING.
+type shelf struct {
+	account  *hoard.Account
+	src      *hoard.Channel
+	dest     *hoard.Channel
+	mapID    int64
+	transfer *hoard.Transfer
+}
+
+func seedShelf(t *testing.T, db *store.DB, msg int64) shelf {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := db.CreateAccount(ctx, "+15550002222")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := shelf{account: acc, src: &hoard.Channel{PlatformID: 7001, Title: "Forum", Kind: hoard.ChannelSource, IsActive: true, IsForum: true},
+		dest: &hoard.Channel{PlatformID: 7002, Title: "Archive", Kind: hoard.ChannelDestination}}
+	for _, ch := range []*hoard.Channel{s.src, s.dest} {
+		if err := db.UpsertChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := db.UpsertChannelMap(ctx, acc.ID, s.src.ID, 1, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mapID = m.ID
+	if _, err := db.UpsertTopic(ctx, m.ID, 5, "Dragons", false); err != nil {
+		t.Fatal(err)
+	}
+	s.transfer = &hoard.Transfer{SourceChannelID: s.src.ID, SourceMessageID: msg, AccountID: acc.ID, DestChannelID: s.dest.ID,
+		ContentHash: strings.Repeat("ab", 32), Draft: hoard.Package{FileName: "Wings.zip", FileSize: 10}}
+	if err := db.CreateTransfer(ctx, s.transfer, []hoard.TransferPart{{Name: "Wings.zip", Length: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// workIn runs one job of args with worker in tx (rivertest).
+func workIn[T river.JobArgs](ctx context.Context, t *testing.T, tx pgx.Tx, worker river.Worker[T], args T, opts *river.InsertOpts) (*rivertest.WorkResult, error) {
+	t.Helper()
+	return rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, worker).Work(ctx, t, tx, args, opts)
+}
+
+// TestWorkersRetryTransientLookupErrors: a worker whose lookup of the thing
+// it works on fails for a passing reason (the table is locked past the
+// lock timeout: a transient database error) leaves its job to be retried;
+// only a thing that is gone cancels it.
+func TestWorkersRetryTransientLookupErrors(t *testing.T) {
+	ctx := context.Background()
+	dbURL := storetest.URL(t)
+	seed, err := store.Open(ctx, dbURL, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(seed.Close)
+	sh := seedShelf(t, seed, 40)
+	deps := Deps{DB: lockTimeoutDB(t, dbURL), Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir(), MaxSkipAttempts: 5}
+	deps.defaults()
+	// gone picks the id of a thing that does not exist.
+	gone := func(g bool, id, missing int64) int64 {
+		if g {
+			return missing
+		}
+		return id
+	}
+	for _, tt := range []struct {
+		name  string
+		table string // the table the lookup reads, locked for the transient case
+		work  func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error)
+	}{
+		{"rescan_channel", "messenger_channels", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}),
+				hoard.RescanChannelArgs{ChannelID: gone(g, sh.src.ID, -1)}, nil)
+		}},
+		{"repair_package", "packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}),
+				hoard.RepairPackageArgs{PackageID: -1}, nil)
+		}},
+		{"retry_skipped", "skipped_packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}),
+				hoard.RetrySkippedArgs{SkippedID: -1}, nil)
+		}},
+		{"scan_topic", "topic_progress", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}),
+				hoard.ScanTopicArgs{MapID: sh.mapID, TopicID: gone(g, 5, 6)}, nil)
+		}},
+		{"upload_part", "transfer_parts", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
+			return workIn(ctx, t, tx, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+				hoard.UploadPartArgs{TransferID: sh.transfer.ID, PartNo: int(gone(g, 0, 3))}, &river.InsertOpts{MaxAttempts: 5})
+		}},
+	} {
+		for _, c := range []struct {
+			name string
+			gone bool
+			want string
+		}{
+			{"transient database error retries", false, "retried"},
+			{"gone cancels", true, "cancelled"},
+		} {
+			t.Run(tt.name+"/"+c.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+				// The job lives in a transaction of its own, rolled back at
+				// the end; in the transient case it also holds the table.
+				tx, err := seed.Pool().Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = tx.Rollback(context.Background()) }()
+				if !c.gone {
+					if _, err := tx.Exec(ctx, "LOCK TABLE "+tt.table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res, err := tt.work(ctx, tx, c.gone)
+				if res == nil {
+					t.Fatalf("work: %v", err)
+				}
+				if got := fate(res.Job.State); got != c.want {
+					t.Errorf("job %s (state %s, err %v), want %s", got, res.Job.State, err, c.want)
+				}
+			})
+		}
+	}
+}
+
+// TestNextAttemptAt: a source set's job gets a quick first retry, then one
+// attempt per cycle, so an outage of one interval never spends its budget.
+func TestNextAttemptAt(t *testing.T) {
+	d := Deps{DB: &store.DB{}, WorkerInterval: time.Hour}
+	d.defaults()
+	custom := Deps{DB: &store.DB{}, WorkerInterval: time.Hour, RetryBase: time.Second, LaterRetry: 2 * time.Second}
+	custom.defaults()
+	for _, tt := range []struct {
+		name    string
+		deps    Deps
+		attempt int
+		want    time.Duration
+	}{
+		{"first failure: quick retry", d, 1, 30 * time.Second},
+		{"second failure: next cycle", d, 2, time.Hour},
+		{"fourth failure: next cycle", d, 4, time.Hour},
+		{"demo: quick first retry", custom, 1, time.Second},
+		{"demo: later retries as set", custom, 3, 2 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := time.Now()
+			got := tt.deps.nextAttemptAt(tt.attempt)
+			if got.Before(before.Add(tt.want)) || got.After(time.Now().Add(tt.want)) {
+				t.Errorf("nextAttemptAt(%d) = now+%v, want now+%v", tt.attempt, got.Sub(before), tt.want)
+			}
+		})
+	}
+}
+
+// waitingJob inserts a job of args in tx, then puts it in state, due in
+// an hour after two attempts; it returns its id.
+func waitingJob(t *testing.T, tx pgx.Tx, args river.JobArgs, state string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 2,
+		scheduled_at = now() + interval '1 hour',
+		finalized_at = CASE WHEN $2 = 'discarded' THEN now() END WHERE id = $1`, res.Job.ID, state); err != nil {
+		t.Fatal(err)
+	}
+	return res.Job.ID
+}
+
+// TestRetrySkippedTriesAWaitingSetNow: a manual retry of a set whose jobs
+// wait for a later cycle makes them available at once (no second job for
+// the set); jobs running, final or of another set are left as they are.
+func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		kind      string // the waiting job's kind; "" = no job
+		state     string // its state before the retry
+		otherSet  bool   // the job belongs to another set
+		wantState rivertype.JobState
+		wantNow   bool // scheduled to run now
+	}{
+		{"download waiting for a later cycle", "ingest_message", "retryable", false, rivertype.JobStateAvailable, true},
+		{"download snoozed", "ingest_message", "scheduled", false, rivertype.JobStateAvailable, true},
+		{"upload waiting for a later cycle", "upload_part", "retryable", false, rivertype.JobStateAvailable, true},
+		{"verification waiting for a later cycle", "verify", "retryable", false, rivertype.JobStateAvailable, true},
+		{"another set's download", "ingest_message", "retryable", true, rivertype.JobStateRetryable, false},
+		{"another set's upload", "upload_part", "retryable", true, rivertype.JobStateRetryable, false},
+		{"running", "ingest_message", "running", false, rivertype.JobStateRunning, false},
+		{"given up", "ingest_message", "discarded", false, rivertype.JobStateDiscarded, false},
+		{"no job", "", "", false, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := storetest.NewTx(t)
+			ctx := context.Background()
+			msg := int64(42)
+			if tt.otherSet {
+				msg = 43
+			}
+			sh := seedShelf(t, db, msg)
+			var jobID int64
+			switch tt.kind {
+			case "ingest_message":
+				jobID = waitingJob(t, db.Tx(), hoard.IngestMessageArgs{ChannelID: sh.src.ID, MessageID: msg, FileName: "Wings.zip"}, tt.state)
+			case "upload_part":
+				jobID = waitingJob(t, db.Tx(), hoard.UploadPartArgs{TransferID: sh.transfer.ID}, tt.state)
+			case "verify":
+				jobID = waitingJob(t, db.Tx(), hoard.VerifyTransferArgs{TransferID: sh.transfer.ID}, tt.state)
+			}
+			sk := &hoard.SkippedPackage{SourceChannelID: sh.src.ID, SourceMessageID: 42, FileName: "Wings.zip", FileSize: 10,
+				Reason: hoard.SkipDownloadFailed, AttemptCount: 2}
+			if err := db.UpsertSkippedPackage(ctx, sk); err != nil {
+				t.Fatal(err)
+			}
+			w := &RetrySkippedWorker{deps: Deps{DB: db, Logger: discardLogger()}}
+			res, err := workIn(ctx, t, db.Tx(), river.Worker[hoard.RetrySkippedArgs](w), hoard.RetrySkippedArgs{SkippedID: sk.ID}, nil)
+			if err != nil || res.Job.State != rivertype.JobStateCompleted {
+				t.Fatalf("retry: %v, state %v", err, res.Job.State)
+			}
+			type state struct {
+				State rivertype.JobState
+				Now   bool
+				Jobs  int // jobs of the set's kinds
+			}
+			got, want := state{}, state{State: tt.wantState, Now: tt.wantNow}
+			if err := db.Tx().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind IN ('ingest_message', 'upload_part', 'verify')`).
+				Scan(&got.Jobs); err != nil {
+				t.Fatal(err)
+			}
+			if jobID != 0 {
+				want.Jobs = 1
+				if err := db.Tx().QueryRow(ctx, `SELECT state::text, scheduled_at <= now() FROM river_job WHERE id = $1`, jobID).
+					Scan(&got.State, &got.Now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got != want {
+				t.Errorf("after the retry: %+v, want %+v", got, want)
+			}
+		})
+	}
+}
