@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/store/pgserver"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
@@ -32,7 +33,7 @@ func writeShelfWorld(t *testing.T, dir string, n int) string {
 	day := time.Date(2024, 5, 1, 8, 0, 0, 0, time.UTC)
 	for i := range n {
 		name := fmt.Sprintf("Shelf Model %02d.zip", i)
-		data, err := demoZip(map[string][]byte{
+		data, err := demo.Zip(map[string][]byte{
 			fmt.Sprintf("Shelf Model %02d/readme.txt", i): fmt.Appendf(nil, "model %d\n", i),
 			fmt.Sprintf("Shelf Model %02d/notes.txt", i):  fmt.Appendf(nil, "printed at %d mm\n", i),
 		})
