@@ -33,7 +33,6 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 type catalogQuery struct {
 	store.SearchQuery
 	Preview string // "", "yes" or "no"
-	Sort    string // "relevance" or "newest"
 	Tab     string
 	View    string
 	Cursor  string
@@ -53,7 +52,7 @@ type catalogParams struct {
 	Preview string   `form:"preview" validate:"omitempty,oneof=yes no true false"`
 	Tab     string   `form:"tab"`
 	View    string   `form:"view"`
-	Sort    string   `form:"sort" validate:"omitempty,oneof=relevance newest"`
+	Sort    string   `form:"sort" validate:"omitempty,oneof=relevance newest name size"`
 	Limit   *int     `form:"limit" validate:"omitempty,min=1,max=200"`
 	After   string   `form:"after" validate:"max=512"`
 	Reason  string   `form:"reason" validate:"omitempty,max=32"`
@@ -107,9 +106,9 @@ func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
 	if q.View != "list" {
 		q.View = "grid"
 	}
-	q.Sort, q.Newest = "relevance", p.Sort == "newest"
-	if q.Newest {
-		q.Sort = "newest"
+	q.Sort = store.SortRelevance
+	if p.Sort != "" {
+		q.Sort = store.SearchSort(p.Sort)
 	}
 	if p.Limit != nil {
 		q.Limit = *p.Limit
@@ -142,7 +141,7 @@ func decodeCursor(s string) (*store.SearchCursor, error) {
 		return nil, err
 	}
 	switch c.Mode {
-	case store.SearchRecent, store.SearchFullText, store.SearchFullTextNewest, store.SearchWordPrefix, store.SearchSubstring:
+	case store.SearchRecent, store.SearchFullText, store.SearchFullTextNewest, store.SearchShort, store.SearchSubstring:
 	default:
 		return nil, hoard.Errorf(hoard.EINVALID, "unknown cursor mode")
 	}
