@@ -64,7 +64,10 @@ type SearchQuery struct {
 	Creator string
 	// Tags keep packages that have, for each of them, a tag starting with
 	// it, whatever the case ("fantasy" keeps "Fantasy").
-	Tags        []string
+	Tags []string
+	// WholeNames makes Creator and Tags match whole names (still whatever
+	// the case): a creator's or a tag's own page.
+	WholeNames  bool
 	ChannelID   int64
 	ArchiveType hoard.ArchiveType
 	Grouped     *bool // true: only grouped packages; false: only ungrouped
@@ -102,7 +105,7 @@ type SearchHit struct {
 	// Group is set when the row stands for a whole group.
 	Group *SearchGroup
 	// FilesMatched counts the package's files whose paths hold the text
-	// (at most maxFilesCounted), and MatchedPaths are the first
+	// (at most MaxFilesCounted), and MatchedPaths are the first
 	// matchedPathsShown of them in listing order: set for text of 3 or more
 	// characters.
 	FilesMatched int
@@ -140,9 +143,9 @@ const (
 	// within a few milliseconds at 1,000,000 packages (make bench) and fill
 	// eight pages. File-path matches add up to as many again.
 	rankCandidates = 200
-	// maxFilesCounted bounds the matching files counted per hit (an
+	// MaxFilesCounted bounds the matching files counted per hit (an
 	// archive may list 100,000 entries).
-	maxFilesCounted = 1000
+	MaxFilesCounted = 1000
 	// matchedPathsShown is how many matching paths a hit carries.
 	matchedPathsShown = 3
 	// maxResolvedNames bounds the creators or tags a filter's prefix is

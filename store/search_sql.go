@@ -40,15 +40,16 @@ func (a *sqlArgs) add(v any) string {
 // catalog's lists of them (catalog_creators, catalog_tags); false when a
 // prefix matches no name, so that nothing can match.
 func (db *DB) resolveFilters(ctx context.Context, s *searchPlan) (bool, error) {
+	whole := s.q.WholeNames
 	if c := strings.TrimSpace(s.q.Creator); c != "" {
-		names, err := db.namesWithPrefix(ctx, "lower(creator)", "catalog_creators", "lower(creator)", c)
+		names, err := db.namesWithPrefix(ctx, "lower(creator)", "catalog_creators", "lower(creator)", c, whole)
 		if err != nil || (names != nil && len(names) == 0) {
 			return false, err
 		}
 		s.creators = names
 	}
 	for _, t := range s.q.Tags {
-		names, err := db.namesWithPrefix(ctx, "tag", "catalog_tags", "lower(tag)", strings.TrimSpace(t))
+		names, err := db.namesWithPrefix(ctx, "tag", "catalog_tags", "lower(tag)", strings.TrimSpace(t), whole)
 		if err != nil || (names != nil && len(names) == 0) {
 			return false, err
 		}
@@ -59,11 +60,15 @@ func (db *DB) resolveFilters(ctx context.Context, s *searchPlan) (bool, error) {
 
 // namesWithPrefix lists the distinct values of column in table whose
 // lowered form (an expression of its text_pattern_ops index) starts with
-// the lower-cased prefix: an empty list when there are none, nil when there
-// are more than maxResolvedNames.
-func (db *DB) namesWithPrefix(ctx context.Context, column, table, lowered, prefix string) ([]string, error) {
+// the lower-cased prefix (with whole, equals it): an empty list when there
+// are none, nil when there are more than maxResolvedNames.
+func (db *DB) namesWithPrefix(ctx context.Context, column, table, lowered, prefix string, whole bool) ([]string, error) {
+	pattern := escapeLike(prefix)
+	if !whole {
+		pattern += "%"
+	}
 	rows, err := db.q.Query(ctx, `SELECT DISTINCT `+column+` FROM `+table+` WHERE `+lowered+` LIKE lower($1) LIMIT $2`,
-		pgx.QueryExecModeExec, escapeLike(prefix)+"%", maxResolvedNames+1)
+		pgx.QueryExecModeExec, pattern, maxResolvedNames+1)
 	if err != nil {
 		return nil, wrap("search packages: resolve filter", err)
 	}
@@ -80,6 +85,14 @@ func (db *DB) namesWithPrefix(ctx context.Context, column, table, lowered, prefi
 	return names, nil
 }
 
+// likePattern is the LIKE pattern of a creator or tag filter.
+func (s *searchPlan) likePattern(name string) string {
+	if s.q.WholeNames {
+		return escapeLike(strings.TrimSpace(name))
+	}
+	return escapeLike(strings.TrimSpace(name)) + "%"
+}
+
 // filters are the conditions of the query's filters on packages aliased p.
 func (s *searchPlan) filters(a *sqlArgs) []string {
 	q := s.q
@@ -88,14 +101,13 @@ func (s *searchPlan) filters(a *sqlArgs) []string {
 	case s.creators != nil:
 		out = append(out, "lower(p.creator) = ANY("+a.add(s.creators)+"::text[])")
 	case strings.TrimSpace(q.Creator) != "":
-		out = append(out, "lower(p.creator) LIKE lower("+a.add(escapeLike(strings.TrimSpace(q.Creator))+"%")+")")
+		out = append(out, "lower(p.creator) LIKE lower("+a.add(s.likePattern(q.Creator))+")")
 	}
 	for i, tags := range s.tags {
 		if tags != nil {
 			out = append(out, "p.tags && "+a.add(tags)+"::text[]")
 		} else {
-			out = append(out, "EXISTS (SELECT 1 FROM unnest(p.tags) t WHERE lower(t) LIKE lower("+
-				a.add(escapeLike(strings.TrimSpace(q.Tags[i]))+"%")+"))")
+			out = append(out, "EXISTS (SELECT 1 FROM unnest(p.tags) t WHERE lower(t) LIKE lower("+a.add(s.likePattern(q.Tags[i]))+"))")
 		}
 	}
 	if q.ChannelID != 0 {
@@ -490,7 +502,7 @@ func (db *DB) matchFiles(ctx context.Context, hits []SearchHit, text string) err
 	rows, err := db.q.Query(ctx, `SELECT i.id, count(*), (array_agg(x.path ORDER BY x.ordinal))[1:`+fmt.Sprint(matchedPathsShown)+`]
 		FROM unnest(`+idsArg+`::bigint[]) AS i(id)
 		CROSS JOIN LATERAL (SELECT f.path, f.ordinal FROM package_files f WHERE `+where(conds)+`
-			ORDER BY f.ordinal LIMIT `+fmt.Sprint(maxFilesCounted)+`) x
+			ORDER BY f.ordinal LIMIT `+fmt.Sprint(MaxFilesCounted)+`) x
 		GROUP BY i.id`, append([]any{pgx.QueryExecModeExec}, a...)...)
 	if err != nil {
 		return wrap("search packages: match files", err)
@@ -511,4 +523,29 @@ func (db *DB) matchFiles(ctx context.Context, hits []SearchHit, text string) err
 		hits[i].FilesMatched, hits[i].MatchedPaths = found[hits[i].Package.ID], paths[hits[i].Package.ID]
 	}
 	return nil
+}
+
+// ListFilterNames returns the creators and the tags the catalog has held,
+// at most limit of each (1–1000, else 200), A to Z whatever the case: the
+// catalog filter bar's suggestions. Both lists are served by indexes.
+func (db *DB) ListFilterNames(ctx context.Context, limit int) (creators, tags []string, err error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 200
+	}
+	for _, l := range []struct {
+		dst *[]string
+		sql string
+	}{
+		{&creators, `SELECT creator FROM catalog_creators ORDER BY lower(creator), creator LIMIT $1`},
+		{&tags, `SELECT tag FROM catalog_tags ORDER BY lower(tag), tag LIMIT $1`},
+	} {
+		rows, err := db.q.Query(ctx, l.sql, limit)
+		if err != nil {
+			return nil, nil, wrap("list filter names", err)
+		}
+		if *l.dst, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return nil, nil, wrap("list filter names", err)
+		}
+	}
+	return creators, tags, nil
 }
