@@ -353,16 +353,18 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	text += " LIMIT " + fmt.Sprint(rankCandidates)
 	files := "SELECT NULL::bigint AS id WHERE false"
 	if len([]rune(s.text)) >= 3 {
-		conds := pathMatch("f.path", &a, s.text)
-		if len(filters) > 0 {
-			conds = append(conds, "EXISTS (SELECT 1 FROM packages p WHERE p.id = f.package_id AND "+where(filters)+")")
-		}
 		// Only while the words' matches do not fill the candidates: paths
 		// rank below every word match, so with rankCandidates of those
 		// they would never be reached, and a common fragment costs the
-		// most to look up.
+		// most to look up. The filters apply to the newest packages whose
+		// paths match, not during their lookup: testing them on every
+		// matching entry read walked the whole file index for a rare
+		// creator.
 		files = "SELECT DISTINCT f.package_id AS id FROM package_files f WHERE (SELECT count(*) FROM t) < " + fmt.Sprint(rankCandidates) +
-			" AND " + where(conds) + " ORDER BY f.package_id DESC LIMIT " + fmt.Sprint(rankCandidates)
+			" AND " + where(pathMatch("f.path", &a, s.text)) + " ORDER BY f.package_id DESC LIMIT " + fmt.Sprint(rankCandidates)
+		if len(filters) > 0 {
+			files = "SELECT p.id FROM (" + files + ") fp JOIN packages p ON p.id = fp.id WHERE " + where(filters)
+		}
 	}
 	rows := `SELECT c.id AS row_key, c.* FROM candidates c`
 	if s.q.GroupRows {

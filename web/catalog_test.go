@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 )
 
 func pngBytes(t testing.TB) []byte {
@@ -82,6 +83,9 @@ func TestCatalogPage(t *testing.T) {
 		{"?q=zzzz", 200, []string{"Nothing found for “zzzz”"}, nil},
 		{"?type=TAR", 422, []string{"type must be one of"}, nil},
 		{"?after=garbage", 422, []string{"cursor is not valid"}, nil},
+		{"?sort=price", 422, []string{"sort must be one of relevance, newest, name, size"}, nil},
+		{"?q=dragon&prev=garbage&after=" + encodeCursor(&store.SearchCursor{Mode: store.SearchFullText, ID: 1}), 422, []string{"cursor is not valid"}, nil},
+		{"?sort=size", 200, []string{"Knight Helmet.rar", "3 packages"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
