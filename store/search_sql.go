@@ -220,19 +220,47 @@ const walkFactor = 0.08
 // collecting reads the matches. Deciding here, on the planner's own
 // estimates, keeps a query from flipping between the two plans on
 // neighbouring estimates, where PostgreSQL's cost model misjudges the
-// walk. It returns the estimate of the matches too.
-func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk bool, matches float64, err error) {
+// walk. It returns the estimate of the matches too, and whether the text
+// alone matches few enough rows (fenceMatches) that collecting them should
+// not be combined with a filter's index: a bitmap of a prolific creator's
+// 80,000 rows costs more than testing the creator on the text's few
+// thousand.
+func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk bool, matches float64, fence bool, err error) {
 	var a sqlArgs
 	filters := s.filters(&a)
 	if matches, err = db.estimateRows(ctx, append(filters, s.match(&a, false)), a); err != nil {
-		return false, 0, err
+		return false, 0, false, err
 	}
 	var b sqlArgs
 	base, err := db.estimateRows(ctx, s.filters(&b), b)
 	if err != nil {
-		return false, 0, err
+		return false, 0, false, err
 	}
-	return matches*matches > walkFactor*float64(want)*base, matches, nil
+	walk = matches*matches > walkFactor*float64(want)*base
+	if !walk && len(filters) > 0 {
+		var c sqlArgs
+		text, err := db.estimateRows(ctx, []string{s.match(&c, false)}, c)
+		if err != nil {
+			return false, 0, false, err
+		}
+		fence = text <= fenceMatches
+	}
+	return walk, matches, fence, nil
+}
+
+// fenceMatches is the most matches of a text alone that a filtered search
+// collects from the text's index only, testing the filters on each.
+const fenceMatches = 20000
+
+// collectSQL is the FROM item of a filtered search's matches collected
+// from the text's index: with fence, the text's matches tested against
+// the filters one by one (the OFFSET 0 keeps the planner from combining the
+// filters' indexes).
+func collectSQL(filters []string, match string, fence bool) string {
+	if fence {
+		return "(SELECT * FROM packages p WHERE " + match + " OFFSET 0) p WHERE " + where(filters)
+	}
+	return "packages p WHERE " + where(append(filters, match))
 }
 
 // searchMode runs the search in s's mode.
@@ -260,10 +288,10 @@ func where(conds []string) string {
 // across pages.
 func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, error) {
 	decided := s.mode == SearchFullTextNewest || s.mode == SearchShort
-	walk, est := false, -1.0
+	walk, fence, est := false, false, -1.0
 	if decided {
 		var err error
-		if walk, est, err = db.chooseWalk(ctx, s, s.q.Limit+1); err != nil {
+		if walk, est, fence, err = db.chooseWalk(ctx, s, s.q.Limit+1); err != nil {
 			return nil, err
 		}
 	}
@@ -294,7 +322,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		from = "(SELECT * FROM packages p WHERE " + where(inner) + " ORDER BY " + order + " OFFSET 0) p"
 		outer = append([]string{m}, outer...)
 	case decided:
-		with = "WITH m AS MATERIALIZED (SELECT p.id FROM packages p WHERE " + where(append(inner, m)) + ") "
+		with = "WITH m AS MATERIALIZED (SELECT p.id FROM " + collectSQL(inner, m, fence) + ") "
 		from = "m JOIN packages p ON p.id = m.id"
 	default:
 		if m != "" {
@@ -335,7 +363,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 // (matches of the path only rank 0, below every word match), name or size;
 // group rows keep each group's best-ranked member.
 func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResult, error) {
-	walk, est, err := db.chooseWalk(ctx, s, rankCandidates)
+	walk, est, fence, err := db.chooseWalk(ctx, s, rankCandidates)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +375,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	with := "WITH "
 	text := "SELECT p.id FROM (SELECT * FROM packages p WHERE " + where(filters) + newest + " OFFSET 0) p WHERE " + match + newest
 	if !walk {
-		with += "tm AS MATERIALIZED (SELECT p.id, p.created_at FROM packages p WHERE " + where(append(filters, match)) + "), "
+		with += "tm AS MATERIALIZED (SELECT p.id, p.created_at FROM " + collectSQL(filters, match, fence) + "), "
 		text = "SELECT p.id FROM tm p" + newest
 	}
 	text += " LIMIT " + fmt.Sprint(rankCandidates)
