@@ -74,7 +74,7 @@ func (s *Service) searchPage(ctx context.Context, tx *store.DB, p *store.BotSear
 	}
 	lines := make([]string, len(res.Hits))
 	for i, h := range res.Hits {
-		lines[i] = fmt.Sprintf("%d. %s", n*searchPageSize+i+1, packageLine(h.Package))
+		lines[i] = fmt.Sprintf("%d. %s", n*searchPageSize+i+1, packageLine(h.Package)) + filesLine(h)
 	}
 	head := fmt.Sprintf("🔍 <b>%s</b> — page %d\n", text(cutText(p.Query, 60)), n+1)
 	msg := messenger.OutgoingMessage{HTML: fitLines(head, lines, "", messenger.MaxMessageText)}
@@ -100,6 +100,27 @@ func packageLine(p hoard.Package) string {
 	}
 	fmt.Fprintf(&b, " · %s · /package %d", size(p.FileSize), p.ID)
 	return b.String()
+}
+
+// filesLine names the files of a hit whose paths hold the search's text
+// ("\n   3 files match: Hoard Set/chest.stl, …"), or is empty.
+func filesLine(h store.SearchHit) string {
+	if h.FilesMatched == 0 {
+		return ""
+	}
+	paths := make([]string, len(h.MatchedPaths))
+	for i, p := range h.MatchedPaths {
+		paths[i] = text(cutText(p, 80))
+	}
+	more := ""
+	if h.FilesMatched > len(h.MatchedPaths) {
+		more = ", …"
+	}
+	noun := "files match"
+	if h.FilesMatched == 1 {
+		noun = "file matches"
+	}
+	return fmt.Sprintf("\n   %d %s: %s%s", h.FilesMatched, noun, strings.Join(paths, ", "), more)
 }
 
 // Bounds of /latest.

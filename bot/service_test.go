@@ -465,3 +465,29 @@ func TestCommandList(t *testing.T) {
 		t.Errorf("help lacks /sendgroup: %q", helpText())
 	}
 }
+
+// TestSearchShowsMatchingFiles: /search finds a package by the paths inside
+// its archive (the catalog's one search) and names the files, escaped.
+func TestSearchShowsMatchingFiles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const chat = 52
+	e.user("files@example.com", chat)
+	p := e.pkg("Hoard Collection.zip", 1)
+	e.must(e.db.ReplacePackageFiles(context.Background(), p.ID, []hoard.PackageFile{
+		{Path: "Hoard Set/chest.stl"}, {Path: "Hoard Set/goblin.stl"}, {Path: "<b>Hoard</b> & Co/chest.stl"}}))
+	tests := []struct {
+		query, want string
+	}{
+		{"chest.stl", fmt.Sprintf("<b>Hoard Collection.zip</b> · 1.0 MB · /package %d\n   2 files match: Hoard Set/chest.stl, &lt;b&gt;Hoard&lt;/b&gt; &amp; Co/chest.stl", p.ID)},
+		{"goblin", fmt.Sprintf("<b>Hoard Collection.zip</b> · 1.0 MB · /package %d\n   1 file matches: Hoard Set/goblin.stl", p.ID)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got := e.answered(chat, "/search "+tt.query)
+			if _, line, _ := strings.Cut(got, "1. "); line != tt.want {
+				t.Fatalf("/search %s:\n%s\nwant the line\n%s", tt.query, got, tt.want)
+			}
+		})
+	}
+}

@@ -46,7 +46,7 @@ func TestSearchByKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q := store.SearchQuery{Text: tt.text, ArchiveType: tt.kind.ArchiveType(), Extensions: tt.kind.Extensions(), Newest: true}
+			q := store.SearchQuery{Text: tt.text, ArchiveType: tt.kind.ArchiveType(), Extensions: tt.kind.Extensions(), Sort: store.SortNewest}
 			res, err := db.SearchPackages(ctx, q)
 			must(t, err)
 			got := names(res)

@@ -2,21 +2,27 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // BenchmarkSearch measures p50/p95 latency of every search shape over a
 // generated catalog of HOARD_BENCH_PACKAGES packages (default 1,000,000),
-// ~20 files each for a tenth of them, and fails if any shape's plan is a
-// sequential scan of packages. Run with `make bench`.
+// ~20 files each for a tenth of them and a third of them in groups, each
+// shape alone and with the most prolific creator as a filter; its last
+// sub-benchmark runs every shape once more through a connection that
+// records the statements SearchPackages sends and fails if PostgreSQL's
+// plan of any of them scans packages, package_files or package_groups
+// sequentially. Run with `make bench`.
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.CatalogDB(b, storetest.BenchPackages(), 0)
@@ -24,44 +30,135 @@ func BenchmarkSearch(b *testing.B) {
 	if err := db.Pool().QueryRow(ctx, `SELECT creator FROM packages GROUP BY creator ORDER BY count(*) DESC LIMIT 1`).Scan(&creator); err != nil {
 		b.Fatal(err)
 	}
-
+	middle := middleWords(b, db)
+	b.Logf("middle-frequency words: %v", middle)
+	yes := true
 	shapes := []struct {
-		name string
-		q    store.SearchQuery
+		name  string
+		texts []string // drawn in turn
+		q     store.SearchQuery
 	}{
-		{"rare_word", store.SearchQuery{Text: benchRareWord}},
-		{"common_word", store.SearchQuery{Text: "dragon"}},
-		{"two_words", store.SearchQuery{Text: "dragon bust"}},
-		{"two_chars", store.SearchQuery{Text: "dr"}},
-		{"substring_in_word", store.SearchQuery{Text: "agonbu"}},
-		{"newest", store.SearchQuery{}},
-		{"common_word_groups", store.SearchQuery{Text: "dragon", GroupRows: true}},
+		{"rare_word", []string{benchRareWord}, store.SearchQuery{}},
+		{"common_word", []string{"dragon"}, store.SearchQuery{}},
+		{"middle_words", middle, store.SearchQuery{}},
+		{"middle_words_newest", middle, store.SearchQuery{Sort: store.SortNewest}},
+		{"two_words", []string{"dragon bust"}, store.SearchQuery{}},
+		{"every_word_prefix", []string{"drag bus", "kni cas", "gob wiz"}, store.SearchQuery{}},
+		{"two_chars_inside", []string{"ag", "on", "ra"}, store.SearchQuery{}},
+		{"rare_two_chars_inside", []string{"jw", "qk", "xz"}, store.SearchQuery{}},
+		{"one_char", []string{"x", "k"}, store.SearchQuery{}},
+		{"substring_in_word", []string{"agonbu"}, store.SearchQuery{}},
+		{"file_path_common", []string{"wings"}, store.SearchQuery{}},
+		{"file_path_rare", []string{"arm_left_07"}, store.SearchQuery{}},
+		{"newest", []string{""}, store.SearchQuery{}},
+		{"by_name", []string{""}, store.SearchQuery{Sort: store.SortName}},
+		{"by_size", []string{""}, store.SearchQuery{Sort: store.SortSize}},
+		{"word_by_size", []string{"dragon"}, store.SearchQuery{Sort: store.SortSize}},
+		{"groups_as_rows", []string{"dragon"}, store.SearchQuery{GroupRows: true}},
+		{"groups_tab", []string{""}, store.SearchQuery{GroupRows: true, Grouped: &yes}},
+		{"middle_words_groups", middle, store.SearchQuery{GroupRows: true}},
+	}
+	query := func(q store.SearchQuery, text string, withCreator bool) store.SearchQuery {
+		q.Text = text
+		if withCreator {
+			q.Creator = creator
+		}
+		return q
 	}
 	for _, s := range shapes {
 		for _, withCreator := range []bool{false, true} {
-			q := s.q
 			name := s.name
 			if withCreator {
-				q.Creator = creator
 				name += "+creator"
 			}
 			b.Run(name, func(b *testing.B) {
-				measure(b, func() error { _, err := db.SearchPackages(ctx, q); return err })
+				i := 0
+				measure(b, func() error {
+					i++
+					_, err := db.SearchPackages(ctx, query(s.q, s.texts[i%len(s.texts)], withCreator))
+					return err
+				})
 			})
 		}
 	}
-	b.Run("file_path", func(b *testing.B) {
+	b.Run("file_path_only", func(b *testing.B) {
 		measure(b, func() error { _, _, err := db.SearchPackageFiles(ctx, "wings", 0, 24); return err })
 	})
 	b.Run("plans_use_indexes", func(b *testing.B) {
 		for range b.N {
 		}
-		checkPlans(b, db.Pool(), creator)
+		rec := &statements{}
+		traced, err := store.Open(ctx, benchURL(b, db), store.Options{Tracer: rec})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer traced.Close()
+		for _, s := range shapes {
+			for _, text := range s.texts {
+				for _, withCreator := range []bool{false, true} {
+					q := query(s.q, text, withCreator)
+					rec.start()
+					res, err := traced.SearchPackages(ctx, q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Next != nil { // the second page too
+						q.After = res.Next
+						if _, err := traced.SearchPackages(ctx, q); err != nil {
+							b.Fatal(err)
+						}
+					}
+					checkPlans(b, db, fmt.Sprintf("%s %q creator=%v", s.name, text, withCreator), rec.stop())
+				}
+			}
+		}
 	})
+}
+
+// benchURL is the database of the benchmark's catalog.
+func benchURL(b *testing.B, db *store.DB) string {
+	if u := os.Getenv("HOARD_BENCH_DB_URL"); u != "" {
+		return u
+	}
+	return db.Pool().Config().ConnString()
 }
 
 // benchRareWord occurs in a handful of names.
 const benchRareWord = "quetzalcoatl"
+
+// middleWords finds words of the generated vocabulary that match 2,000 to
+// 5,000 packages: the frequencies where walking the newest packages and
+// collecting the full-text matches cost about the same, and where the plan
+// used to flip between them.
+func middleWords(b *testing.B, db *store.DB) []string {
+	ctx := context.Background()
+	rows, err := db.Pool().Query(ctx, `SELECT word FROM ts_stat('SELECT search_vector FROM packages WHERE id % 50 = 0')
+		WHERE ndoc BETWEEN 50 AND 90 AND length(word) >= 5 ORDER BY word LIMIT 40`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	candidates, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var words []string
+	for _, w := range candidates {
+		var n int
+		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages WHERE search_vector @@ to_tsquery('english', $1)`, w+":*").Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n >= 2000 && n <= 5000 {
+			words = append(words, w)
+		}
+		if len(words) == 8 {
+			break
+		}
+	}
+	if len(words) == 0 {
+		b.Fatal("no word of middle frequency in the catalog")
+	}
+	return words
+}
 
 // measure runs fn for b.N iterations (at least 60), after 5 warm-up calls,
 // and reports p50 and p95 in milliseconds.
@@ -88,34 +185,71 @@ func measure(b *testing.B, fn func() error) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// checkPlans fails when a search shape's plan scans packages sequentially.
-func checkPlans(b *testing.B, pool *pgxpool.Pool, creator string) {
+// statements records the statements a connection runs while recording.
+type statements struct {
+	mu   sync.Mutex
+	on   bool
+	sent []sentStatement
+}
+
+type sentStatement struct {
+	sql  string
+	args []any
+}
+
+func (s *statements) start() { s.mu.Lock(); s.on, s.sent = true, nil; s.mu.Unlock() }
+
+func (s *statements) stop() []sentStatement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.on = false
+	return s.sent
+}
+
+// TraceQueryStart records a statement and its arguments (without pgx's
+// execution-mode option).
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.on {
+		var args []any
+		for _, a := range data.Args {
+			if _, mode := a.(pgx.QueryExecMode); !mode {
+				args = append(args, a)
+			}
+		}
+		s.sent = append(s.sent, sentStatement{data.SQL, args})
+	}
+	return ctx
+}
+
+// TraceQueryEnd does nothing.
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// checkPlans fails when PostgreSQL's plan of a statement a search sent,
+// with the arguments it sent, reads a catalog table sequentially.
+func checkPlans(b *testing.B, db *store.DB, shape string, sent []sentStatement) {
 	ctx := context.Background()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		b.Fatal(err)
+	if len(sent) == 0 {
+		b.Fatalf("%s: no statement recorded", shape)
 	}
-	defer conn.Release()
-	// Capture the SQL of each shape through a tracer-free route: re-run the
-	// shapes with auto_explain-like EXPLAIN of the statements the store
-	// builds is not exposed, so check the representative statements.
-	queries := []string{
-		`SELECT id FROM packages p WHERE p.search_vector @@ to_tsquery('english', 'dragon:*') ORDER BY created_at DESC, id DESC LIMIT 2000`,
-		`SELECT id FROM packages p WHERE p.search_vector @@ to_tsquery('english', '` + benchRareWord + `:*') ORDER BY created_at DESC, id DESC LIMIT 2000`,
-		`SELECT id FROM packages p WHERE p.search_vector @@ to_tsquery('simple', 'dr:*') ORDER BY created_at DESC, id DESC LIMIT 25`,
-		`SELECT id FROM packages p WHERE p.file_name ILIKE '%agonbu%' ORDER BY created_at DESC, id DESC LIMIT 25`,
-		`SELECT id FROM packages p WHERE lower(p.creator) = lower('` + creator + `') AND p.search_vector @@ to_tsquery('english', 'dragon:*') ORDER BY created_at DESC LIMIT 2000`,
-		`SELECT package_id, count(*) FROM package_files WHERE path ILIKE '%wings%' GROUP BY package_id ORDER BY package_id DESC LIMIT 25`,
-	}
-	for _, q := range queries {
-		rows, err := conn.Query(ctx, "EXPLAIN "+q)
+	for _, st := range sent {
+		if strings.HasPrefix(st.sql, "EXPLAIN") {
+			continue // the search's own estimates
+		}
+		rows, err := db.Pool().Query(ctx, "EXPLAIN "+st.sql, append([]any{pgx.QueryExecModeExec}, st.args...)...)
+		if err != nil {
+			b.Fatalf("%s: EXPLAIN: %v\n%s", shape, err, st.sql)
+		}
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan, _ := pgx.CollectRows(rows, pgx.RowTo[string])
 		text := strings.Join(plan, "\n")
-		if strings.Contains(text, "Seq Scan on packages") || strings.Contains(text, "Seq Scan on package_files") {
-			b.Errorf("sequential scan:\n%s\n%s", q, text)
+		for _, table := range []string{"packages", "package_files", "package_groups"} {
+			if strings.Contains(text, "Seq Scan on "+table+" ") || strings.HasSuffix(text, "Seq Scan on "+table) {
+				b.Errorf("%s: sequential scan of %s:\n%s\n%s", shape, table, st.sql, text)
+			}
 		}
 	}
 }

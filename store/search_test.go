@@ -105,6 +105,8 @@ func TestSearchPackages(t *testing.T) {
 			[]string{"Dragon_Bust_v2_supported.stl"}},
 		{"last word is a prefix", store.SearchQuery{Text: "dragon bu"}, store.SearchFullText,
 			[]string{"Dragon_Bust_v2_supported.stl"}},
+		{"every word is a prefix", store.SearchQuery{Text: "drag bu supp"}, store.SearchFullText,
+			[]string{"Dragon_Bust_v2_supported.stl"}},
 		{"name outranks creator outranks caption", store.SearchQuery{Text: "dragon"}, store.SearchFullText,
 			[]string{"Red Dragon Pack.zip", "Dragon_Bust_v2_supported.stl", "Knight Helmet.rar", "Castle Walls.7z"}},
 		{"creator filter", store.SearchQuery{Text: "dragon", Creator: "mammoth factory"}, store.SearchFullText,
@@ -123,8 +125,8 @@ func TestSearchPackages(t *testing.T) {
 			[]string{"Dragon_Bust_v2_supported.stl", "Castle Walls.7z"}},
 		{"group rows collapse a group", store.SearchQuery{Text: "dragon", GroupRows: true}, store.SearchFullText,
 			[]string{"group:Dragon set(2)", "Knight Helmet.rar", "Castle Walls.7z"}},
-		{"two characters: word prefix, newest first", store.SearchQuery{Text: "dr"}, store.SearchWordPrefix,
-			[]string{"Drow Ranger.zip", "Castle Walls.7z", "Knight Helmet.rar", "Red Dragon Pack.zip", "Dragon_Bust_v2_supported.stl"}},
+		{"two characters inside words of names, newest first", store.SearchQuery{Text: "dr"}, store.SearchShort,
+			[]string{"Drow Ranger.zip", "Red Dragon Pack.zip", "Dragon_Bust_v2_supported.stl"}},
 		{"substring inside a word when full-text finds nothing", store.SearchQuery{Text: "agon"}, store.SearchSubstring,
 			[]string{"Red Dragon Pack.zip", "Dragon_Bust_v2_supported.stl"}},
 		{"numbers are words", store.SearchQuery{Text: "100"}, store.SearchFullText,
@@ -159,7 +161,9 @@ func TestSearchPagination(t *testing.T) {
 	searchFixture(t, db)
 	for _, q := range []store.SearchQuery{
 		{Text: "dragon"}, {Text: "dragon", GroupRows: true}, {Text: "dr"}, {Text: "dr", GroupRows: true},
-		{Text: "agon"}, {}, {GroupRows: true},
+		{Text: "agon"}, {}, {GroupRows: true}, {Text: "dragon", Sort: store.SortName}, {Text: "dragon", Sort: store.SortSize},
+		{Sort: store.SortName}, {Sort: store.SortSize, GroupRows: true}, {Text: "r", Sort: store.SortName}, {Text: "dr", Sort: store.SortNewest},
+		{Text: "dragon", Sort: store.SortNewest, GroupRows: true},
 	} {
 		all := q
 		all.Limit = 100
@@ -228,7 +232,7 @@ func TestSearchCappedRankingAndNewest(t *testing.T) {
 		t.Fatalf("ranked search over %d matches: capped=%v mode=%s", n, res.Capped, res.Mode)
 	}
 	seen := map[int64]bool{}
-	q := store.SearchQuery{Text: "wyvern", Newest: true, Limit: 100}
+	q := store.SearchQuery{Text: "wyvern", Sort: store.SortNewest, Limit: 100}
 	var prev time.Time
 	for page := 0; page < 10; page++ {
 		res, err := db.SearchPackages(ctx, q)

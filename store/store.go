@@ -39,6 +39,9 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	MaxConns int32 // 0 = pgx's default (max(4, cores))
+	// Tracer, when set, sees every statement the pool's connections run
+	// (the search benchmark captures the SQL a search sends this way).
+	Tracer pgx.QueryTracer
 }
 
 // Open connects a pool to url and checks that the server answers. Its
@@ -63,6 +66,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
 	cfg.PrepareConn = prepareStatementTimeout
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

@@ -20,13 +20,14 @@ const (
 
 const subscriptionColumns = `id, user_id, pattern, paused_at, created_at`
 
-// subscriptionMatch is how a subscription's pattern matches a package: as
-// SearchPackages matches its text. Words (SearchWords) match the search
-// vector, the last as a prefix, with the 'simple' configuration when they
-// hold fewer than 3 characters (SearchWordPrefix) and 'english' otherwise
-// (SearchFullText); the trimmed pattern also matches as a substring of the
-// file name (SearchSubstring, the search's fallback). A package matches
-// when either does.
+// subscriptionMatch is how a subscription's pattern matches a package,
+// close to how SearchPackages matches its text. Words (SearchWords) match
+// the search vector, every word as a prefix, with the 'simple'
+// configuration when they hold fewer than 3 characters (word prefixes,
+// where the catalog's short search matches inside the words of names) and
+// 'english' otherwise (SearchFullText); the trimmed pattern also matches as
+// a substring of the file name (SearchSubstring, the search's fallback). A
+// package matches when either does; paths inside archives are not matched.
 func subscriptionMatch(pattern string) (config, query, like string) {
 	words := SearchWords(pattern)
 	config = "english"

@@ -50,7 +50,7 @@ func (s *Server) handleCreator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := paramsOf[catalogParams](r)
-	in.Creator, in.Q = name, ""
+	in.Creator, in.Q, in.Exact = name, "", true
 	if in.Sort == "" {
 		in.Sort = "newest"
 	}
@@ -65,7 +65,7 @@ func (s *Server) handleTag(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := paramsOf[catalogParams](r)
-	in.Tags, in.Q = []string{tag}, ""
+	in.Tags, in.Q, in.Exact = []string{tag}, "", true
 	if in.Sort == "" {
 		in.Sort = "newest"
 	}

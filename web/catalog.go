@@ -33,10 +33,13 @@ var catalogTabs = []string{"all", "groups", "ungrouped"}
 type catalogQuery struct {
 	store.SearchQuery
 	Preview string // "", "yes" or "no"
-	Sort    string // "relevance" or "newest"
 	Tab     string
 	View    string
 	Cursor  string
+	// Prev are the cursors of the pages before this one, the nearest last
+	// ("" is the first page); Page is this page's number (1 = first).
+	Prev []string
+	Page int
 
 	// Kind is the type filter: an archive type or a document's format.
 	Kind hoard.Kind
@@ -53,11 +56,16 @@ type catalogParams struct {
 	Preview string   `form:"preview" validate:"omitempty,oneof=yes no true false"`
 	Tab     string   `form:"tab"`
 	View    string   `form:"view"`
-	Sort    string   `form:"sort" validate:"omitempty,oneof=relevance newest"`
+	Sort    string   `form:"sort" validate:"omitempty,oneof=relevance newest name size"`
 	Limit   *int     `form:"limit" validate:"omitempty,min=1,max=200"`
 	After   string   `form:"after" validate:"max=512"`
-	Reason  string   `form:"reason" validate:"omitempty,max=32"`
-	Before  int64    `form:"before" validate:"gte=0"`
+	// Prev carries the cursors of the pages before (prevSeparator between
+	// them), for the Previous link; Page numbers the page.
+	Prev   string `form:"prev" validate:"max=6000"`
+	Page   int    `form:"page" validate:"gte=0,lte=100000"`
+	Exact  bool   `form:"-"` // creator and tags are whole names (a creator's or tag's page)
+	Reason string `form:"reason" validate:"omitempty,max=32"`
+	Before int64  `form:"before" validate:"gte=0"`
 }
 
 // parseCatalogQuery turns the catalog's parameters into a search.
@@ -107,9 +115,9 @@ func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
 	if q.View != "list" {
 		q.View = "grid"
 	}
-	q.Sort, q.Newest = "relevance", p.Sort == "newest"
-	if q.Newest {
-		q.Sort = "newest"
+	q.Sort = store.SortRelevance
+	if p.Sort != "" {
+		q.Sort = store.SearchSort(p.Sort)
 	}
 	if p.Limit != nil {
 		q.Limit = *p.Limit
@@ -117,11 +125,101 @@ func parseCatalogQuery(p catalogParams) (catalogQuery, error) {
 	if c := p.After; c != "" {
 		cur, err := decodeCursor(c)
 		if err != nil {
-			return q, hoard.Errorf(hoard.EINVALID, "The page cursor is not valid.")
+			return q, invalidField("after", "The page cursor is not valid.")
 		}
 		q.After, q.Cursor = cur, c
 	}
-	return q, nil
+	q.WholeNames = p.Exact
+	return q, parsePaging(&q, p)
+}
+
+// Paging: the cursors of earlier pages travel in the prev parameter.
+const (
+	prevSeparator = "." // never part of a cursor (base64url)
+	prevKept      = 10  // earlier pages a Previous link can reach one by one
+)
+
+// parsePaging reads the page number and the earlier pages' cursors.
+func parsePaging(q *catalogQuery, p catalogParams) error {
+	q.Page = max(p.Page, 1)
+	if q.Cursor == "" {
+		q.Page = 1
+		return nil
+	}
+	if p.Prev != "" {
+		q.Prev = strings.Split(p.Prev, prevSeparator)
+	}
+	if len(q.Prev) > prevKept {
+		return invalidField("prev", "prev holds at most %d page cursors.", prevKept)
+	}
+	for _, c := range q.Prev {
+		if c == "" {
+			continue
+		}
+		if _, err := decodeCursor(c); err != nil {
+			return invalidField("prev", "An earlier page's cursor is not valid.")
+		}
+	}
+	return nil
+}
+
+// pagingURLs are the links to the next and the previous page of a result
+// shown at q ("" where there is none).
+func pagingURLs(u *url.URL, q catalogQuery, res *store.SearchResult) (next, prev string) {
+	if res.Next != nil {
+		trail := append(append([]string{}, q.Prev...), q.Cursor)
+		if q.Cursor == "" {
+			trail = nil // the first page is reached with no cursor
+		}
+		if len(trail) > prevKept {
+			trail = trail[len(trail)-prevKept:]
+		}
+		next = withParams(u, map[string]string{"after": encodeCursor(res.Next), "prev": strings.Join(trail, prevSeparator),
+			"page": strconv.Itoa(q.Page + 1)})
+	}
+	if q.Cursor != "" {
+		set := map[string]string{"after": "", "prev": "", "page": ""}
+		if n := len(q.Prev); n > 0 {
+			set["after"], set["prev"] = q.Prev[n-1], strings.Join(q.Prev[:n-1], prevSeparator)
+			if set["after"] != "" {
+				set["page"] = strconv.Itoa(max(q.Page-1, 2))
+			}
+		}
+		prev = withParams(u, set)
+	}
+	return next, prev
+}
+
+// countText says how many packages (or groups) a result holds: "3 packages",
+// "about 1,240 packages" for an estimate.
+func countText(res *store.SearchResult, groups bool) string {
+	noun := "packages"
+	switch {
+	case groups && res.CountExact:
+		noun = "groups"
+	case res.Count == 1 && res.CountExact:
+		noun = "package"
+	}
+	if groups && res.Count == 1 && res.CountExact {
+		noun = "group"
+	}
+	n := thousands(res.Count)
+	if !res.CountExact {
+		return "about " + n + " " + noun
+	}
+	return n + " " + noun
+}
+
+// thousands writes n with thousands separators (1,240).
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return s
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func encodeCursor(c *store.SearchCursor) string {
@@ -142,7 +240,7 @@ func decodeCursor(s string) (*store.SearchCursor, error) {
 		return nil, err
 	}
 	switch c.Mode {
-	case store.SearchRecent, store.SearchFullText, store.SearchFullTextNewest, store.SearchWordPrefix, store.SearchSubstring:
+	case store.SearchRecent, store.SearchFullText, store.SearchFullTextNewest, store.SearchShort, store.SearchSubstring:
 	default:
 		return nil, hoard.Errorf(hoard.EINVALID, "unknown cursor mode")
 	}
@@ -156,9 +254,14 @@ type catalogPage struct {
 	Result   *store.SearchResult
 	Channels map[int64]string
 	Next     string // URL of the next page, "" at the end
-	Curate   bool
-	TabURL   map[string]string
-	ViewURL  map[string]string
+	Prev     string // URL of the previous page, "" on the first
+	// Count says how many results there are ("about 1,240 packages").
+	Count string
+	// Creators and Tags are the filter bar's suggestions.
+	Creators, Tags []string
+	Curate         bool
+	TabURL         map[string]string
+	ViewURL        map[string]string
 	// NewestURL lists every match newest first when the ranking was capped.
 	NewestURL string
 	// HitsHTML is the result rows (the "hits" template).
@@ -204,18 +307,20 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
 		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting}
 	for _, t := range p.Tabs {
-		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": ""})
+		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": "", "prev": "", "page": ""})
 	}
 	for _, v := range []string{"grid", "list"} {
 		p.ViewURL[v] = withParams(r.URL, map[string]string{"view": v})
 	}
-	if res.Next != nil {
-		p.Next = withParams(r.URL, map[string]string{"after": encodeCursor(res.Next)})
-	}
+	p.Next, p.Prev = pagingURLs(r.URL, q, res)
+	p.Count = countText(res, q.GroupRows)
 	if res.Capped {
-		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": ""})
+		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": "", "prev": "", "page": ""})
 	}
-	if p.HitsHTML, err = s.hitsHTML(r.Context(), res, q.View, channels); err != nil {
+	if p.Creators, p.Tags, err = s.filterSuggestions(r.Context()); err != nil {
+		return err
+	}
+	if p.HitsHTML, err = s.hitsHTML(r.Context(), res, q.View, channels, q.Text); err != nil {
 		return err
 	}
 	title := "Catalog"
@@ -332,7 +437,11 @@ type packageJSON struct {
 	InspectionNote   string   `json:"inspection_note,omitempty"`
 	CreatedAt        string   `json:"created_at"`
 	Rank             float32  `json:"rank,omitempty"`
-	Group            *struct {
+	// FilesMatched and MatchedPaths: the package's files whose paths hold
+	// the search's text (the first few paths).
+	FilesMatched int      `json:"files_matched,omitempty"`
+	MatchedPaths []string `json:"matched_paths,omitempty"`
+	Group        *struct {
 		ID          int64  `json:"id"`
 		Name        string `json:"name"`
 		MemberCount int    `json:"member_count"`
@@ -357,7 +466,8 @@ func toPackageJSON(p *hoard.Package, channels map[int64]string) packageJSON {
 }
 
 // handleAPIPackages answers GET /api/packages: the catalog search as JSON,
-// {"items":[…],"next":"<cursor>"|null,"mode":"…"}.
+// {"items":[…],"next":"<cursor>"|null,"mode":"…","sort":"…","capped":…,
+// "count":N,"count_exact":…}.
 func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error {
 	_, res, channels, err := s.catalogSearch(r)
 	if err != nil {
@@ -366,7 +476,7 @@ func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error
 	items := make([]packageJSON, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		pj := toPackageJSON(&h.Package, channels)
-		pj.Rank = h.Rank
+		pj.Rank, pj.FilesMatched, pj.MatchedPaths = h.Rank, h.FilesMatched, h.MatchedPaths
 		if h.Group != nil {
 			pj.Group = &struct {
 				ID          int64  `json:"id"`
@@ -381,7 +491,8 @@ func (s *Server) handleAPIPackages(w http.ResponseWriter, r *http.Request) error
 		c := encodeCursor(res.Next)
 		next = &c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode, "capped": res.Capped})
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next": next, "mode": res.Mode, "sort": res.Sort, "capped": res.Capped,
+		"count": res.Count, "count_exact": res.CountExact})
 	return nil
 }
 

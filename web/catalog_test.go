@@ -10,12 +10,14 @@ import (
 	"image/png"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 )
 
 func pngBytes(t testing.TB) []byte {
@@ -82,6 +84,9 @@ func TestCatalogPage(t *testing.T) {
 		{"?q=zzzz", 200, []string{"Nothing found for “zzzz”"}, nil},
 		{"?type=TAR", 422, []string{"type must be one of"}, nil},
 		{"?after=garbage", 422, []string{"cursor is not valid"}, nil},
+		{"?sort=price", 422, []string{"sort must be one of relevance, newest, name, size"}, nil},
+		{"?q=dragon&prev=garbage&after=" + encodeCursor(&store.SearchCursor{Mode: store.SearchFullText, ID: 1}), 422, []string{"cursor is not valid"}, nil},
+		{"?sort=size", 200, []string{"Knight Helmet.rar", "3 packages"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -341,5 +346,55 @@ func TestWhichRequestsDropCachedSearches(t *testing.T) {
 		if dropped := m2 == m+1 && h2 == h; dropped != tt.drop {
 			t.Errorf("%s: cached searches dropped %v, want %v", tt.name, dropped, tt.drop)
 		}
+	}
+}
+
+// TestAPIPackagesMatchesFiles: GET /api/packages is the catalog's search:
+// a path inside an archive finds its package, with the files that matched
+// and the result's count; a bad sort is a 422 naming it.
+func TestAPIPackagesMatchesFiles(t *testing.T) {
+	e := newEnv(t)
+	pk := e.seedCatalog()
+	helmet := pk["Knight Helmet.rar"]
+	if err := e.db.ReplacePackageFiles(context.Background(), helmet.ID, []hoard.PackageFile{
+		{Path: "Hoard Set/chest.stl"}, {Path: "Hoard Set/goblin.stl"}}); err != nil {
+		t.Fatal(err)
+	}
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	type item struct {
+		ID           int64    `json:"id"`
+		FilesMatched int      `json:"files_matched"`
+		MatchedPaths []string `json:"matched_paths"`
+	}
+	type answer struct {
+		Items      []item `json:"items"`
+		Sort       string `json:"sort"`
+		Count      int64  `json:"count"`
+		CountExact bool   `json:"count_exact"`
+	}
+	tests := []struct {
+		query string
+		want  answer
+	}{
+		{"q=chest.stl", answer{[]item{{helmet.ID, 1, []string{"Hoard Set/chest.stl"}}}, "relevance", 1, true}},
+		{"q=hoard+set&sort=size", answer{[]item{{helmet.ID, 2, []string{"Hoard Set/chest.stl", "Hoard Set/goblin.stl"}}}, "size", 1, true}},
+		{"creator=MAMMOTH&sort=name", answer{[]item{{pk["Dragon_Bust_v2.stl"].ID, 0, nil}, {helmet.ID, 0, nil}}, "name", 2, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			resp, body := e.do(nil, "GET", "/api/packages?"+tt.query, nil, c)
+			var got answer
+			if err := json.Unmarshal([]byte(body), &got); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	resp, body := e.do(nil, "GET", "/api/packages?sort=price", nil, c)
+	if resp.StatusCode != 422 || !strings.Contains(body, `sort must be one of relevance, newest, name, size`) {
+		t.Fatalf("bad sort: %d %s", resp.StatusCode, body)
 	}
 }

@@ -57,6 +57,7 @@ type searchCache struct {
 type fragmentKey struct {
 	res  *store.SearchResult
 	view string
+	text string // the search's text, which the rows highlight
 }
 
 type searchEntry struct {
@@ -185,11 +186,11 @@ func (c *searchCache) forget() {
 // result while the cache holds results (a result that left the cache is
 // not asked for again; the renderings are dropped when they outnumber the
 // results twice).
-func (c *searchCache) fragment(res *store.SearchResult, view string, render func() (template.HTML, error)) (template.HTML, error) {
+func (c *searchCache) fragment(res *store.SearchResult, view, text string, render func() (template.HTML, error)) (template.HTML, error) {
 	if c.ttl <= 0 {
 		return render()
 	}
-	key := fragmentKey{res, view}
+	key := fragmentKey{res, view, text}
 	c.mu.Lock()
 	h, ok := c.fragments[key]
 	c.mu.Unlock()
@@ -227,13 +228,15 @@ type hitsData struct {
 	// GroupPreview tells which groups of the rows show a picture (their
 	// own or a member's).
 	GroupPreview map[int64]bool
+	// Text is the search's text, highlighted in the matching file paths.
+	Text string
 }
 
 // hitsHTML renders the rows of a catalog result, once per cached result and
 // view: with a search served from memory, rendering the same two dozen rows
 // again was most of a page's cost.
-func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view string, channels map[int64]string) (template.HTML, error) {
-	return s.searches.fragment(res, view, func() (template.HTML, error) {
+func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view string, channels map[int64]string, text string) (template.HTML, error) {
+	return s.searches.fragment(res, view, text, func() (template.HTML, error) {
 		var groups []int64
 		for _, h := range res.Hits {
 			if h.Group != nil {
@@ -245,7 +248,7 @@ func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view str
 			return "", err
 		}
 		var b strings.Builder
-		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews}); err != nil {
+		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews, Text: text}); err != nil {
 			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
 		}
 		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template

@@ -28,6 +28,17 @@ func (c *countingSearch) run(ctx context.Context, q store.SearchQuery) (*store.S
 func TestSearchCache(t *testing.T) {
 	ctx := context.Background()
 	dragon := store.SearchQuery{Text: "dragon"}
+	t.Run("each order and page is a search of its own", func(t *testing.T) {
+		c, s := newSearchCache(time.Minute), &countingSearch{}
+		queries := []store.SearchQuery{dragon, {Text: "dragon", Sort: store.SortName}, {Text: "dragon", Sort: store.SortSize},
+			{Text: "dragon", Sort: store.SortSize, After: &store.SearchCursor{Sort: store.SortSize, Size: 10, ID: 3}},
+			{Creator: "drag"}, {Creator: "drag", WholeNames: true}}
+		for i, q := range queries {
+			if _, _ = c.search(ctx, q, s.run); s.runs.Load() != int64(i+1) {
+				t.Fatalf("%+v was served from another search's result", q)
+			}
+		}
+	})
 	t.Run("a repeated search is served from memory; an old one once more while it refreshes", func(t *testing.T) {
 		const ttl = 60 * time.Millisecond
 		c, s := newSearchCache(ttl), &countingSearch{}
@@ -39,6 +50,7 @@ func TestSearchCache(t *testing.T) {
 		if _, _ = c.search(ctx, store.SearchQuery{Text: "dragon", Tags: []string{"x"}}, s.run); s.runs.Load() != 2 {
 			t.Fatal("a search with another filter was served from the first one's result")
 		}
+
 		time.Sleep(ttl + 10*time.Millisecond)
 		stale, _ := c.search(ctx, dragon, s.run)
 		if stale != first {

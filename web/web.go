@@ -88,6 +88,10 @@ var templateFuncs = template.FuncMap{
 	// creatorURL and tagURL are the pages of a creator and of a tag.
 	"creatorURL": func(name string) string { return "/creators/" + url.PathEscape(name) },
 	"tagURL":     func(tag string) string { return "/tags/" + url.PathEscape(tag) },
+	// highlight escapes a file path with the search's text marked.
+	"highlight":    highlightHTML,
+	"filesMatched": filesMatchedText,
+	"sorts":        func() []store.SearchSort { return store.SearchSorts },
 }
 
 // humanSize formats a byte count with binary units.
@@ -186,6 +190,12 @@ type Server struct {
 	titles       map[int64]string
 	sourceTitles map[int64]string // the source channels of titles
 	titlesAt     time.Time
+
+	// The filter bar's suggestions, looked up at most every titlesTTL.
+	suggestMu       sync.Mutex
+	suggestCreators []string
+	suggestTags     []string
+	suggestAt       time.Time
 
 	searches *searchCache
 

@@ -46,7 +46,7 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 		}
 		// package_files by name: GenerateCatalog's load dropped its
 		// foreign key, so CASCADE no longer reaches it.
-		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files CASCADE`); err != nil {
+		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files, package_groups, catalog_creators, catalog_tags CASCADE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -85,8 +85,9 @@ var (
 // GenerateCatalog fills packages (and package_files for a tenth of them)
 // with realistic, Zipf-skewed names, creators and tags, for benchmarks. It
 // drops the search indexes during the load and builds them afterwards, and
-// returns the most frequent creator. The names are deterministic, and every
-// 100,000th package is a "Quetzalcoatl Temple" (a rare word).
+// returns the most frequent creator. The names are deterministic, every
+// 100,000th package is a "Quetzalcoatl Temple" (a rare word), and a third
+// of the packages belong to groups of CatalogGroupSize consecutive ones.
 func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(42, 7))
@@ -113,11 +114,14 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 	for _, stmt := range []string{
 		`ALTER TABLE packages DROP CONSTRAINT IF EXISTS packages_pkey CASCADE`,
 		`DROP INDEX packages_search_vector_idx`, `DROP INDEX packages_file_name_trgm_idx`, `DROP INDEX package_files_path_trgm_idx`,
+		`DROP INDEX packages_name_grams_idx`,
+		`ALTER TABLE packages DISABLE TRIGGER packages_catalog_names`,
 	} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {
 			b.Fatal(err)
 		}
 	}
+	generateGroups(b, pool, n)
 	epoch := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	const batch = 50_000
 	for done := 0; done < n; done += batch {
@@ -141,11 +145,11 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 			if i%100_000 == 7 {
 				name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
 			}
-			rows = append(rows, []any{int64(i + 1), name, int64(1 << 20), types[ext], c,
-				[]string{tags[rng.IntN(len(tags))]}, epoch.Add(time.Duration(i) * time.Minute)})
+			rows = append(rows, []any{int64(i + 1), name, int64(1<<20) + rng.Int64N(1<<30), types[ext], c,
+				[]string{tags[rng.IntN(len(tags))]}, epoch.Add(time.Duration(i) * time.Minute), catalogGroup(i)})
 		}
 		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"packages"},
-			[]string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
+			[]string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at", "package_group_id"}, pgx.CopyFromRows(rows)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -170,9 +174,14 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 		`CREATE INDEX packages_search_vector_idx ON packages USING gin (search_vector) WITH (fastupdate = off)`,
 		`CREATE INDEX packages_file_name_trgm_idx ON packages USING gin (file_name gin_trgm_ops) WITH (fastupdate = off)`,
 		`CREATE INDEX package_files_path_trgm_idx ON package_files USING gin (path gin_trgm_ops)`,
+		`CREATE INDEX packages_name_grams_idx ON packages USING gin (hoard_name_grams(file_name)) WITH (fastupdate = off)`,
+		`ALTER INDEX packages_name_grams_idx ALTER COLUMN 1 SET STATISTICS 2000`,
+		`ALTER TABLE packages ENABLE TRIGGER packages_catalog_names`,
+		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages ON CONFLICT DO NOTHING`,
+		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) t ON CONFLICT DO NOTHING`,
 		// The rows came with their ids: new packages continue after them.
 		`SELECT setval(pg_get_serial_sequence('packages', 'id'), (SELECT max(id) FROM packages))`,
-		`VACUUM ANALYZE packages`, `VACUUM ANALYZE package_files`,
+		`VACUUM ANALYZE packages`, `VACUUM ANALYZE package_files`, `VACUUM ANALYZE package_groups`,
 	} {
 		if _, err := pool.Exec(ctx, stmt); err != nil {
 			b.Fatal(stmt, err)
@@ -183,4 +192,33 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 		b.Fatal(err)
 	}
 	return top
+}
+
+// CatalogGroupSize is the size of GenerateCatalog's groups.
+const CatalogGroupSize = 10
+
+// catalogGroup is the group of GenerateCatalog's package i (0-based), or
+// nil: of every three runs of CatalogGroupSize packages, the first is a
+// group.
+func catalogGroup(i int) any {
+	if run := i / CatalogGroupSize; run%3 == 0 {
+		return int64(run/3 + 1)
+	}
+	return nil
+}
+
+// generateGroups stores the groups catalogGroup refers to.
+func generateGroups(b testing.TB, pool *pgxpool.Pool, n int) {
+	ctx := context.Background()
+	var rows [][]any
+	for i := 0; i < n; i += 3 * CatalogGroupSize {
+		id := catalogGroup(i).(int64)
+		rows = append(rows, []any{id, "Group " + strconv.FormatInt(id, 10), "AUTO_TIME"})
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"package_groups"}, []string{"id", "name", "grouping_source"}, pgx.CopyFromRows(rows)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence('package_groups', 'id'), (SELECT max(id) FROM package_groups))`); err != nil {
+		b.Fatal(err)
+	}
 }
