@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -323,6 +324,9 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 				return err
 			}
 		}
+		// In package order: two scans claiming the same packages never
+		// wait for each other in a circle (a deadlock).
+		slices.SortFunc(claims, func(a, b sourceClaim) int { return cmp.Compare(a.packageID, b.packageID) })
 		for _, c := range claims {
 			if _, err := tx.ClaimPackageSource(ctx, c.packageID, c.post); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 				return err
