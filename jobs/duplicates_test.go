@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/store"
 	"github.com/riverqueue/river"
@@ -258,4 +259,67 @@ func (c *copyCatalog) pkg(t *testing.T) dupPackage {
 	}
 	return dupPackage{FileName: p.FileName, Creator: p.Creator, Tags: tags, ChannelID: p.SourceChannelID,
 		MessageID: p.SourceMessageID, PostedAt: p.SourcePostedAt.UTC(), Caption: p.SourceCaption}
+}
+
+// TestEarliestPostSurvivesAFailedPublication: Alpha's copy is being
+// published when Gamma's earlier copy claims it; the publication then fails
+// for good, and Alpha's set is retried. The retry's package is still
+// Gamma's post, and no skipped record is left for Alpha's set, which is in
+// the catalog.
+func TestEarliestPostSurvivesAFailedPublication(t *testing.T) {
+	w := newCopyWorld(t)
+	ctx := context.Background()
+	c := w.catalog(t)
+	deps := Deps{DB: c.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SpoolDir: t.TempDir(),
+		SplitThreshold: 1 << 30, MaxSkipAttempts: 1, RetryBase: time.Second, Now: time.Now}
+	ingest := func(i int) rivertype.JobState {
+		cp := w.copies[i]
+		args := hoard.IngestMessageArgs{ChannelID: c.channels[i].ID, MessageID: cp.messageID, MapID: c.maps[i],
+			FileName: cp.file, Size: w.size, Parts: []hoard.SourcePart{{MessageID: cp.messageID, Name: cp.file, Size: w.size}}}
+		return workIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+	}
+	publish := func() []rivertype.JobState {
+		ts, err := c.db.ListUnfinishedTransfers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states []rivertype.JobState
+		for _, tr := range ts {
+			for p := range tr.PartsTotal {
+				states = append(states, workIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+					hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p}))
+			}
+			if fresh, err := c.db.FindTransfer(ctx, tr.ID); err == nil && fresh.Status == hoard.TransferVerifying {
+				states = append(states, workIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
+					hoard.VerifyTransferArgs{TransferID: tr.ID}))
+			}
+		}
+		return states
+	}
+	if st := ingest(0); st != rivertype.JobStateCompleted { // Alpha: publication in flight
+		t.Fatalf("ingest Alpha: %s", st)
+	}
+	if st := ingest(1); st != rivertype.JobStateCompleted { // Gamma claims it
+		t.Fatalf("ingest Gamma: %s", st)
+	}
+	w.env.Emu.InjectFault(emulator.Fault{Method: "messages.sendMedia", Error: "MEDIA_INVALID", Times: 1})
+	if states := publish(); !slices.Equal(states, []rivertype.JobState{rivertype.JobStateDiscarded}) {
+		t.Fatalf("failing publication: %v", states)
+	}
+	if s, err := c.db.FindSkippedBySource(ctx, c.channels[0].ID, w.copies[0].messageID); err != nil || s.Status != hoard.SkipGaveUp {
+		t.Fatalf("Alpha's skipped record after the failure: %+v, %v", s, err)
+	}
+	if st := ingest(0); st != rivertype.JobStateCompleted { // the retry of Alpha's set
+		t.Fatalf("retry Alpha: %s", st)
+	}
+	publish()
+	gamma := w.copies[1]
+	want := dupPackage{FileName: "Dragon.zip", Creator: "Gamma Forge", Tags: []string{}, ChannelID: c.channels[1].ID,
+		MessageID: gamma.messageID, PostedAt: time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC), Caption: "from Gamma Forge"}
+	if got := c.pkg(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("package:\n got  %+v\n want %+v", got, want)
+	}
+	if n, err := c.db.CountRows(ctx, "skipped_packages"); err != nil || n != 0 {
+		t.Errorf("skipped records left: %d, %v", n, err)
+	}
 }

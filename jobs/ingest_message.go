@@ -123,6 +123,13 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		parts[i] = m
 	}
 	post := sourcePost(src.channel, topic, a.FileName, a.MessageID, parts[0], a.Parts)
+	if failed != nil {
+		// An earlier post that claimed the failed publication's draft
+		// stays the source of this attempt's.
+		if prev := draftPost(failed.Draft); prev.Before(post) {
+			post = prev
+		}
+	}
 
 	// Dedup (a)–(c) again: the scan's look is as old as the queue, and a
 	// copy queued beside this one may have been published since.
@@ -219,8 +226,8 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		PreviewMsgID: previewMsg, IngestionRunID: a.RunID}
 	draft.SetSource(post)
 	draft.InspectionNote = unlistableNote(det, typ)
-	if src.channel.Category != "" {
-		draft.Tags = []string{src.channel.Category}
+	if post.Tag != "" {
+		draft.Tags = []string{post.Tag}
 	}
 	t := &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
 		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: paths, ContentHash: hash, Draft: draft,

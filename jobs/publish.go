@@ -324,6 +324,13 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		if err != nil {
 			return err
 		}
+		if t.SourceChannelID != 0 && (t.SourceChannelID != p.SourceChannelID || t.SourceMessageID != p.SourceMessageID) {
+			// An earlier post claimed the draft: the skipped record of
+			// this transfer's own set goes, as IndexPackage's does.
+			if err := tx.DeleteSkippedBySource(ctx, t.SourceChannelID, t.SourceMessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+				return err
+			}
+		}
 		if t.ManualUploadFileID != 0 {
 			if err := tx.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadCompleted, "", t.ContentHash, p.ID); err != nil {
 				return err
