@@ -175,7 +175,7 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					args := hoard.IngestMessageArgs{ChannelID: c.channels[i].ID, MessageID: cp.messageID, MapID: c.maps[i],
 						FileName: cp.file, Size: w.size,
 						Parts: []hoard.SourcePart{{MessageID: cp.messageID, Name: cp.file, Size: w.size}}}
-					return workIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+					return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
 				}
 				publish := func() {
 					ts, err := c.db.ListUnfinishedTransfers(ctx)
@@ -184,9 +184,9 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					}
 					for _, tr := range ts {
 						for p := range tr.PartsTotal {
-							workIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p})
+							runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p})
 						}
-						if st := workIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
+						if st := runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
 							hoard.VerifyTransferArgs{TransferID: tr.ID}); st != rivertype.JobStateCompleted {
 							t.Fatalf("verify: %s", st)
 						}
@@ -210,7 +210,7 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					publish()
 					for _, i := range order[1:] {
 						scan := river.Worker[hoard.ScanChannelArgs](&ScanChannelWorker{deps: deps})
-						if st := workIn(t, c.db, scan, hoard.ScanChannelArgs{MapID: c.maps[i]}); st != rivertype.JobStateCompleted {
+						if st := runJobIn(t, c.db, scan, hoard.ScanChannelArgs{MapID: c.maps[i]}); st != rivertype.JobStateCompleted {
 							t.Fatalf("scan %d: %s", i, st)
 						}
 						ingest(i) // what the scan queued, if anything
@@ -232,8 +232,8 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 	}
 }
 
-// workIn runs one job of args to its end in db's test transaction.
-func workIn[T river.JobArgs](t *testing.T, db *store.DB, worker river.Worker[T], args T) rivertype.JobState {
+// runJobIn runs one job of args to its end in db's test transaction.
+func runJobIn[T river.JobArgs](t *testing.T, db *store.DB, worker river.Worker[T], args T) rivertype.JobState {
 	t.Helper()
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, worker)
 	res, err := tw.Work(context.Background(), t, db.Tx(), args, &river.InsertOpts{MaxAttempts: 1})
@@ -276,7 +276,7 @@ func TestEarliestPostSurvivesAFailedPublication(t *testing.T) {
 		cp := w.copies[i]
 		args := hoard.IngestMessageArgs{ChannelID: c.channels[i].ID, MessageID: cp.messageID, MapID: c.maps[i],
 			FileName: cp.file, Size: w.size, Parts: []hoard.SourcePart{{MessageID: cp.messageID, Name: cp.file, Size: w.size}}}
-		return workIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+		return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
 	}
 	publish := func() []rivertype.JobState {
 		ts, err := c.db.ListUnfinishedTransfers(ctx)
@@ -286,11 +286,11 @@ func TestEarliestPostSurvivesAFailedPublication(t *testing.T) {
 		var states []rivertype.JobState
 		for _, tr := range ts {
 			for p := range tr.PartsTotal {
-				states = append(states, workIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+				states = append(states, runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
 					hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p}))
 			}
 			if fresh, err := c.db.FindTransfer(ctx, tr.ID); err == nil && fresh.Status == hoard.TransferVerifying {
-				states = append(states, workIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
+				states = append(states, runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
 					hoard.VerifyTransferArgs{TransferID: tr.ID}))
 			}
 		}
