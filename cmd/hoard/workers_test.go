@@ -27,11 +27,16 @@ import (
 // database, and end with the catalog of one undisturbed worker.
 
 // workersRate and workersBurst are the account's pace in these tests
-// (ACCOUNT_REQUEST_RATE, ACCOUNT_REQUEST_BURST): a calendar second holds at
-// most rate + burst requests of a pace that holds across processes.
+// (ACCOUNT_REQUEST_RATE, ACCOUNT_REQUEST_BURST): at most rate + burst
+// requests leave the processes together in any second. workersAccountLimit
+// is the account's limit the emulated platform is held to: the pace stays
+// under it with a margin, because requests reach the emulator a little
+// after the pace lets them go (encryption, the connection, a loaded
+// machine), so some sent at the end of one second are counted in the next.
 const (
-	workersRate  = 40
-	workersBurst = 5
+	workersRate         = 40
+	workersBurst        = 5
+	workersAccountLimit = 50
 )
 
 // manyWorld is a seed of n distinct packages in four channels, plus a
@@ -461,10 +466,11 @@ func workersPackages(t *testing.T) int {
 // the reference's catalog — the same packages by the same earliest posts,
 // creators and channels, nothing lost, nothing twice in the catalog or in
 // the destination — and the account's requests, counted by the emulator per
-// second over all processes, never exceed the pace's rate plus burst.
+// calendar second over all processes, never exceed the account's limit
+// (workersAccountLimit, above the pace's rate plus burst).
 func TestWorkersKilledAndSeveral(t *testing.T) {
 	w := writeManyWorld(t, t.TempDir(), workersPackages(t))
-	limit := workersRate + workersBurst
+	limit := workersAccountLimit
 
 	ref, busiest := runWorkers(t, w.Seed, 1)
 	checkWorkersCatalog(t, w, ref)
