@@ -123,6 +123,28 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		}
 		parts[i] = m
 	}
+	post := sourcePost(src.channel, topic, a.FileName, a.MessageID, parts[0], a.Parts)
+	if failed != nil {
+		// An earlier post that claimed the failed publication's draft
+		// stays the source of this attempt's.
+		if prev := draftPost(failed.Draft); prev.Before(post) {
+			post = prev
+		}
+	}
+
+	// Dedup (a)–(c) again: the scan's look is as old as the queue, and a
+	// copy queued beside this one may have been published since.
+	if dup, rule, err := db.FindIngestDuplicate(ctx, a.ChannelID, remoteIDs(parts), post.MessageIDs, a.FileName, a.Size); err == nil {
+		return d.ingestDuplicate(ctx, job, dup.FileName, rule, func(tx *store.DB) error {
+			if rule == store.DupSourceMessage {
+				return nil // this very post is in the package already
+			}
+			_, err := tx.ClaimPackageSource(ctx, dup.ID, post)
+			return err
+		})
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
 
 	dir := d.spoolDir(a.ChannelID, a.MessageID)
 	if err := os.RemoveAll(dir); err != nil {
@@ -144,22 +166,13 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	hash := hex.EncodeToString(sum)
 
 	// Dedup (d): the same bytes are already in the catalog, or (found when
-	// the transfer is created) being published from another source.
-	duplicate := func(of string) error {
-		d.Logger.Info("duplicate content skipped", "file", a.FileName, "of", of)
-		err := completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
-			if err := tx.DeleteSkippedBySource(ctx, a.ChannelID, a.MessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-				return err
-			}
-			return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
-		})
-		if err == nil {
-			d.metrics().Duplicate(store.DupContentHash)
-		}
-		return err
-	}
+	// the transfer is created) being published from another source. Either
+	// way the earlier post becomes the package's source (ClaimPackageSource).
 	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
-		return duplicate(dup.FileName)
+		return d.ingestDuplicate(ctx, job, dup.FileName, store.DupContentHash, func(tx *store.DB) error {
+			_, err := tx.ClaimPackageSource(ctx, dup.ID, post)
+			return err
+		})
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return err
 	}
@@ -210,23 +223,12 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		}
 	}
 
-	first := parts[0]
-	draft := hoard.Package{FileName: a.FileName, FileSize: a.Size, ArchiveType: typ, ContentHash: hash,
-		PartCount: len(ranges), SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, SourceTopicID: a.TopicID,
-		SourceCaption: first.Text, SourcePostedAt: first.Date, ReplyToMessageID: int64(first.ReplyToID),
-		MediaAlbumID: first.GroupedID, RemoteUniqueID: first.Document.RemoteUniqueID(), PreviewMsgID: previewMsg,
-		IngestionRunID: a.RunID}
-	for _, p := range a.Parts {
-		draft.SourceMessageIDs = append(draft.SourceMessageIDs, p.MessageID)
-	}
-	topicName, general := "", false
-	if topic != nil {
-		topicName, general = topic.TopicName, topic.IsGeneral
-	}
-	draft.Creator = hoard.StorableText(archive.Creator(topicName, general, a.FileName, src.channel.Title), hoard.MaxCreatorLen)
+	draft := hoard.Package{FileSize: a.Size, ArchiveType: typ, ContentHash: hash, PartCount: len(ranges),
+		PreviewMsgID: previewMsg, IngestionRunID: a.RunID}
+	draft.SetSource(post)
 	draft.InspectionNote = unlistableNote(det, typ)
-	if src.channel.Category != "" {
-		draft.Tags = []string{src.channel.Category}
+	if post.Tag != "" {
+		draft.Tags = []string{post.Tag}
 	}
 	t := &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
 		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: paths, ContentHash: hash, Draft: draft,
@@ -260,7 +262,9 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		return err
 	})
 	if errors.Is(err, store.ErrSameContent) {
-		return duplicate(err.Error())
+		return d.ingestDuplicate(ctx, job, err.Error(), store.DupContentHash, func(tx *store.DB) error {
+			return claimContent(ctx, tx, hash, post)
+		})
 	}
 	if err != nil {
 		return err
@@ -268,6 +272,80 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	keep = true
 	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", typ)
 	return nil
+}
+
+// ingestDuplicate completes the job of a set found to be a duplicate (by
+// rule, of the package or publication named of): claim, which lets an
+// earlier post take the package's source, the run's count and the removal
+// of the set's skipped record commit together with the job.
+func (d *Deps) ingestDuplicate(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], of, rule string, claim func(tx *store.DB) error) error {
+	a := job.Args
+	d.Logger.Info("duplicate content skipped", "file", a.FileName, "of", of, "rule", rule)
+	err := completeTx(ctx, d.DB, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		if err := claim(tx); err != nil {
+			return err
+		}
+		if err := tx.DeleteSkippedBySource(ctx, a.ChannelID, a.MessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			return err
+		}
+		return addCounters(ctx, tx, a.RunID, hoard.RunCounters{Duplicates: 1})
+	})
+	if err != nil {
+		return fmt.Errorf("record duplicate %s: %w", a.FileName, err)
+	}
+	d.metrics().Duplicate(rule)
+	return nil
+}
+
+// claimContent lets post take the source of the content hash's package:
+// of the transfer publishing it, or of the package once published. When
+// neither is there any more (the other publication failed after this copy
+// was refused), it fails, and the next attempt publishes this copy.
+func claimContent(ctx context.Context, tx *store.DB, hash string, post hoard.PackageSource) error {
+	_, err := tx.ClaimTransferSource(ctx, hash, post)
+	if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
+	p, err := tx.FindPublishedByContentHash(ctx, hash)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return fmt.Errorf("claim source: the other publication of the same bytes failed meanwhile: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.ClaimPackageSource(ctx, p.ID, post)
+	return err
+}
+
+// sourcePost is the post of a set as the catalog records it: messageID
+// is the set's first message, first its first part, parts its source
+// parts.
+func sourcePost(ch *hoard.Channel, topic *hoard.TopicProgress, name string, messageID int64, first messenger.Message, parts []hoard.SourcePart) hoard.PackageSource {
+	topicName, general, topicID := "", false, int64(0)
+	if topic != nil {
+		topicName, general, topicID = topic.TopicName, topic.IsGeneral, topic.TopicID
+	}
+	s := hoard.PackageSource{ChannelID: ch.ID, MessageID: messageID, TopicID: topicID, Caption: first.Text,
+		PostedAt: first.Date, ReplyToMessageID: int64(first.ReplyToID), MediaAlbumID: first.GroupedID, FileName: name,
+		Creator: hoard.StorableText(archive.Creator(topicName, general, name, ch.Title), hoard.MaxCreatorLen), Tag: ch.Category}
+	if first.Document != nil {
+		s.RemoteUniqueID = first.Document.RemoteUniqueID()
+	}
+	for _, p := range parts {
+		s.MessageIDs = append(s.MessageIDs, p.MessageID)
+	}
+	return s
+}
+
+// remoteIDs are the remote unique ids of messages' documents.
+func remoteIDs(msgs []messenger.Message) []string {
+	ids := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Document != nil {
+			ids = append(ids, m.Document.RemoteUniqueID())
+		}
+	}
+	return ids
 }
 
 // resumption is a FAILED transfer's parts that a new attempt takes up, and

@@ -289,12 +289,27 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 
 	var created, duplicate bool
 	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		var err error
+		// The draft's source as it is now: an earlier copy of the same
+		// bytes may have claimed it (store.ClaimTransferSource) since t
+		// was read; the lock makes later claims wait for the package.
+		cur, err := tx.FindTransferForUpdate(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		p.SetSource(cur.Draft.Source(""))
+		p.Tags = cur.Draft.Tags
 		created, err = tx.IndexPackage(ctx, &p, files)
 		if hoard.ErrorCode(err) == hoard.ECONFLICT {
 			// The same bytes were published meanwhile from elsewhere:
-			// dedup (d) after the fact.
+			// dedup (d) after the fact; the earlier post is the source.
 			duplicate = true
+			other, err := tx.FindPublishedByContentHash(ctx, t.ContentHash)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ClaimPackageSource(ctx, other.ID, draftPost(cur.Draft)); err != nil {
+				return err
+			}
 			if err := tx.DeleteTransfer(ctx, t.ID); err != nil {
 				return err
 			}
@@ -302,6 +317,13 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		}
 		if err != nil {
 			return err
+		}
+		if t.SourceChannelID != 0 && (t.SourceChannelID != p.SourceChannelID || t.SourceMessageID != p.SourceMessageID) {
+			// An earlier post claimed the draft: the skipped record of
+			// this transfer's own set goes, as IndexPackage's does.
+			if err := tx.DeleteSkippedBySource(ctx, t.SourceChannelID, t.SourceMessageID); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+				return err
+			}
 		}
 		if t.ManualUploadFileID != 0 {
 			if err := tx.SetManualUploadFileStatus(ctx, t.ManualUploadFileID, hoard.UploadCompleted, "", t.ContentHash, p.ID); err != nil {
@@ -337,6 +359,16 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	d.Logger.Info("indexed", "file", p.FileName, "package", p.ID, "created", created, "duplicate", duplicate,
 		"parts", len(parts), "files", len(files))
 	return nil
+}
+
+// draftPost is the source post of a transfer's draft; its category tag is
+// the one ingestion put first.
+func draftPost(p hoard.Package) hoard.PackageSource {
+	tag := ""
+	if len(p.Tags) > 0 {
+		tag = p.Tags[0]
+	}
+	return p.Source(tag)
 }
 
 // countIndexed tells the metrics what indexing a transfer did: a new

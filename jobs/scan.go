@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -266,6 +267,7 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	var params []river.InsertManyParams
 	var skips []hoard.SkippedPackage
 	var dupRules []string // told to the metrics once the scan commits
+	var claims []sourceClaim
 	for _, set := range sets {
 		counters.ArchivesFound++
 		if !set.Settled(now, d.SettleTime) {
@@ -280,7 +282,7 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		for range set.Duplicates {
 			dupRules = append(dupRules, store.DupNameAndSize)
 		}
-		out, err := d.planSet(ctx, src, set, byID, photos, topicID, runID)
+		out, err := d.planSet(ctx, src, set, byID, photos, topic, runID)
 		if err != nil {
 			return err
 		}
@@ -293,6 +295,9 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		case out.duplicate != "":
 			counters.Duplicates++
 			dupRules = append(dupRules, out.duplicate)
+			if out.claim != nil {
+				claims = append(claims, *out.claim)
+			}
 		}
 	}
 
@@ -314,6 +319,14 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		}
 		for i := range skips {
 			if err := tx.UpsertSkippedPackage(ctx, &skips[i]); err != nil {
+				return err
+			}
+		}
+		// In package order: two scans claiming the same packages never
+		// wait for each other in a circle (a deadlock).
+		slices.SortFunc(claims, func(a, b sourceClaim) int { return cmp.Compare(a.packageID, b.packageID) })
+		for _, c := range claims {
+			if _, err := tx.ClaimPackageSource(ctx, c.packageID, c.post); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 				return err
 			}
 		}
@@ -355,11 +368,21 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 
 // setOutcome is what a scan does with one settled set: queue its
 // ingest_message job, record it as skipped, count it as a duplicate (by
-// the dedup rule that matched), or nothing (it waits for a manual retry).
+// the dedup rule that matched, with the claim of its post on the package),
+// or nothing (it waits for a manual retry).
 type setOutcome struct {
 	job       *river.InsertManyParams
 	skip      *hoard.SkippedPackage
 	duplicate string
+	claim     *sourceClaim
+}
+
+// sourceClaim is a duplicate's post, which becomes the source of the
+// package it duplicates when it was posted earlier
+// (store.ClaimPackageSource).
+type sourceClaim struct {
+	packageID int64
+	post      hoard.PackageSource
 }
 
 // planSet applies the rules that need no bytes to one settled set. What
@@ -368,8 +391,12 @@ type setOutcome struct {
 // why, and the scan goes on with the others. Any other error (the database
 // is down, say) fails the scan, which River retries.
 func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID map[int64]messenger.Message,
-	photos []archive.Photo, topicID, runID int64) (out setOutcome, err error) {
+	photos []archive.Photo, topic *hoard.TopicProgress, runID int64) (out setOutcome, err error) {
 	db := d.DB
+	var topicID int64
+	if topic != nil {
+		topicID = topic.TopicID
+	}
 	var name string
 	skip := func(reason hoard.SkipReason, msg string) setOutcome {
 		return setOutcome{skip: &hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
@@ -407,7 +434,12 @@ func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID m
 	}
 	if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
 		d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
-		return setOutcome{duplicate: rule}, nil
+		out := setOutcome{duplicate: rule}
+		if rule != store.DupSourceMessage {
+			post := sourcePost(src.channel, topic, name, set.FirstMessageID, byID[set.Parts[0].ID], parts)
+			out.claim = &sourceClaim{packageID: dup.ID, post: post}
+		}
+		return out, nil
 	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return setOutcome{}, err
 	}

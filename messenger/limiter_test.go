@@ -39,3 +39,32 @@ func TestLimiter(t *testing.T) {
 		t.Fatalf("unlimited waits counted: %d", free.Waits())
 	}
 }
+
+// failingReserver is a Reserver whose store is unreachable.
+type failingReserver struct{ calls int }
+
+func (f *failingReserver) Reserve(context.Context, string, float64, int, int) (time.Duration, error) {
+	f.calls++
+	return 0, context.DeadlineExceeded
+}
+
+// TestSharedLimiterFallsBackToItsOwnBucket: when no token can be reserved,
+// a shared Limiter still paces its own process (never unlimited), and
+// every request counts in Waits.
+func TestSharedLimiterFallsBackToItsOwnBucket(t *testing.T) {
+	r := &failingReserver{}
+	l := NewSharedLimiter(r, "account:1", 50, 2)
+	ctx := context.Background()
+	start := time.Now()
+	for range 7 { // 2 from the burst, 5 at 20 ms each
+		if err := l.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 80*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("7 waits took %s, want ≈ 100ms", d)
+	}
+	if r.calls != 7 || l.Waits() != 7 {
+		t.Fatalf("reservations tried %d, waits %d; want 7 and 7", r.calls, l.Waits())
+	}
+}

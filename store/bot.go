@@ -146,25 +146,40 @@ func (db *DB) FindBotStatus(ctx context.Context) (*hoard.BotStatus, error) {
 // 1/rate per request), so the limit holds across every process sharing the
 // database. rate ≤ 0 means unlimited.
 func (db *DB) ReserveRate(ctx context.Context, key string, rate float64, burst int) (time.Duration, error) {
+	return db.ReserveRateN(ctx, key, rate, burst, 1)
+}
+
+// ReserveRateN is ReserveRate for n requests at once (n ≥ 1): it returns
+// the wait before the first; the others are allowed 1/rate apart after it.
+// Reserving in batches keeps the database out of most requests of a high
+// rate.
+func (db *DB) ReserveRateN(ctx context.Context, key string, rate float64, burst, n int) (time.Duration, error) {
 	if rate <= 0 || math.IsInf(rate, 1) {
 		return 0, nil
 	}
+	n = max(n, 1)
 	interval := time.Duration(float64(time.Second) / rate)
 	var waitMicros int64
 	err := db.q.QueryRow(ctx, `
 		INSERT INTO rate_limits AS r (key, tat) VALUES ($1, clock_timestamp() + $2::interval)
 		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $2::interval
 		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval - clock_timestamp()) * 1e6)::bigint)`,
-		key, interval, interval*time.Duration(max(burst, 1))).Scan(&waitMicros)
+		key, interval*time.Duration(n), interval*time.Duration(max(burst, 1)+n-1)).Scan(&waitMicros)
 	if err != nil {
 		return 0, wrap("reserve rate", err)
 	}
 	return time.Duration(waitMicros) * time.Microsecond, nil
 }
 
-// Pacer implements messenger.Pacer on PostgreSQL (ReserveRate), so a rate
-// limit holds across every process that shares the database.
+// Pacer implements messenger.Pacer and messenger.Reserver on PostgreSQL
+// (ReserveRateN), so a rate limit holds across every process that shares
+// the database.
 type Pacer struct{ db *DB }
+
+// Reserve implements messenger.Reserver.
+func (p *Pacer) Reserve(ctx context.Context, key string, rate float64, burst, n int) (time.Duration, error) {
+	return p.db.ReserveRateN(ctx, key, rate, burst, n)
+}
 
 // NewPacer returns a Pacer on db.
 func NewPacer(db *DB) *Pacer { return &Pacer{db: db} }

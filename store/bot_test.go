@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 )
@@ -239,5 +241,84 @@ func TestPacer(t *testing.T) {
 	defer cancel()
 	if err := p.Wait(short, "k", 0.001, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Wait for a slot 1000 s away with 200 ms to go = %v", err)
+	}
+}
+
+func TestReserveRateN(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewTx(t)
+	// 10 per second (100 ms apart) with a burst of 2, reserved 3 at a
+	// time: the first batch starts now, the next where it ended.
+	tests := []struct {
+		name string
+		n    int
+		want time.Duration // wait before the batch's first request
+	}{
+		{"first batch", 3, 0},
+		{"second batch", 3, 200 * time.Millisecond}, // slots 3–5: slot 3 at 300 ms, less the burst's 100 ms
+		{"one more", 1, 500 * time.Millisecond},
+		{"n below 1 counts as 1", 0, 600 * time.Millisecond},
+	}
+	start := time.Now()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := db.ReserveRateN(ctx, "batch", 10, 2, tt.n)
+			must(t, err)
+			if elapsed := time.Since(start); w > tt.want || w < tt.want-elapsed {
+				t.Fatalf("wait = %v, want %v (within %v)", w, tt.want, elapsed)
+			}
+		})
+	}
+}
+
+// TestSharedLimiterAcrossProcesses runs one account's requests from one
+// and from three processes (a shared messenger.Limiter each, on one
+// database) as fast as they may: together they never make more than the
+// rate plus the burst in any second, and they do make about the rate.
+func TestSharedLimiterAcrossProcesses(t *testing.T) {
+	const (
+		rate  = 40.0
+		burst = 4
+		run   = 1500 * time.Millisecond
+	)
+	for _, procs := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d processes", procs), func(t *testing.T) {
+			db := storetest.NewDB(t)
+			key := fmt.Sprintf("account:%d", procs)
+			ctx, cancel := context.WithTimeout(context.Background(), run)
+			defer cancel()
+			var mu sync.Mutex
+			var at []time.Time
+			var wg sync.WaitGroup
+			for range procs {
+				lim := messenger.NewSharedLimiter(store.NewPacer(db), key, rate, burst)
+				for range 4 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for lim.Wait(ctx) == nil {
+							mu.Lock()
+							at = append(at, time.Now())
+							mu.Unlock()
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+			most := 0
+			for i := range at {
+				j, _ := slices.BinarySearchFunc(at, at[i].Add(time.Second), func(a, b time.Time) int { return a.Compare(b) })
+				most = max(most, j-i)
+			}
+			if limit := int(rate) + burst + 1; most > limit {
+				t.Errorf("%d requests in one second, limit %d", most, limit)
+			}
+			if least := int(rate * run.Seconds() * 0.8); len(at) < least {
+				t.Errorf("%d requests in %v, want at least %d", len(at), run, least)
+			}
+			t.Logf("%d processes: %d requests in %v, at most %d in one second", procs, len(at), run, most)
+		})
 	}
 }

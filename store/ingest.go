@@ -179,3 +179,84 @@ func (db *DB) CountRows(ctx context.Context, table string) (int64, error) {
 	err := db.q.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n)
 	return n, wrap("count "+table, err)
 }
+
+// Of the same content posted in several places, the package's source is the
+// earliest post (hoard.PackageSource.Before), whatever order the copies are
+// ingested in, by several jobs and processes at once or across a kill -9:
+// every copy found to be a duplicate is compared with the package (or, while
+// it is being published, with its transfer's draft) under that row's lock,
+// in the transaction that completes the duplicate's job, and an earlier
+// copy takes the source's place. The row lock serialises concurrent claims,
+// so the source ends as the earliest of all copies, and a claim either
+// commits with its job's completion or not at all. Nothing else of the
+// package changes: its bytes, destination posts, listing and preview are the
+// same content's.
+
+// ClaimPackageSource makes src the source of package id when src was
+// posted before the package's own source: the source fields, file name and
+// creator become src's, and the former channel's category tag gives way to
+// src.Tag. It reports whether the source changed. A package without a
+// source channel (a manual upload) keeps its own. ENOTFOUND when the
+// package does not exist. Run it in the transaction that completes the
+// duplicate's job: the package row stays locked until that commits.
+func (db *DB) ClaimPackageSource(ctx context.Context, id int64, src hoard.PackageSource) (bool, error) {
+	var cur hoard.PackageSource
+	var tags []string
+	err := db.q.QueryRow(ctx, `SELECT coalesce(p.source_channel_id, 0), coalesce(p.source_message_id, 0),
+			coalesce(p.source_posted_at, '0001-01-01 00:00:00+00'), p.tags, coalesce(c.category, '')
+		FROM packages p LEFT JOIN messenger_channels c ON c.id = p.source_channel_id
+		WHERE p.id = $1 FOR UPDATE OF p`, id).Scan(&cur.ChannelID, &cur.MessageID, &cur.PostedAt, &tags, &cur.Tag)
+	if err != nil {
+		return false, wrap("claim package source", err)
+	}
+	if !src.Before(cur) {
+		return false, nil
+	}
+	_, err = db.q.Exec(ctx, `UPDATE packages SET source_channel_id = $2, source_message_id = $3, source_message_ids = $4,
+			source_topic_id = $5, source_caption = $6, source_posted_at = $7, reply_to_message_id = $8, media_album_id = $9,
+			remote_unique_id = $10, file_name = $11, creator = $12, tags = $13, updated_at = now()
+		WHERE id = $1`,
+		id, src.ChannelID, nullInt(src.MessageID), nonNilInts(src.MessageIDs), nullInt(src.TopicID), nullString(src.Caption),
+		nullTime(src.PostedAt), nullInt(src.ReplyToMessageID), nullInt(src.MediaAlbumID), nullString(src.RemoteUniqueID),
+		src.FileName, nullString(src.Creator), nonNilStrings(hoard.SwapTag(tags, cur.Tag, src.Tag)))
+	if err != nil {
+		return false, wrap("claim package source", err)
+	}
+	return true, nil
+}
+
+// ClaimTransferSource is ClaimPackageSource for content still being
+// published: it makes src the source of the draft of the unfinished
+// transfer of contentHash (another source's) when src was posted before
+// the draft's source. The verification indexes the draft as it is when it
+// locks the transfer (FindTransferForUpdate), so a claim that commits
+// first is in the package, and one that waits for the lock finds the
+// transfer gone and claims the package. ENOTFOUND when no such transfer is
+// in flight.
+func (db *DB) ClaimTransferSource(ctx context.Context, contentHash string, src hoard.PackageSource) (bool, error) {
+	t, err := getOne[hoard.Transfer](ctx, db.q, "claim transfer source", `SELECT `+transferColumns+` FROM transfers
+		WHERE content_hash = $1 AND status <> 'FAILED'
+		  AND NOT (source_channel_id IS NOT DISTINCT FROM $2 AND source_message_id IS NOT DISTINCT FROM $3)
+		ORDER BY id LIMIT 1 FOR UPDATE`, contentHash, nullInt(src.ChannelID), nullInt(src.MessageID))
+	if err != nil {
+		return false, err
+	}
+	var oldTag string
+	if t.Draft.SourceChannelID != 0 {
+		err := db.q.QueryRow(ctx, `SELECT coalesce(category, '') FROM messenger_channels WHERE id = $1`, t.Draft.SourceChannelID).Scan(&oldTag)
+		if err != nil && !isNoRows(err) {
+			return false, wrap("claim transfer source: category", err)
+		}
+	}
+	if !src.Before(t.Draft.Source(oldTag)) {
+		return false, nil
+	}
+	draft := t.Draft
+	draft.SetSource(src)
+	draft.Tags = hoard.SwapTag(draft.Tags, oldTag, src.Tag)
+	_, err = db.q.Exec(ctx, `UPDATE transfers SET draft = $2, updated_at = now() WHERE id = $1`, t.ID, draft)
+	if err != nil {
+		return false, wrap("claim transfer source", err)
+	}
+	return true, nil
+}

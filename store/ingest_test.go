@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -460,5 +461,174 @@ func TestStartRunForJob(t *testing.T) {
 	}
 	if got, _ := db.FindRun(ctx, third.ID); got.Status != hoard.RunRunning {
 		t.Fatalf("the running run was failed: %+v", got)
+	}
+}
+
+// TestClaimPackageSource claims a package's source for other posts of its
+// content in several orders: the package always ends with the earliest
+// post (date, then channel, then message) and its category tag, whatever
+// the order; later posts change nothing; a manual upload keeps its own.
+func TestClaimPackageSource(t *testing.T) {
+	jan := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
+	type got struct {
+		ChannelIdx int // index into the channels; -1: none
+		MessageID  int64
+		FileName   string
+		Creator    string
+		Tags       []string
+		PostedAt   time.Time
+		Swaps      []bool
+	}
+	// Posts by channel index: 0 "STL", 1 "Fantasy", 2 no category.
+	type post struct {
+		ch   int
+		msg  int64
+		days int
+	}
+	tests := []struct {
+		name   string
+		first  post // the package's own source; ch -1: a manual upload
+		claims []post
+		want   got
+	}{
+		{"an earlier post takes over", post{0, 10, 30}, []post{{1, 20, 0}},
+			got{1, 20, "post 1-20.zip", "Creator 1", []string{"Fantasy", "mine"}, jan, []bool{true}}},
+		{"a later post is a duplicate", post{0, 10, 0}, []post{{1, 20, 30}},
+			got{0, 10, "post 0-10.zip", "Creator 0", []string{"STL", "mine"}, jan, []bool{false}}},
+		{"same date: the smaller channel id", post{1, 5, 0}, []post{{2, 1, 0}, {0, 9, 0}},
+			got{0, 9, "post 0-9.zip", "Creator 0", []string{"STL", "mine"}, jan, []bool{false, true}}},
+		{"same date and channel: the smaller message", post{2, 9, 0}, []post{{2, 3, 0}},
+			got{2, 3, "post 2-3.zip", "Creator 2", []string{"mine"}, jan, []bool{true}}},
+		{"claims in one order", post{0, 1, 30}, []post{{1, 1, 20}, {2, 1, 10}, {0, 2, 5}},
+			got{0, 2, "post 0-2.zip", "Creator 0", []string{"STL", "mine"}, jan.AddDate(0, 0, 5), []bool{true, true, true}}},
+		{"the same claims in another", post{0, 1, 30}, []post{{0, 2, 5}, {2, 1, 10}, {1, 1, 20}},
+			got{0, 2, "post 0-2.zip", "Creator 0", []string{"STL", "mine"}, jan.AddDate(0, 0, 5), []bool{true, false, false}}},
+		{"a manual upload keeps its own", post{-1, 0, 0}, []post{{1, 20, 0}},
+			got{-1, 0, "upload.zip", "Uploader", []string{"mine"}, time.Time{}, []bool{false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := storetest.NewTx(t)
+			ctx := context.Background()
+			var channels []int64
+			for i, cat := range []string{"STL", "Fantasy", ""} {
+				ch := &hoard.Channel{PlatformID: int64(7000 + i), Title: fmt.Sprintf("Channel %d", i), Kind: hoard.ChannelSource, Category: cat}
+				if err := db.UpsertChannel(ctx, ch); err != nil {
+					t.Fatal(err)
+				}
+				channels = append(channels, ch.ID)
+			}
+			source := func(p post) hoard.PackageSource {
+				cats := []string{"STL", "Fantasy", ""}
+				return hoard.PackageSource{ChannelID: channels[p.ch], MessageID: p.msg, MessageIDs: []int64{p.msg},
+					PostedAt: jan.AddDate(0, 0, p.days), FileName: fmt.Sprintf("post %d-%d.zip", p.ch, p.msg),
+					Creator: fmt.Sprintf("Creator %d", p.ch), Tag: cats[p.ch], Caption: "caption"}
+			}
+			pkg := &hoard.Package{FileName: "upload.zip", FileSize: 100, ArchiveType: hoard.ArchiveZIP, ContentHash: newHash(),
+				Creator: "Uploader", Tags: []string{"mine"}, DestChannelID: channels[2], DestMessageID: 5, DestMessageIDs: []int64{5}}
+			if tt.first.ch >= 0 {
+				s := source(tt.first)
+				pkg.SetSource(s)
+				if s.Tag != "" {
+					pkg.Tags = []string{s.Tag, "mine"}
+				}
+			}
+			if err := db.CreatePackage(ctx, pkg); err != nil {
+				t.Fatal(err)
+			}
+			var g got
+			for _, c := range tt.claims {
+				swapped, err := db.ClaimPackageSource(ctx, pkg.ID, source(c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.Swaps = append(g.Swaps, swapped)
+			}
+			p, err := db.FindPackageByID(ctx, pkg.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.ChannelIdx = slices.Index(channels, p.SourceChannelID)
+			g.MessageID, g.FileName, g.Creator, g.Tags = p.SourceMessageID, p.FileName, p.Creator, p.Tags
+			if !p.SourcePostedAt.IsZero() && p.SourcePostedAt.Year() > 1 {
+				g.PostedAt = p.SourcePostedAt.UTC()
+			}
+			if !reflect.DeepEqual(g, tt.want) {
+				t.Errorf("after the claims:\n got  %+v\n want %+v", g, tt.want)
+			}
+		})
+	}
+	t.Run("a package that is gone", func(t *testing.T) {
+		db := storetest.NewTx(t)
+		_, err := db.ClaimPackageSource(context.Background(), 424242, hoard.PackageSource{ChannelID: 1, PostedAt: jan})
+		if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			t.Fatalf("err = %v, want ENOTFOUND", err)
+		}
+	})
+}
+
+// TestClaimTransferSource: an earlier post claims the draft of the
+// publication in flight of its bytes, and FindTransferForUpdate returns the
+// draft as claimed; a later post, a post of the transfer's own source and
+// bytes nobody publishes change nothing.
+func TestClaimTransferSource(t *testing.T) {
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	acc, err := db.CreateAccount(ctx, "+15550002222")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chans []int64
+	for i, cat := range []string{"STL", "Fantasy"} {
+		ch := &hoard.Channel{PlatformID: int64(8000 + i), Title: fmt.Sprintf("Channel %d", i), Kind: hoard.ChannelSource, Category: cat}
+		if err := db.UpsertChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch.ID)
+	}
+	feb := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	hash := newHash()
+	draft := hoard.Package{FileName: "Dragon.zip", FileSize: 10, ArchiveType: hoard.ArchiveZIP, ContentHash: hash, Tags: []string{"STL"}}
+	draft.SetSource(hoard.PackageSource{ChannelID: chans[0], MessageID: 5, MessageIDs: []int64{5}, PostedAt: feb, FileName: "Dragon.zip", Creator: "Channel 0"})
+	tr := &hoard.Transfer{SourceChannelID: chans[0], SourceMessageID: 5, AccountID: acc.ID, DestChannelID: chans[0],
+		ContentHash: hash, Draft: draft, SpoolPaths: []string{"/spool/part-000"}}
+	if err := db.CreateTransfer(ctx, tr, []hoard.TransferPart{{Name: "Dragon.zip", Length: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	post := func(ch int, msg int64, at time.Time) hoard.PackageSource {
+		return hoard.PackageSource{ChannelID: chans[ch], MessageID: msg, MessageIDs: []int64{msg}, PostedAt: at,
+			FileName: fmt.Sprintf("copy %d.zip", msg), Creator: fmt.Sprintf("Channel %d", ch), Tag: []string{"STL", "Fantasy"}[ch]}
+	}
+	type state struct {
+		Swapped   bool
+		Code      string
+		ChannelID int64
+		MessageID int64
+		FileName  string
+		Tags      []string
+	}
+	steps := []struct {
+		name string
+		hash string
+		post hoard.PackageSource
+		want state
+	}{
+		{"a later post", hash, post(1, 9, feb.AddDate(0, 1, 0)), state{false, "", chans[0], 5, "Dragon.zip", []string{"STL"}}},
+		{"an earlier post", hash, post(1, 7, feb.AddDate(0, -1, 0)), state{true, "", chans[1], 7, "copy 7.zip", []string{"Fantasy"}}},
+		{"the transfer's own source", hash, post(0, 5, feb.AddDate(-1, 0, 0)), state{false, hoard.ENOTFOUND, chans[1], 7, "copy 7.zip", []string{"Fantasy"}}},
+		{"bytes nobody publishes", newHash(), post(0, 1, feb.AddDate(-1, 0, 0)), state{false, hoard.ENOTFOUND, chans[1], 7, "copy 7.zip", []string{"Fantasy"}}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			swapped, err := db.ClaimTransferSource(ctx, s.hash, s.post)
+			cur, ferr := db.FindTransferForUpdate(ctx, tr.ID)
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			got := state{swapped, hoard.ErrorCode(err), cur.Draft.SourceChannelID, cur.Draft.SourceMessageID, cur.Draft.FileName, cur.Draft.Tags}
+			if !reflect.DeepEqual(got, s.want) {
+				t.Errorf("got  %+v\nwant %+v", got, s.want)
+			}
+		})
 	}
 }

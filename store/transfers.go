@@ -246,3 +246,12 @@ func (db *DB) FindOldestPostingMark(ctx context.Context, destChannelID int64) (m
 	}
 	return *m, true, nil
 }
+
+// FindTransferForUpdate returns a transfer and locks its row until the
+// transaction ends, so that a source claimed for its draft meanwhile
+// (ClaimTransferSource) is either in what it returns or waits for the
+// transaction. Run it inside a transaction.
+func (db *DB) FindTransferForUpdate(ctx context.Context, id int64) (*hoard.Transfer, error) {
+	return getOne[hoard.Transfer](ctx, db.q, "find transfer for update",
+		`SELECT `+transferColumns+` FROM transfers WHERE id = $1 FOR UPDATE`, id)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/store"
 )
 
 // accountClients connects the messenger clients of the worker's accounts
@@ -18,6 +19,9 @@ type accountClients struct {
 	base telegram.Config
 	// observe gives the metrics' observer of an account's requests.
 	observe func(accountID int64) messenger.RequestObserver
+	// limiter gives an account's request limiter, shared with every
+	// process on the database.
+	limiter func(accountID int64) *messenger.Limiter
 	mu      sync.Mutex
 	open    map[int64]*telegram.Account
 	// logins are clients of accounts not signed in yet; one that signs in
@@ -47,7 +51,13 @@ func (a *app) newAccountClients() (*accountClients, error) {
 		}
 	}
 	observe := func(id int64) messenger.RequestObserver { return a.metrics.Platform(platformLabel(id)) }
-	return &accountClients{base: base, observe: observe, open: map[int64]*telegram.Account{}, logins: map[int64]*telegram.Account{},
+	// One messenger account's pace holds across every worker process:
+	// its tokens are reserved in PostgreSQL (store.Pacer), a few at a time.
+	pacer := store.NewPacer(a.db)
+	limiter := func(id int64) *messenger.Limiter {
+		return messenger.NewSharedLimiter(pacer, "account:"+strconv.FormatInt(id, 10), a.cfg.AccountRate, a.cfg.AccountBurst)
+	}
+	return &accountClients{base: base, observe: observe, limiter: limiter, open: map[int64]*telegram.Account{}, logins: map[int64]*telegram.Account{},
 		borrowed: map[int64]bool{}}, nil
 }
 
@@ -116,6 +126,7 @@ func (c *accountClients) connect(ctx context.Context, accountID int64) (*telegra
 	cfg := c.base
 	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
 	cfg.Observer = c.observe(accountID)
+	cfg.Limiter = c.limiter(accountID)
 	acc, err := telegram.NewAccount(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("account %d: connect: %w", accountID, err)

@@ -33,7 +33,9 @@ type Config struct {
 	AppURL                string
 	TelegramAppID         int
 	TelegramAppHash       string
-	TelegramEmulator      string // emulator info file; "" = the real platform
+	TelegramEmulator      string  // emulator info file; "" = the real platform
+	AccountRate           float64 // requests per second of one messenger account, across every worker process
+	AccountBurst          int
 	BotToken              string
 	BotUsername           string
 	BotLimits             messenger.BotLimits // the pace of the bot's messages
@@ -78,6 +80,8 @@ var envVars = []envVar{
 	{"TELEGRAM_APP_ID", "(none)", "Messenger API id of the worker's client application."},
 	{"TELEGRAM_APP_HASH", "(none)", "Messenger API hash; never logged."},
 	{"TELEGRAM_EMULATOR", "(none)", "Path of the info file written by `hoard emulator`; when set, clients talk to the emulator instead of the platform."},
+	{"ACCOUNT_REQUEST_RATE", "`10`", "Requests per second one messenger account makes, across every worker process on the database (see [More worker processes](#more-worker-processes); 0.01–100000)."},
+	{"ACCOUNT_REQUEST_BURST", "`5`", "Requests one messenger account may make at once before `ACCOUNT_REQUEST_RATE` applies (1–1000)."},
 	{"BOT_TOKEN", "(none)", "Token the chat bot signs in with; never logged."},
 	{"BOT_USERNAME", "(none)", "The bot's username, for `t.me` deep links. Unset: the name the running bot reports."},
 	{"BOT_CHAT_RATE", "`1`", "Messages per second the bot sends to one chat, after a burst of `BOT_CHAT_BURST` (the platform's limit is about 1; 0.01–1000)."},
@@ -187,6 +191,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
 		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
 	}
+	c.AccountRate = decimal("ACCOUNT_REQUEST_RATE", 10, 0.01, 100000)
+	c.AccountBurst = int(integer("ACCOUNT_REQUEST_BURST", 5, 1, 1000))
 	c.BotLimits = messenger.BotLimits{
 		PerChat:      decimal("BOT_CHAT_RATE", messenger.DefaultBotLimits.PerChat, 0.01, 1000),
 		PerChatBurst: int(integer("BOT_CHAT_BURST", int64(messenger.DefaultBotLimits.PerChatBurst), 1, 100)),

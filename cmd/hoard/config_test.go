@@ -39,6 +39,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"concurrent requests: the web's default", c.MaxConcurrentRequests == 0},
 		{"web statement timeout 2 s", c.WebStatementTimeout == 2*time.Second},
 		{"no metrics listener", c.MetricsAddr == ""},
+		{"account rate 10/s, burst 5", c.AccountRate == 10 && c.AccountBurst == 5},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -53,7 +54,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
 		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64", "WEB_STATEMENT_TIMEOUT_SECONDS": "0",
-		"METRICS_ADDR": "127.0.0.1:9090",
+		"METRICS_ADDR": "127.0.0.1:9090", "ACCOUNT_REQUEST_RATE": "2.5", "ACCOUNT_REQUEST_BURST": "20",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,8 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
 		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
-		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" {
+		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" ||
+		c.AccountRate != 2.5 || c.AccountBurst != 20 {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -112,6 +114,10 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"GITHUB_CLIENT_ID", "id-without-secret"},
 		{"GITHUB_CLIENT_SECRET", "secret-without-id"},
 		{"SIGNUP_EMAIL_DOMAINS", "example.com"},
+		{"ACCOUNT_REQUEST_RATE", "0"},
+		{"ACCOUNT_REQUEST_RATE", "fast"},
+		{"ACCOUNT_REQUEST_BURST", "0"},
+		{"ACCOUNT_REQUEST_BURST", "1001"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

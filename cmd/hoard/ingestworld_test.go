@@ -41,10 +41,6 @@ type ingestWorld struct {
 	Seed string
 	// Packages by file name.
 	Packages map[string]wantPackage
-	// Alternatives pairs files with equal bytes in different channels
-	// (duplicate kind d): whichever is ingested first is catalogued, so
-	// the catalog holds exactly one package of each pair.
-	Alternatives map[string]string
 	// Skipped is "file name|reason|status|attempts" per skipped set.
 	Skipped []string
 	// Notifications is "type" per notification the rules call for.
@@ -218,8 +214,8 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 		"Dragon Wings/left.stl": demo.STL("left"), "Dragon Wings/right.stl": demo.STL("right")}))
 	write("Castle Walls.zip", mustZip(map[string][]byte{"Castle/walls.stl": demo.STL("walls"), "Castle/gate.stl": demo.STL("gate")}))
 	w.Packages["Painting Guide.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "STL Emporium", FirstTag: "STL"}
-	w.Alternatives = map[string]string{"Guide Copy.pdf": "Painting Guide.pdf"}
-	w.Packages["Guide Copy.pdf"] = wantPackage{Type: "DOCUMENT", Parts: 1, Files: 1, Creator: "Paint Shop", FirstTag: "Paint"}
+	// Paint Shop's "Guide Copy.pdf" has the same bytes, posted later: a
+	// duplicate (d), whichever copy is ingested first.
 	w.Duplicates++
 	w.Packages["Dragon Wings.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 3, Preview: true, Creator: "Dragons", FirstTag: "STL"}
 	w.Packages["Castle Walls.zip"] = wantPackage{Type: "ZIP", Parts: 1, Files: 2, Preview: true, Creator: "Terrain", FirstTag: "STL"}
@@ -255,8 +251,7 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
 					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
 				}},
-			// Alone in its channel and far in time from the forum's guide,
-			// so whichever copy wins, the groups are the same.
+			// Alone in its channel and far in time from the forum's guide.
 			{"title": "Paint Shop", "username": "paintshop", "joined": true, "category": "Paint",
 				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "name": "Guide Copy.pdf"}}}, // duplicate (d) of the forum's guide
 			{"title": "Lost Vault", "username": "lostvault", "joined": true, "category": "STL",

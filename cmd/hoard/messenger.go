@@ -74,8 +74,12 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "emulator listening on %s; info in %s (TELEGRAM_EMULATOR=%s)\n", em.Addr(), *info, *info)
 	<-ctx.Done()
-	counts := em.CallCounts()
+	counts, busiest := em.CallCounts(), em.MostRequestsPerSecond()
 	_ = em.Close()
+	fmt.Fprintln(stdout, "most requests in one second, per user:")
+	for _, u := range slices.Sorted(maps.Keys(busiest)) {
+		fmt.Fprintf(stdout, "  %-36s %d\n", u, busiest[u])
+	}
 	fmt.Fprintln(stdout, "calls per method:")
 	for _, m := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Fprintf(stdout, "  %-36s %d\n", m, counts[m])

@@ -110,6 +110,7 @@ type Emulator struct {
 	randomIDs map[string]int
 	faults    []*fault
 	calls     map[string]int
+	perSecond map[int64]*secondCount // user id → requests in the current and the busiest second
 	latency   time.Duration
 	dropPush  map[int64]int // user id → pushes still to lose
 	seeded    map[int64]int // channel id → number of seeded messages
@@ -154,7 +155,7 @@ func New(opts Options) (*Emulator, error) {
 		invites: map[string]*channel{}, channels: map[int64]*channel{}, docs: map[int64]*document{},
 		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]tgtest.Session{},
 		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
-		calls: map[string]int{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
+		calls: map[string]int{}, perSecond: map[int64]*secondCount{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
 		queries: map[int64]*callbackQuery{}, flood: opts.BotFlood.withDefaults(), floodBuckets: map[int64]*bucket{},
 		botForwards: map[int64]int{},
 	}
@@ -341,11 +342,53 @@ func (e *Emulator) Calls(method string) int {
 	return e.calls[method]
 }
 
+// secondCount counts one user's requests per calendar second.
+type secondCount struct {
+	second int64 // Unix time of the current second
+	n      int   // requests in it
+	most   int   // requests in the busiest second so far
+}
+
+// countSecond counts a request of user uid; e.mu is held.
+func (e *Emulator) countSecond(uid int64) {
+	c := e.perSecond[uid]
+	if c == nil {
+		c = &secondCount{}
+		e.perSecond[uid] = c
+	}
+	if now := time.Now().Unix(); now != c.second {
+		c.second, c.n = now, 0
+	}
+	c.n++
+	c.most = max(c.most, c.n)
+}
+
+// MostRequestsPerSecond returns, per signed-in user (by phone with its
+// "+", or "@" and the username for bots), the most requests the user's sessions made together
+// in one calendar second: what a per-account rate limit is measured
+// against. Requests before sign-in count for nobody.
+func (e *Emulator) MostRequestsPerSecond() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]int, len(e.perSecond))
+	for uid, c := range e.perSecond {
+		if u := e.users[uid]; u != nil {
+			name := "+" + u.phone
+			if u.phone == "" {
+				name = "@" + u.username
+			}
+			out[name] = c.most
+		}
+	}
+	return out
+}
+
 // ResetCalls zeroes every call counter.
 func (e *Emulator) ResetCalls() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls = map[string]int{}
+	e.perSecond = map[int64]*secondCount{}
 }
 
 // SetLatency delays every answer by d (0 disables).
@@ -659,6 +702,7 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 	e.calls[name]++
 	if uid, ok := e.auth[req.Session.AuthKey.ID]; ok {
 		c.user = e.users[uid]
+		e.countSecond(uid)
 	}
 	var fired *fault
 	chID, hasCh := requestChannel(obj)
