@@ -164,6 +164,8 @@ func noticeFor(done string) string {
 		return "Repair queued: the package is downloaded and published again in the next cycle."
 	case "retry":
 		return "Retry queued: the message gets a fresh set of attempts in the next cycle."
+	case "upload-retry":
+		return "Retry queued: the failed files are published again in a moment."
 	case "rebuild":
 		return "Rebuild from the destination channel started."
 	case "join":

@@ -131,6 +131,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
 		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage, Doc: "An upload's status page (polls the API)"},
 		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Ungated: true, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON"},
+		{Method: http.MethodPost, Pattern: "/uploads/{id}/retry", Access: SignedIn, Handler: s.handleRetryUpload, Doc: "Retry an upload's failed files (kept on the volume): back to PENDING + `manual_upload` job → 303 to its page, or 202 JSON"},
 		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
 		{Method: http.MethodGet, Pattern: "/api/packages", Params: catalogParams{}, Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`…, `channel`, `type`, `preview`, `tab`, `limit`, `after` → `{items,next,mode}`"},
 		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Params: idsParams{}, Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},
