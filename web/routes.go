@@ -168,7 +168,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/api/messenger/channels/{channelId}/topics/{topicId}", Params: topicFetchParams{}, Access: Admin, Handler: s.handleSetTopicFetch, Doc: "Set a topic's fetch flag (`fetch_enabled`)"},
 		{Method: http.MethodGet, Pattern: "/api/ingestion/status", Access: Admin, Handler: s.handleIngestionStatus, Doc: "Worker panel: running run, last run, interval, next cycle"},
 		{Method: http.MethodPost, Pattern: "/api/ingestion/trigger", Access: Admin, Handler: s.handleTriggerIngestion, Doc: "triggerIngestion: queue a manual `ingest_cycle` and notify `ingestion_trigger` in one transaction → 202 `{job_id,queued}` (`queued` false while a cycle is pending), or 303 for the page's form"},
-		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Access: Admin, Handler: s.handleDisableActiveTopic, Doc: "disableActiveTopic: stop fetching the topic in progress"},
+		{Method: http.MethodPost, Pattern: "/api/ingestion/disable-active-topic", Params: activeTopicParams{}, Access: Admin, Handler: s.handleDisableActiveTopic, Doc: "disableActiveTopic (`account_channel_map_id`, `topic_id`): stop fetching that topic in progress → 303 with a notice, or 200 JSON (409 when it is not in progress)"},
 		{Method: http.MethodPost, Pattern: "/admin/messenger/rebuild", Access: Admin, Handler: s.handleStartRebuild, Doc: "Rebuild the catalog from the destination channel: run row + job in one transaction → 303 (202 `{run}` for JSON); 409 while one runs or without a destination"},
 		{Method: http.MethodGet, Pattern: "/api/rebuild/status", Access: Admin, Handler: s.handleRebuildStatus, Doc: "Latest rebuild from the destination: `{run}` with status, counters, resume point, error (null when none ran)"},
 
