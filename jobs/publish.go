@@ -334,9 +334,9 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.NotifySubscribersArgs{}, nil); err != nil {
 				return err
 			}
-			return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 		}
-		return nil
+		// New, or repaired in place: published in this run either way.
+		return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 	})
 	if err != nil {
 		return err

@@ -269,11 +269,12 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	var skips []hoard.SkippedPackage
 	var dupRules []string // told to the metrics once the scan commits
 	for _, set := range sets {
-		counters.ArchivesFound++
+		counters.ArchivesFound += 1 + len(set.Duplicates)
 		if !set.Settled(now, d.SettleTime) {
 			if hold == 0 || set.FirstMessageID < hold {
 				hold = set.FirstMessageID
 			}
+			counters.HeldBack += 1 + len(set.Duplicates)
 			continue
 		}
 		// Re-posts of the same name and size within the batch (rules a
@@ -295,6 +296,8 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 		case out.duplicate != "":
 			counters.Duplicates++
 			dupRules = append(dupRules, out.duplicate)
+		default: // skipped before, waiting for a manual retry
+			counters.Skipped++
 		}
 	}
 

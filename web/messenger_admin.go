@@ -240,6 +240,7 @@ type runJSON struct {
 	Duplicates          int     `json:"duplicates"`
 	Ingested            int     `json:"ingested"`
 	Skipped             int     `json:"skipped"`
+	HeldBack            int     `json:"held_back"`
 	Error               string  `json:"error_message,omitempty"`
 	StartedAt           string  `json:"started_at"`
 	FinishedAt          *string `json:"finished_at"`
@@ -255,7 +256,7 @@ func toRunJSON(run *hoard.IngestionRun) *runJSON {
 		Step: run.CurrentStep, ChannelID: run.CurrentChannelID, TopicID: run.CurrentTopicID,
 		AccountChannelMapID: run.CurrentAccountChannelMapID, File: hoard.DisplayText(run.CurrentFile), Bytes: run.CurrentBytes,
 		TotalBytes: run.CurrentTotalBytes, MessagesScanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound,
-		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, Error: run.ErrorMessage,
+		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, HeldBack: run.HeldBack, Error: run.ErrorMessage,
 		StartedAt: run.StartedAt.UTC().Format(time.RFC3339)}
 	if run.FinishedAt != nil {
 		v := run.FinishedAt.UTC().Format(time.RFC3339)

@@ -222,7 +222,9 @@ if (panel) {
           $("[data-worker-state]").textContent = st.last ? `Idle. Last cycle ${st.last.status.toLowerCase()} at ${st.last.finished_at}.` : "Idle. No cycle has run yet.";
         }
         const c = run || st.last;
-        $("[data-worker-counters]").textContent = c ? `scanned ${c.messages_scanned} · found ${c.archives_found} · duplicates ${c.duplicates} · ingested ${c.ingested} · skipped ${c.skipped}` : "";
+        $("[data-worker-counters]").textContent = c ? `${c.messages_scanned} messages scanned · found ${c.archives_found} = ` +
+          `new ${c.ingested} + duplicates ${c.duplicates} + skipped ${c.skipped} + held back (settling) ${c.held_back}` +
+          (run ? " so far (the rest is in progress)" : "") : "";
         showTopics(st.topics || []);
         nextAt = st.next_cycle_at ? Date.parse(st.next_cycle_at) : null;
         tick();

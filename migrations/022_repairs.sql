@@ -10,3 +10,8 @@ CREATE TABLE stale_destination_posts (
     PRIMARY KEY (dest_channel_id, message_id)
 );
 CREATE INDEX stale_destination_posts_package_idx ON stale_destination_posts (package_id);
+
+-- A run's counters add up (issue #15): found = new + duplicates + skipped +
+-- held back. Held back are the sets a scan found but left for a later cycle
+-- (still settling, or their topic or channel switched off meanwhile).
+ALTER TABLE ingestion_runs ADD COLUMN held_back INTEGER NOT NULL DEFAULT 0;
