@@ -251,3 +251,48 @@ func TestRescanAndRetryWorkers(t *testing.T) {
 		})
 	}
 }
+
+// TestScanCountersAddUp: what a scan finds (sets and their re-posts) is
+// accounted for by what it does with each: queued (counted as new,
+// duplicate or skipped when its job ends), duplicate, skipped, or held back
+// while it settles.
+func TestScanCountersAddUp(t *testing.T) {
+	type counts struct {
+		Found, Queued, Duplicates, Skipped, HeldBack int
+	}
+	for _, tt := range []struct {
+		name   string
+		settle time.Duration
+		want   counts
+	}{
+		// The ZIP and its re-post, and Huge Pack.zip.001.
+		{"settled", -1, counts{Found: 3, Queued: 2, Duplicates: 1}},
+		{"still settling", 100 * 365 * 24 * time.Hour, counts{Found: 3, HeldBack: 3}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newPublishWorld(t)
+			ctx := context.Background()
+			run, err := w.db.CreateRun(ctx, hoard.TriggerManual)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SettleTime: tt.settle, MaxSkipAttempts: 3,
+				WorkerInterval: time.Hour, Now: time.Now}
+			if st := work(t, w, river.Worker[hoard.ScanChannelArgs](&ScanChannelWorker{deps: deps}), hoard.ScanChannelArgs{RunID: run.ID, MapID: w.mapID}); st != rivertype.JobStateCompleted {
+				t.Fatalf("scan: %s", st)
+			}
+			r, err := w.db.FindRun(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queued, err := w.db.CountUnfinishedJobs(ctx, hoard.IngestMessageArgs{}.Kind())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := counts{r.ArchivesFound, queued, r.Duplicates, r.Skipped, r.HeldBack}
+			if got != tt.want || got.Found != got.Queued+got.Duplicates+got.Skipped+got.HeldBack {
+				t.Errorf("got %+v, want %+v (found = queued + duplicates + skipped + held back)", got, tt.want)
+			}
+		})
+	}
+}
