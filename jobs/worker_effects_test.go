@@ -189,7 +189,8 @@ func TestRecoveryOnStart(t *testing.T) {
 // TestRescanAndRetryWorkers: rescan_channel sets the channel's watermark
 // back to its start and queues a cycle; retry_skipped gives a skipped
 // message a fresh attempt budget, moves the watermark back before it and
-// queues a cycle.
+// queues a cycle. While a cycle runs (its scans may have passed the
+// message) they wait for it to end, changing nothing yet.
 func TestRescanAndRetryWorkers(t *testing.T) {
 	w := newPublishWorld(t)
 	ctx := context.Background()
@@ -225,11 +226,26 @@ func TestRescanAndRetryWorkers(t *testing.T) {
 		}
 		return state{m.LastProcessedMessageID, got.Status, got.AttemptCount, cycles() - before}
 	}
+	running, err := w.db.CreateRun(ctx, hoard.TriggerSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		run  func() rivertype.JobState
 		want state
 	}{
+		{"retry skipped while a cycle runs", func() rivertype.JobState {
+			defer func() {
+				if _, err := w.db.FinishRun(ctx, running.ID, hoard.RunCompleted, ""); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			if st := work(t, w, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}), hoard.RetrySkippedArgs{SkippedID: s.ID}); st != rivertype.JobStateScheduled {
+				return st
+			}
+			return rivertype.JobStateCompleted // snoozed, as wanted
+		}, state{9, hoard.SkipGaveUp, 5, 0}},
 		{"retry skipped", func() rivertype.JobState {
 			return work(t, w, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}), hoard.RetrySkippedArgs{SkippedID: s.ID})
 		}, state{4, hoard.SkipRetrying, 0, 1}},
