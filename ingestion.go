@@ -35,13 +35,22 @@ type IngestionRun struct {
 	FinishedAt   *time.Time
 }
 
-// RunCounters are the totals of an ingestion run.
+// RunCounters are the totals of an ingestion run. Once the run is over
+// they add up: ArchivesFound = Ingested + Duplicates + Skipped + HeldBack.
 type RunCounters struct {
 	MessagesScanned int
-	ArchivesFound   int
-	Duplicates      int
-	Ingested        int
-	Skipped         int
+	// ArchivesFound counts the candidate sets the scans found, re-posts
+	// within one scan included.
+	ArchivesFound int
+	Duplicates    int
+	// Ingested counts the packages published, new or repaired in place.
+	Ingested int
+	// Skipped counts the sets that ended SKIPPED, or that wait for a
+	// manual retry of an earlier skip.
+	Skipped int
+	// HeldBack counts the sets left for a later cycle: still settling, or
+	// their topic or channel switched off before they were downloaded.
+	HeldBack int
 }
 
 // RunActivity is a live-progress update of a running ingestion run.

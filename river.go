@@ -381,6 +381,23 @@ func (RepairPackageArgs) InsertOpts() river.InsertOpts {
 	return uniqueByArgs(QueueMaintenance, 5)
 }
 
+// DeleteStalePostsArgs deletes a repaired package's stale destination posts
+// (store.ListStalePosts) once its new publication is verified: verify
+// queues it in the transaction that indexes the package again. Posts that
+// are the package's again are only forgotten, so the package never loses
+// its only copy.
+type DeleteStalePostsArgs struct {
+	PackageID int64 `json:"package_id" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (DeleteStalePostsArgs) Kind() string { return "delete_stale_posts" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (DeleteStalePostsArgs) InsertOpts() river.InsertOpts {
+	return uniqueByArgs(QueueMaintenance, 5)
+}
+
 // RetrySkippedArgs gives a skipped source message a fresh attempt budget:
 // the record goes back to RETRYING with no attempts, the watermark moves
 // back before the message and a cycle is queued.

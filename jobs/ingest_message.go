@@ -75,6 +75,9 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	// the set, so re-enabling picks it up again.
 	if !src.channel.IsActive || (topic != nil && !topic.FetchEnabled) {
 		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+			if err := addCounters(ctx, tx, a.RunID, hoard.RunCounters{HeldBack: 1}); err != nil {
+				return err
+			}
 			if topic != nil {
 				return tx.RewindTopicWatermark(ctx, a.MapID, a.TopicID, a.MessageID)
 			}

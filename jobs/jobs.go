@@ -179,6 +179,7 @@ func Register(workers *river.Workers, deps Deps) error {
 		func() error { return river.AddWorkerSafely(workers, &RescanChannelWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &RepairPackageWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &RetrySkippedWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &DeleteStalePostsWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &ManualUploadWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &RebuildFromDestinationWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &JoinChannelWorker{deps: deps}) },

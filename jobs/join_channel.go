@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
@@ -81,13 +82,16 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 		note = "The account was already a member."
 	}
 	return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
-		row, err := addSource(ctx, tx, j, ref, ch)
+		row, kept, err := addSource(ctx, tx, j, ref, ch)
 		if err != nil {
 			var msg *sourceRefused
 			if errors.As(err, &msg) {
 				_, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinFailed, row.ID, ch.Title, msg.message)
 			}
 			return err
+		}
+		if kept != "" {
+			note = strings.TrimSpace(note + " " + kept)
 		}
 		_, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinJoined, row.ID, ch.Title, note)
 		return err
@@ -117,40 +121,37 @@ func (e *sourceRefused) Error() string { return e.message }
 
 // addSource makes a joined channel an active source read by the request's
 // account: the channel row (created, or updated with what the platform
-// tells), the account's READER map with its access hash, and the request's
-// category, re-tagging the channel's packages when it changes one.
-func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref messenger.ChannelRef, ch messenger.Channel) (*hoard.Channel, error) {
-	row := &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: hoard.ChannelSource,
+// tells), the account's READER map with its access hash, and for a new
+// channel the request's category. A channel hoard had already keeps its
+// category (it changes in the channel's settings, which re-tag its
+// packages); kept then says so when the request named another one.
+func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref messenger.ChannelRef, ch messenger.Channel) (row *hoard.Channel, kept string, err error) {
+	row = &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: hoard.ChannelSource,
 		Category: j.Category, IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
 	if ref.IsInvite() {
 		row.InviteLink = ref.String()
 	}
-	if existing, err := tx.FindChannelByPlatformID(ctx, ch.ID); err == nil && existing.Kind == hoard.ChannelDestination {
-		return existing, &sourceRefused{"This is a destination channel; it cannot be a source too."}
-	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-		return nil, err
+	existing, err := tx.FindChannelByPlatformID(ctx, ch.ID)
+	switch {
+	case err == nil && existing.Kind == hoard.ChannelDestination:
+		return existing, "", &sourceRefused{"This is a destination channel; it cannot be a source too."}
+	case err == nil && j.Category != "" && j.Category != existing.Category:
+		kept = fmt.Sprintf("The channel was added before; its category stays %q (change it in the channel's settings).", existing.Category)
+	case err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND:
+		return nil, "", err
 	}
 	if err := tx.UpsertChannel(ctx, row); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	active := true
-	settings := store.ChannelSettings{IsActive: &active}
-	if j.Category != "" {
-		settings.Category = &j.Category
-	}
-	before, after, err := tx.UpdateChannelSettings(ctx, row.ID, settings)
+	_, after, err := tx.UpdateChannelSettings(ctx, row.ID, store.ChannelSettings{IsActive: &active})
 	if err != nil {
-		return nil, err
-	}
-	if before.Category != after.Category {
-		if _, err := tx.RetagChannelPackages(ctx, row.ID, before.Category, after.Category); err != nil {
-			return nil, err
-		}
+		return nil, "", err
 	}
 	if _, err := tx.UpsertChannelMap(ctx, j.AccountID, row.ID, ch.AccessHash, hoard.MapReader); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return after, nil
+	return after, kept, nil
 }
 
 // truncate makes a message for a row storable: error texts quote platform

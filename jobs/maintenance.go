@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
@@ -130,9 +131,21 @@ func retryWaitingJobs(ctx context.Context, tx *store.DB, client *river.Client[pg
 	return nil
 }
 
-// queueCycle queues a manual ingestion cycle; while one is queued or
-// running it is a no-op (the next cycle sees the change).
+// cycleBusySnooze is how long a job that needs a fresh cycle waits while
+// one runs.
+const cycleBusySnooze = 15 * time.Second
+
+// queueCycle queues a manual ingestion cycle; while one is queued it is a
+// no-op (that cycle has not scanned yet, so it sees the change). While one
+// is running, its scans may have passed the change already and it would
+// absorb the new cycle: the job is snoozed instead (its transaction rolls
+// back) and does its work again once the running cycle has ended.
 func queueCycle(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx]) error {
+	if _, err := tx.FindRunningRun(ctx); err == nil {
+		return river.JobSnooze(cycleBusySnooze)
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return err
+	}
 	_, err := client.InsertTx(ctx, tx.Tx(), hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil)
 	return err
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -41,11 +42,24 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 	if up.Status == hoard.UploadUploading {
 		return river.JobSnooze(5 * time.Second) // the web is still receiving the files
 	}
+	if up.FinishedAt != nil {
+		return nil // finished by an earlier attempt; a retry queues a job of its own
+	}
 	if err := db.SetManualUploadStatus(ctx, up.ID, hoard.UploadProcessing, ""); err != nil {
 		return err
 	}
+	// Nothing set up to publish to: the files fail now, saying what to set
+	// up (the upload's retry button takes them up later). Other failures
+	// are retried, and fail the files on the last attempt: never an upload
+	// left PROCESSING.
+	if err := db.CheckPublishTarget(ctx); hoard.ErrorCode(err) == hoard.EINVALID {
+		return d.failUpload(ctx, up, hoard.ErrorMessage(err))
+	}
 	wr, err := d.writer(ctx, db, 0)
 	if err != nil {
+		if job.Attempt >= job.MaxAttempts {
+			return d.failUpload(ctx, up, truncate(err.Error(), 2000))
+		}
 		return fmt.Errorf("manual upload %d: %w", up.ID, err)
 	}
 	premium := isPremium(ctx, db, wr.m.AccountID)
@@ -53,10 +67,7 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 		if f.Status == hoard.UploadCompleted || f.Status == hoard.UploadFailed {
 			continue
 		}
-		if _, err := db.FindTransferByUploadFile(ctx, f.ID); err == nil {
-			continue // handed over by an earlier attempt
-		}
-		if err := d.startManualFile(ctx, job, f, wr, premium); err != nil {
+		if err := d.processManualFile(ctx, job, f, wr, premium); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -64,6 +75,45 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, truncate(err.Error(), 2000), "", 0); serr != nil {
 				return serr
 			}
+		}
+	}
+	return d.finishUpload(ctx, up.ID)
+}
+
+// processManualFile hands one file to its publication: a new one, or on a
+// retry its FAILED one taken up again (the parts it posted stay, the others
+// are posted); a publication in flight is left to its jobs.
+func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *source, premium bool) error {
+	t, err := d.DB.FindTransferByUploadFile(ctx, f.ID)
+	switch {
+	case hoard.ErrorCode(err) == hoard.ENOTFOUND:
+		return d.startManualFile(ctx, job, f, wr, premium)
+	case err != nil:
+		return err
+	case t.Status != hoard.TransferFailed:
+		return nil
+	}
+	parts, present, err := d.postedParts(ctx, d.DB, t)
+	if err != nil {
+		return err
+	}
+	return d.DB.InTx(ctx, func(tx *store.DB) error {
+		if err := tx.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadProcessing, "", "", 0); err != nil {
+			return err
+		}
+		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts)
+	})
+}
+
+// failUpload ends every unfinished file of an upload FAILED with reason,
+// then the upload (finishUpload).
+func (d *Deps) failUpload(ctx context.Context, up *hoard.ManualUpload, reason string) error {
+	for _, f := range up.Files {
+		if f.Status == hoard.UploadCompleted || f.Status == hoard.UploadFailed {
+			continue
+		}
+		if err := d.DB.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, reason, "", 0); err != nil {
+			return err
 		}
 	}
 	return d.finishUpload(ctx, up.ID)
@@ -183,9 +233,14 @@ func (d *Deps) finishUpload(ctx context.Context, uploadID int64) error {
 		status, msg := hoard.UploadCompleted, ""
 		switch {
 		case ok == 0:
-			status, msg = hoard.UploadFailed, "No file could be uploaded."
+			status, msg = hoard.UploadFailed, "No file could be uploaded: "+firstFailure(up.Files)
 		case failed > 0:
-			status, msg = hoard.UploadPartial, fmt.Sprintf("%d of %d files failed.", failed, len(up.Files))
+			status, msg = hoard.UploadPartial, fmt.Sprintf("%d of %d files failed: %s", failed, len(up.Files), firstFailure(up.Files))
+		}
+		if failed > 0 {
+			if err := uploadFailedNotice(ctx, tx, up, msg); err != nil {
+				return err
+			}
 		}
 		if len(pkgs) >= 2 {
 			name := up.GroupName
@@ -201,6 +256,31 @@ func (d *Deps) finishUpload(ctx context.Context, uploadID int64) error {
 		}
 		return tx.SetManualUploadStatus(ctx, up.ID, status, msg)
 	})
+}
+
+// firstFailure is the reason the first failed file of an upload gives.
+func firstFailure(files []hoard.ManualUploadFile) string {
+	for _, f := range files {
+		if f.Status == hoard.UploadFailed {
+			return truncate(f.ErrorMessage, 1500)
+		}
+	}
+	return ""
+}
+
+// uploadFailedNotice raises UPLOAD_FAILED for an upload that ends with
+// failed files (SPEC rule 14), once while it is live: the upload's page has
+// the retry button.
+func uploadFailedNotice(ctx context.Context, tx *store.DB, up *hoard.ManualUpload, msg string) error {
+	c, _ := json.Marshal(map[string]any{"upload_id": up.ID})
+	title := fmt.Sprintf("Upload failed: #%d", up.ID)
+	if up.GroupName != "" {
+		title += " " + up.GroupName
+	}
+	_, err := tx.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyUploadFailed, Severity: hoard.SeverityError,
+		Title: title, Message: msg + " Retry from the upload's page.", Context: c,
+		DedupKey: fmt.Sprintf("%s:upload:%d", hoard.NotifyUploadFailed, up.ID)})
+	return err
 }
 
 // commonName names a group of uploaded files: their common prefix, trimmed

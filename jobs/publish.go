@@ -262,7 +262,12 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	if err != nil {
 		return failedAt(hoard.SkipHashMismatch, err)
 	}
-	if sum != t.ContentHash {
+	mismatch := ""
+	if sum != t.ContentHash && t.ManualUploadFileID == 0 && t.SourceMessageID != 0 {
+		// A source set is indexed as posted and flagged: its package is
+		// what a repair downloads and publishes again (into the same row).
+		mismatch = sum
+	} else if sum != t.ContentHash {
 		// What was uploaded came from these bytes: a retry must not take
 		// those posts up (resumable); the audit reports them as orphaned.
 		for _, part := range parts {
@@ -333,6 +338,9 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		if err := tx.DeleteTransfer(ctx, t.ID); err != nil {
 			return err
 		}
+		if err := d.afterIndexed(ctx, tx, client, t, &p, created, mismatch); err != nil {
+			return err
+		}
 		if p.SourceChannelID != 0 {
 			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.GroupChannelArgs{ChannelID: p.SourceChannelID}, nil); err != nil {
 				return err
@@ -342,9 +350,9 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.NotifySubscribersArgs{}, nil); err != nil {
 				return err
 			}
-			return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 		}
-		return nil
+		// New, or repaired in place: published in this run either way.
+		return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 	})
 	if err != nil {
 		return err
@@ -382,8 +390,39 @@ func (d *Deps) countIndexed(created, duplicate bool) {
 	}
 }
 
-// hashMismatch reports a spool whose bytes differ from the hash taken while
-// downloading: HASH_MISMATCH (once per source), nothing indexed.
+// afterIndexed does, in the transaction that indexed p, what a repair and a
+// flagged publication need: a package completed in place (a repair) that
+// has stale posts gets the job that deletes them, now that its new posts
+// are verified; a source set whose parts read back with another hash
+// (mismatch, SPEC rule 8) gets its HASH_MISMATCH notification, which
+// carries the package so that a repair can publish it again.
+func (d *Deps) afterIndexed(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], t *hoard.Transfer,
+	p *hoard.Package, created bool, mismatch string) error {
+	if !created {
+		stale, err := tx.ListStalePosts(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if len(stale) > 0 {
+			if _, err := client.InsertTx(ctx, tx.Tx(), hoard.DeleteStalePostsArgs{PackageID: p.ID}, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if mismatch == "" {
+		return nil
+	}
+	d.Logger.Error("hash mismatch", "file", t.Draft.FileName, "package", p.ID, "want", t.ContentHash, "got", mismatch)
+	_, err := tx.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyHashMismatch, Severity: hoard.SeverityError,
+		PackageID: p.ID, ChannelID: t.SourceChannelID, Title: "Hash mismatch: " + t.Draft.FileName,
+		Message: fmt.Sprintf("%s was downloaded as %s but the posted parts read back as %s. "+
+			"Repair downloads it again and publishes it into the same package.", t.Draft.FileName, t.ContentHash, mismatch)})
+	return err
+}
+
+// hashMismatch reports a manual upload's file whose bytes differ from the
+// hash taken when it was read: HASH_MISMATCH (once per file), nothing
+// indexed.
 func (d *Deps) hashMismatch(ctx context.Context, t *hoard.Transfer, got string) error {
 	err := hoard.Errorf(hoard.EINVALID, "hash mismatch: %s was downloaded as %s but the posted parts read back as %s",
 		t.Draft.FileName, t.ContentHash, got)

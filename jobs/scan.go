@@ -269,11 +269,12 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 	var dupRules []string // told to the metrics once the scan commits
 	var claims []sourceClaim
 	for _, set := range sets {
-		counters.ArchivesFound++
+		counters.ArchivesFound += 1 + len(set.Duplicates)
 		if !set.Settled(now, d.SettleTime) {
 			if hold == 0 || set.FirstMessageID < hold {
 				hold = set.FirstMessageID
 			}
+			counters.HeldBack += 1 + len(set.Duplicates)
 			continue
 		}
 		// Re-posts of the same name and size within the batch (rules a
@@ -298,6 +299,8 @@ func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, top
 			if out.claim != nil {
 				claims = append(claims, *out.claim)
 			}
+		default: // skipped before, waiting for a manual retry
+			counters.Skipped++
 		}
 	}
 

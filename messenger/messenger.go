@@ -269,6 +269,10 @@ type Account interface {
 	// from it. Doing it again is harmless. An account that may not make
 	// administrators there gets ErrAdminRequired.
 	AddBotAdmin(ctx context.Context, ch Channel, botUsername string) error
+	// DeleteMessages deletes posts of a channel the account may post in
+	// (stale posts of a repaired package); ids that are gone already are
+	// no error.
+	DeleteMessages(ctx context.Context, ch Channel, ids []int) error
 }
 
 // LoginCode is a login code request in flight: the phone number and the

@@ -50,6 +50,16 @@ func (db *DB) FindChannelByPlatformID(ctx context.Context, platformID int64) (*h
 		`SELECT `+channelColumns+` FROM messenger_channels WHERE platform_id = $1`, platformID)
 }
 
+// FindChannelByRef returns the channel known by a username (any case) or
+// an invite link (a ChannelRef's canonical form); ENOTFOUND when hoard
+// knows neither.
+func (db *DB) FindChannelByRef(ctx context.Context, username, inviteLink string) (*hoard.Channel, error) {
+	return getOne[hoard.Channel](ctx, db.q, "find channel by reference",
+		`SELECT `+channelColumns+` FROM messenger_channels
+		 WHERE ($1 <> '' AND lower(username) = lower($1)) OR ($2 <> '' AND invite_link = $2) ORDER BY id LIMIT 1`,
+		username, inviteLink)
+}
+
 // FindDestinationChannel returns the active destination channel; ENOTFOUND
 // when none is configured.
 func (db *DB) FindDestinationChannel(ctx context.Context) (*hoard.Channel, error) {

@@ -164,6 +164,26 @@ func (db *DB) FindWriterMap(ctx context.Context, destChannelID, preferAccountID 
 		ORDER BY (m.account_id = $2) DESC, m.account_id LIMIT 1`, destChannelID, preferAccountID)
 }
 
+// CheckPublishTarget reports what keeps hoard from publishing to the
+// destination: EINVALID, naming what to set up, when no destination channel
+// is chosen or no signed-in account posts to it (FindWriterMap); nil when
+// publishing can start.
+func (db *DB) CheckPublishTarget(ctx context.Context) error {
+	dest, err := db.FindDestinationChannel(ctx)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return hoard.Errorf(hoard.EINVALID, "No destination channel is set up: choose or create one on the Messaging page first.")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = db.FindWriterMap(ctx, dest.ID, 0)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return hoard.Errorf(hoard.EINVALID, "No signed-in account posts to the destination channel %q: "+
+			"sign in an account that is a writer there on the Messaging page first.", dest.Title)
+	}
+	return err
+}
+
 // countableTables are the tables CountRows may count.
 var countableTables = map[string]bool{"packages": true, "package_groups": true, "package_files": true,
 	"skipped_packages": true, "system_notifications": true, "transfers": true}

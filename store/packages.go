@@ -109,10 +109,19 @@ func (db *DB) SetPackageDestination(ctx context.Context, id, destChannelID int64
 }
 
 // ClearPackageDestination forgets where a package was published, so that a
-// repair re-publishes it. Group, tags and crowdfund links stay.
+// repair re-publishes it. Group, tags and crowdfund links stay. The
+// messages it was published as become the package's stale posts
+// (ListStalePosts), deleted once the new publication is verified.
 func (db *DB) ClearPackageDestination(ctx context.Context, id int64) error {
-	tag, err := db.q.Exec(ctx, `UPDATE packages SET dest_channel_id = NULL, dest_message_id = NULL, dest_message_ids = '{}',
-		updated_at = now() WHERE id = $1`, id)
+	tag, err := db.q.Exec(ctx, `WITH p AS (
+			SELECT id, dest_channel_id, dest_message_ids || dest_message_id AS ids FROM packages WHERE id = $1 FOR UPDATE),
+		kept AS (
+			INSERT INTO stale_destination_posts (dest_channel_id, message_id, package_id)
+			SELECT DISTINCT p.dest_channel_id, m, p.id FROM p, unnest(p.ids) AS m
+			WHERE p.dest_channel_id IS NOT NULL AND m IS NOT NULL
+			ON CONFLICT DO NOTHING)
+		UPDATE packages SET dest_channel_id = NULL, dest_message_id = NULL, dest_message_ids = '{}',
+		updated_at = now() FROM p WHERE packages.id = p.id`, id)
 	return notFoundIfNone("clear package destination", tag, err)
 }
 

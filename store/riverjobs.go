@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hoard/hoard"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -103,4 +104,35 @@ func (db *DB) CountJobsByKindAndState(ctx context.Context) ([]JobStateCount, err
 	}
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[JobStateCount])
 	return out, wrap("count jobs by kind and state", err)
+}
+
+// TopicInProgress is a forum topic the worker is working on right now.
+type TopicInProgress struct {
+	AccountChannelMapID int64
+	TopicID             int64
+	TopicName           string
+	ChannelID           int64
+	ChannelTitle        string
+}
+
+// ListTopicsInProgress returns the forum topics that running scan_topic and
+// ingest_message jobs work on (several run at once), and the running
+// cycle's current topic, once each and ordered by channel and topic name.
+// Topics whose fetching is off already are left out: what is in flight
+// there finishes, nothing more starts.
+func (db *DB) ListTopicsInProgress(ctx context.Context) ([]TopicInProgress, error) {
+	return getAll[TopicInProgress](ctx, db.q, "list topics in progress", `
+		WITH t AS (
+			SELECT (args->>'map_id')::bigint AS map_id, (args->>'topic_id')::bigint AS topic_id FROM river_job
+			WHERE state = 'running' AND kind = ANY($1) AND args ? 'topic_id'
+			UNION
+			SELECT current_account_channel_map_id, current_topic_id FROM ingestion_runs
+			WHERE status = 'RUNNING' AND current_topic_id IS NOT NULL AND current_account_channel_map_id IS NOT NULL)
+		SELECT t.map_id AS account_channel_map_id, t.topic_id, coalesce(tp.topic_name, '') AS topic_name,
+			c.id AS channel_id, c.title AS channel_title
+		FROM t JOIN account_channel_maps m ON m.id = t.map_id JOIN messenger_channels c ON c.id = m.channel_id
+		LEFT JOIN topic_progress tp ON tp.account_channel_map_id = t.map_id AND tp.topic_id = t.topic_id
+		WHERE t.topic_id <> 0 AND coalesce(tp.fetch_enabled, true)
+		ORDER BY c.title, topic_name, t.topic_id`,
+		[]string{hoard.ScanTopicArgs{}.Kind(), hoard.IngestMessageArgs{}.Kind()})
 }

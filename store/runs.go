@@ -9,7 +9,7 @@ import (
 const runColumns = `id, status, trigger, current_activity, current_step, coalesce(current_channel_id, 0) AS current_channel_id,
 	coalesce(current_topic_id, 0) AS current_topic_id, coalesce(current_account_channel_map_id, 0) AS current_account_channel_map_id,
 	current_file, current_bytes, current_total_bytes, messages_scanned, archives_found, duplicates, ingested, skipped,
-	error_message, started_at, updated_at, finished_at`
+	held_back, error_message, started_at, updated_at, finished_at`
 
 // CreateRun starts an ingestion run (RUNNING). While another run is RUNNING
 // it fails with ECONFLICT: at most one cycle is active at a time.
@@ -52,7 +52,8 @@ func (db *DB) SetRunActivity(ctx context.Context, id int64, a hoard.RunActivity)
 func (db *DB) AddRunCounters(ctx context.Context, id int64, d hoard.RunCounters) error {
 	tag, err := db.q.Exec(ctx, `UPDATE ingestion_runs SET messages_scanned = messages_scanned + $2,
 		archives_found = archives_found + $3, duplicates = duplicates + $4, ingested = ingested + $5, skipped = skipped + $6,
-		updated_at = now() WHERE id = $1`, id, d.MessagesScanned, d.ArchivesFound, d.Duplicates, d.Ingested, d.Skipped)
+		held_back = held_back + $7, updated_at = now() WHERE id = $1`,
+		id, d.MessagesScanned, d.ArchivesFound, d.Duplicates, d.Ingested, d.Skipped, d.HeldBack)
 	return notFoundIfNone("add run counters", tag, err)
 }
 

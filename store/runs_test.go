@@ -37,6 +37,8 @@ func TestRuns(t *testing.T) {
 		err = savepoint(db, func(tx *store.DB) error { _, err := tx.CreateRun(ctx, hoard.TriggerSchedule); return err })
 		wantCode(t, err, hoard.ECONFLICT)
 
+		must(t, db.SetRunActivity(ctx, r.ID, hoard.RunActivity{Activity: "Downloading x.zip", Step: "downloading", File: "x.zip",
+			Bytes: 5, TotalBytes: 10}))
 		ok, err := db.FinishRun(ctx, r.ID, hoard.RunFailed, "channel gone")
 		must(t, err)
 		if !ok {
@@ -53,6 +55,17 @@ func TestRuns(t *testing.T) {
 		must(t, err)
 		if got.Status != hoard.RunFailed || got.ErrorMessage != "channel gone" || got.FinishedAt == nil {
 			t.Fatalf("finished run = %+v", got)
+		}
+		// The last activity clears when the run ends, and stays clear.
+		must(t, db.SetRunActivity(ctx, r.ID, hoard.RunActivity{Activity: "late", Step: "uploading"}))
+		got, err = db.FindRun(ctx, r.ID)
+		must(t, err)
+		type activity struct {
+			Activity, Step, File string
+			Bytes, Total         int64
+		}
+		if a := (activity{got.CurrentActivity, got.CurrentStep, got.CurrentFile, got.CurrentBytes, got.CurrentTotalBytes}); a != (activity{}) {
+			t.Fatalf("activity of the finished run = %+v", a)
 		}
 		_, err = db.FindRun(ctx, -1)
 		wantCode(t, err, hoard.ENOTFOUND)
@@ -143,10 +156,10 @@ func TestRuns(t *testing.T) {
 		r, err := db.CreateRun(ctx, hoard.TriggerManual)
 		must(t, err)
 		must(t, db.AddRunCounters(ctx, r.ID, hoard.RunCounters{MessagesScanned: 10, ArchivesFound: 3, Duplicates: 1}))
-		must(t, db.AddRunCounters(ctx, r.ID, hoard.RunCounters{MessagesScanned: 5, Ingested: 2, Skipped: 1}))
+		must(t, db.AddRunCounters(ctx, r.ID, hoard.RunCounters{MessagesScanned: 5, Ingested: 2, Skipped: 1, HeldBack: 4}))
 		got, err := db.FindRun(ctx, r.ID)
 		must(t, err)
-		want := hoard.RunCounters{MessagesScanned: 15, ArchivesFound: 3, Duplicates: 1, Ingested: 2, Skipped: 1}
+		want := hoard.RunCounters{MessagesScanned: 15, ArchivesFound: 3, Duplicates: 1, Ingested: 2, Skipped: 1, HeldBack: 4}
 		if got.RunCounters != want {
 			t.Fatalf("counters = %+v, want %+v", got.RunCounters, want)
 		}

@@ -199,19 +199,23 @@ func (db *DB) FindNewestDestMessageID(ctx context.Context, destChannelID int64) 
 }
 
 // IsDestMessageTaken reports whether a destination message already belongs
-// to a package or to a posted transfer part.
+// to a package, to a posted transfer part or to a repaired package's stale
+// posts.
 func (db *DB) IsDestMessageTaken(ctx context.Context, destChannelID, messageID int64) (bool, error) {
 	var taken bool
 	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM packages WHERE dest_channel_id = $1 AND dest_message_id <= $2
 			AND $2 = ANY (dest_message_ids))
 		OR EXISTS (SELECT 1 FROM transfer_parts p JOIN transfers t ON t.id = p.transfer_id
-			WHERE t.dest_channel_id = $1 AND p.dest_message_id = $2)`, destChannelID, messageID).Scan(&taken)
+			WHERE t.dest_channel_id = $1 AND p.dest_message_id = $2)
+		OR EXISTS (SELECT 1 FROM stale_destination_posts WHERE dest_channel_id = $1 AND message_id = $2)`,
+		destChannelID, messageID).Scan(&taken)
 	return taken, wrap("is destination message taken", err)
 }
 
 // ListUnreferencedDestMessages returns, of the destination messages ids,
-// those that no package (any of its destination ids) and no transfer part
-// (in flight, or of a FAILED transfer a retry takes up) points to, in
+// those that no package (any of its destination ids), no transfer part
+// (in flight, or of a FAILED transfer a retry takes up) and no repair's
+// stale posts (deleted once the repair is verified) point to, in
 // ascending order. Both lookups are index scans per id.
 func (db *DB) ListUnreferencedDestMessages(ctx context.Context, destChannelID int64, ids []int64) ([]int64, error) {
 	if len(ids) == 0 {
@@ -221,6 +225,7 @@ func (db *DB) ListUnreferencedDestMessages(ctx context.Context, destChannelID in
 		WHERE NOT EXISTS (SELECT 1 FROM packages p WHERE p.dest_message_ids @> ARRAY[u.id] AND p.dest_channel_id = $1)
 		  AND NOT EXISTS (SELECT 1 FROM transfer_parts tp JOIN transfers t ON t.id = tp.transfer_id
 			WHERE tp.dest_message_id = u.id AND t.dest_channel_id = $1)
+		  AND NOT EXISTS (SELECT 1 FROM stale_destination_posts s WHERE s.dest_channel_id = $1 AND s.message_id = u.id)
 		ORDER BY u.id`, destChannelID, ids)
 	if err != nil {
 		return nil, wrap("list unreferenced destination messages", err)

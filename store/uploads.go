@@ -82,3 +82,36 @@ func (db *DB) SetManualUploadGroup(ctx context.Context, id, groupID int64) error
 	tag, err := db.q.Exec(ctx, `UPDATE manual_uploads SET package_group_id = $2, updated_at = now() WHERE id = $1`, id, nullInt(groupID))
 	return notFoundIfNone("set upload group", tag, err)
 }
+
+// RetryManualUpload gives a finished upload's FAILED files another go: they
+// and the upload go back to PENDING (the upload's error and finished_at
+// cleared), and it returns how many files that is. Files in the catalog
+// stay as they are; a FAILED publication of a file is kept, so that the
+// retry takes up the parts it posted. An upload that is not finished, or
+// has no failed file, is EINVALID; an unknown one ENOTFOUND. Queue
+// hoard.ManualUploadArgs in the same transaction.
+func (db *DB) RetryManualUpload(ctx context.Context, id int64) (int, error) {
+	const op = "retry upload"
+	var status string
+	var failed int
+	err := db.q.QueryRow(ctx, `SELECT u.status, (SELECT count(*) FROM manual_upload_files f WHERE f.upload_id = u.id AND f.status = 'FAILED')
+		FROM manual_uploads u WHERE u.id = $1 FOR UPDATE`, id).Scan(&status, &failed)
+	if isNoRows(err) {
+		return 0, hoard.Errorf(hoard.ENOTFOUND, "%s: no upload %d", op, id)
+	}
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	if hoard.UploadStatus(status).Phase() != "complete" || failed == 0 {
+		return 0, hoard.Errorf(hoard.EINVALID, "Upload %d has no failed file to retry.", id)
+	}
+	if _, err := db.q.Exec(ctx, `UPDATE manual_upload_files SET status = 'PENDING', error_message = '', updated_at = now()
+		WHERE upload_id = $1 AND status = 'FAILED'`, id); err != nil {
+		return 0, wrap(op, err)
+	}
+	if _, err := db.q.Exec(ctx, `UPDATE manual_uploads SET status = 'PENDING', error_message = '', finished_at = NULL,
+		updated_at = now() WHERE id = $1`, id); err != nil {
+		return 0, wrap(op, err)
+	}
+	return failed, nil
+}

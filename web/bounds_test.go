@@ -103,6 +103,7 @@ func TestHostileInputIsRefusedByName(t *testing.T) {
 	}
 
 	// The upload's group name is a multipart field: the same rules.
+	e.publishTarget(true) // else the upload is refused before its fields are read
 	resp, body = e.upload(e.session(w.users[1]), uploadPart{field: "group_name", body: strings.NewReader("a\x00b")},
 		uploadPart{field: "files", name: "a.zip", body: strings.NewReader("PK")})
 	if resp.StatusCode != 422 || !strings.Contains(body, "group_name contains a NUL") {

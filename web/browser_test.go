@@ -26,6 +26,7 @@ func TestBrowserUserJourney(t *testing.T) {
 	errs := bt.CollectErrors(t, ctx)
 	defer errs.Check(t, "the journey's pages")
 	pk := e.seedCatalog()
+	e.publishTarget(true) // uploads have somewhere to go
 	code := e.invite(1, time.Hour)
 	base := e.ts.URL
 
@@ -408,6 +409,55 @@ func TestBrowserRiverUIUnderPolicy(t *testing.T) {
 }
 
 // signIn signs in through the form and waits for the catalog it leads to.
+// TestBrowserWorkerPanelSkipsTheTopicNamed: with two forum topics in
+// progress the worker panel lists both, each with a skip button naming it;
+// pressing Terrain's disables Terrain only, and the page says so.
+func TestBrowserWorkerPanelSkipsTheTopicNamed(t *testing.T) {
+	e := newEnv(t)
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the worker panel")
+	bg := context.Background()
+	ch := &hoard.Channel{PlatformID: 7, Title: "STL Emporium", Kind: hoard.ChannelSource, IsForum: true}
+	if err := e.db.UpsertChannel(bg, ch); err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := e.db.CreateAccount(bg, "+15550002")
+	m, err := e.db.UpsertChannelMap(bg, acc.ID, ch.ID, 1, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = e.db.UpsertTopic(bg, m.ID, 33, "Dragons", false)
+	_, _ = e.db.UpsertTopic(bg, m.ID, 44, "Terrain", false)
+	for _, topic := range []int{33, 44} {
+		if _, err := e.db.Pool().Exec(bg, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at)
+			VALUES ('scan_topic', jsonb_build_object('map_id', $1::bigint, 'topic_id', $2::int, 'run_id', 1), 'ingest', 'running', 5, 1, 1, now())`,
+			m.ID, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, password := e.user(hoard.RoleAdmin)
+	base := e.ts.URL
+	signIn(t, ctx, base, admin.Email, password)
+	buttons := `[...document.querySelectorAll("[data-worker-topics] button")].map(b => b.textContent)`
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"),
+		chromedp.Poll[chromedp.Void](buttons+`.length === 2`, chromedp.WithPollingTimeout(10*time.Second)))
+	want := []string{"Skip and disable “Dragons” (STL Emporium)", "Skip and disable “Terrain” (STL Emporium)"}
+	if got := bt.Run(t, ctx, chromedp.Evaluate[[]string](buttons)); !slices.Equal(got, want) {
+		t.Fatalf("skip buttons %q, want %q", got, want)
+	}
+	bt.Follow(t, ctx, chromedp.Click(chromedp.Search(`//button[contains(text(), "Terrain")]`)))
+	if got := bt.Text(t, ctx, "p.notice"); !strings.HasPrefix(got, "Topic disabled") {
+		t.Errorf("notice %q", got)
+	}
+	on33, _ := e.db.IsTopicFetchEnabled(bg, m.ID, 33)
+	on44, _ := e.db.IsTopicFetchEnabled(bg, m.ID, 44)
+	if !on33 || on44 {
+		t.Errorf("fetching Dragons %v, Terrain %v; want only Terrain off", on33, on44)
+	}
+	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](buttons+`.length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
+}
+
 func signIn(t *testing.T, ctx context.Context, base, email, password string) {
 	t.Helper()
 	bt.Do(t, ctx, chromedp.Navigate(base+"/login"),

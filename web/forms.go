@@ -41,6 +41,9 @@ import (
 type fieldError struct {
 	field string
 	err   *hoard.Error
+	// link, when set, is where the user can act on what the message says
+	// (shown beside it: formView.Link).
+	link *noteLink
 }
 
 func (e *fieldError) Error() string { return e.err.Error() }
@@ -61,6 +64,15 @@ func aboutField(field string, err error) error {
 	return &fieldError{field: field, err: he}
 }
 
+// linkOf returns the link an error about a field carries, nil when none.
+func linkOf(err error) *noteLink {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fe.link
+	}
+	return nil
+}
+
 // fieldOf returns the field an error is about, "" when none.
 func fieldOf(err error) string {
 	var fe *fieldError
@@ -77,6 +89,9 @@ type formState struct {
 	Values  url.Values // what it posted
 	Field   string     // the field the error is about ("" for the form)
 	Message string
+	// Link is where to act on the message (a channel's settings, say), or
+	// nil.
+	Link *noteLink
 	// shown is set once a template showed the message (formView.Err or
 	// Message); the layout shows it at the top of the page otherwise.
 	shown *bool
@@ -137,6 +152,15 @@ func (v formView) Err(field string) string {
 		return v.state.claim()
 	}
 	return ""
+}
+
+// Link returns the link that goes with the error about field, nil when
+// there is none.
+func (v formView) Link(field string) *noteLink {
+	if v.Failed() && v.state.Field == field && field != "" {
+		return v.state.Link
+	}
+	return nil
 }
 
 // Message returns the error message when it is about the form as a whole
@@ -218,7 +242,8 @@ func (s *Server) showFormAgain(w http.ResponseWriter, r *http.Request, status in
 	if perr != nil {
 		return false
 	}
-	state := formState{Action: r.URL.Path, Values: r.PostForm, Field: fieldOf(err), Message: hoard.ErrorMessage(err), shown: new(bool)}
+	state := formState{Action: r.URL.Path, Values: r.PostForm, Field: fieldOf(err), Message: hoard.ErrorMessage(err), Link: linkOf(err),
+		shown: new(bool)}
 	ctx := context.WithValue(r.Context(), formKey{}, state)
 	// A fresh route for the page (chi reuses a route context it finds).
 	ctx = context.WithValue(ctx, chi.RouteCtxKey, (*chi.Context)(nil))

@@ -164,6 +164,12 @@ func noticeFor(done string) string {
 		return "Repair queued: the package is downloaded and published again in the next cycle."
 	case "retry":
 		return "Retry queued: the message gets a fresh set of attempts in the next cycle."
+	case "topic-skipped":
+		return "Topic disabled: the file in flight finishes, the rest of the topic is skipped, and later cycles leave it out."
+	case "no-topic":
+		return "That forum topic is not being processed right now; nothing was changed."
+	case "upload-retry":
+		return "Retry queued: the failed files are published again in a moment."
 	case "rebuild":
 		return "Rebuild from the destination channel started."
 	case "join":

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/url"
 	"strings"
 	"testing"
@@ -323,5 +325,70 @@ func TestSetDestinationAction(t *testing.T) {
 	}
 	if m, err := e.db.FindWriterMap(ctx, next.ID, 0); err != nil || m.AccountID != acc.ID || m.AccessHash != 2 {
 		t.Fatalf("writer map = %+v, %v", m, err)
+	}
+}
+
+// TestJoinOfAKnownChannelSaysItExists: adding a channel hoard has already
+// (by @username or invite link) with another category, or with the account
+// that reads it already, is refused beside the link field, the form keeps
+// what was typed and links to the channel's settings; nothing is queued and
+// the category stays. Another account joining it with the same category
+// goes on.
+func TestJoinOfAKnownChannelSaysItExists(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	reader := e.signedInAccount("+15550000001")
+	other := e.signedInAccount("+15550000002")
+	ch := &hoard.Channel{PlatformID: 4711, Title: "Mammoth Factory", Username: "mammothfactory", InviteLink: "https://t.me/+AbCd123",
+		Kind: hoard.ChannelSource, IsActive: true, Category: "3D"}
+	if err := e.db.UpsertChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.UpsertChannelMap(ctx, reader.ID, ch.ID, 1, hoard.MapReader); err != nil {
+		t.Fatal(err)
+	}
+	settings := fmt.Sprintf(`<a href="/admin/messenger/channels/%d" data-field-link>Open its settings</a>`, ch.ID)
+	type answer struct {
+		Status   int
+		Message  bool
+		Link     bool
+		Kept     bool // the form shows what was typed
+		Joins    int
+		Category string
+	}
+	for _, tt := range []struct {
+		name    string
+		form    url.Values
+		message string
+		want    answer
+	}{
+		{"another category", url.Values{"ref": {"@MammothFactory"}, "category": {"STL"}, "account_id": {fmt.Sprint(other.ID)}},
+			"@mammothfactory is already added as “Mammoth Factory” (category 3D): change its category in its settings.",
+			answer{409, true, true, true, 0, "3D"}},
+		{"the account reads it already", url.Values{"ref": {"https://t.me/+AbCd123"}, "account_id": {fmt.Sprint(reader.ID)}},
+			"https://t.me/+AbCd123 is already added as “Mammoth Factory” (category 3D).",
+			answer{409, true, true, true, 0, "3D"}},
+		{"another account, same category", url.Values{"ref": {"@mammothfactory"}, "category": {"3D"}, "account_id": {fmt.Sprint(other.ID)}},
+			"", answer{303, false, false, false, 1, "3D"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.form.Set("back", "/admin/messenger#joins")
+			resp, body := e.do(nil, "POST", "/admin/messenger/joins", tt.form, c)
+			got, err := e.db.FindChannelByID(ctx, ch.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As html/template writes text: escaped, "+" too.
+			esc := func(s string) string { return strings.ReplaceAll(html.EscapeString(s), "+", "&#43;") }
+			a := answer{resp.StatusCode, tt.message != "" && strings.Contains(body, esc(tt.message)),
+				strings.Contains(body, settings), strings.Contains(body, `value="`+esc(tt.form.Get("ref"))+`"`),
+				e.count("channel_joins"), got.Category}
+			if a != tt.want {
+				i := strings.Index(body, "data-join-form")
+				t.Errorf("got %+v, want %+v\n%s", a, tt.want, body[max(i, 0):min(len(body), max(i, 0)+1500)])
+			}
+		})
 	}
 }

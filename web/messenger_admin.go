@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -239,6 +240,7 @@ type runJSON struct {
 	Duplicates          int     `json:"duplicates"`
 	Ingested            int     `json:"ingested"`
 	Skipped             int     `json:"skipped"`
+	HeldBack            int     `json:"held_back"`
 	Error               string  `json:"error_message,omitempty"`
 	StartedAt           string  `json:"started_at"`
 	FinishedAt          *string `json:"finished_at"`
@@ -254,7 +256,7 @@ func toRunJSON(run *hoard.IngestionRun) *runJSON {
 		Step: run.CurrentStep, ChannelID: run.CurrentChannelID, TopicID: run.CurrentTopicID,
 		AccountChannelMapID: run.CurrentAccountChannelMapID, File: hoard.DisplayText(run.CurrentFile), Bytes: run.CurrentBytes,
 		TotalBytes: run.CurrentTotalBytes, MessagesScanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound,
-		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, Error: run.ErrorMessage,
+		Duplicates: run.Duplicates, Ingested: run.Ingested, Skipped: run.Skipped, HeldBack: run.HeldBack, Error: run.ErrorMessage,
 		StartedAt: run.StartedAt.UTC().Format(time.RFC3339)}
 	if run.FinishedAt != nil {
 		v := run.FinishedAt.UTC().Format(time.RFC3339)
@@ -278,6 +280,15 @@ func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	topics, err := s.deps.DB.ListTopicsInProgress(ctx)
+	if err != nil {
+		return err
+	}
+	inProgress := make([]activeTopicJSON, len(topics))
+	for i, tp := range topics {
+		inProgress[i] = activeTopicJSON{MapID: tp.AccountChannelMapID, TopicID: tp.TopicID, Topic: hoard.DisplayText(tp.TopicName),
+			ChannelID: tp.ChannelID, Channel: hoard.DisplayText(tp.ChannelTitle)}
+	}
 	last, err := optional(s.deps.DB.FindLastFinishedRun(ctx))
 	if err != nil {
 		return err
@@ -288,32 +299,62 @@ func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) e
 		next = &v
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"running": toRunJSON(running), "last": toRunJSON(last),
+		"running": toRunJSON(running), "last": toRunJSON(last), "topics": inProgress,
 		"interval_seconds": int64(s.deps.WorkerInterval / time.Second), "next_cycle_at": next,
 		"server_time": time.Now().UTC().Format(time.RFC3339),
 	})
 	return nil
 }
 
-// handleDisableActiveTopic is disableActiveTopic: the topic the running
-// cycle is processing gets fetchEnabled=false (its row is created if
-// absent). The worker reads the flag live: the file in flight finishes, the
-// topic's remaining sets are skipped, and later runs skip the topic.
+// activeTopicJSON is a forum topic in progress as the worker panel lists
+// it, each with its own skip button.
+type activeTopicJSON struct {
+	MapID     int64  `json:"account_channel_map_id"`
+	TopicID   int64  `json:"topic_id"`
+	Topic     string `json:"topic"`
+	ChannelID int64  `json:"channel_id"`
+	Channel   string `json:"channel"`
+}
+
+// activeTopicParams name the topic of disableActiveTopic: the one whose
+// skip button the user pressed.
+type activeTopicParams struct {
+	MapID   int64 `form:"account_channel_map_id" validate:"gte=0"`
+	TopicID int64 `form:"topic_id" validate:"gte=0"`
+}
+
+// handleDisableActiveTopic is disableActiveTopic (POST
+// account_channel_map_id, topic_id): the topic in progress that the user
+// chose gets fetchEnabled=false (its row is created if absent). The worker
+// reads the flag live: the file in flight finishes, the topic's remaining
+// sets are skipped, and later runs skip the topic. A topic that is not in
+// progress (any more) is left as it is: the worker panel's form returns
+// with a notice saying so, scripts get 409.
 func (s *Server) handleDisableActiveTopic(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.deps.DB.FindRunningRun(r.Context())
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND || (err == nil && (run.CurrentTopicID == 0 || run.CurrentAccountChannelMapID == 0)) {
-		return hoard.Errorf(hoard.ECONFLICT, "No forum topic is being processed right now.")
-	}
+	ctx := r.Context()
+	p := paramsOf[activeTopicParams](r)
+	topics, err := s.deps.DB.ListTopicsInProgress(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.deps.DB.SetTopicFetchEnabled(r.Context(), run.CurrentAccountChannelMapID, run.CurrentTopicID, false); err != nil {
+	i := slices.IndexFunc(topics, func(t store.TopicInProgress) bool {
+		return t.AccountChannelMapID == p.MapID && t.TopicID == p.TopicID
+	})
+	if i < 0 {
+		if fromPage(r) {
+			return redirect(w, r, "/admin/messenger?done=no-topic")
+		}
+		return hoard.Errorf(hoard.ECONFLICT, "That forum topic is not being processed right now; nothing was changed.")
+	}
+	tp := topics[i]
+	if err := s.deps.DB.SetTopicFetchEnabled(ctx, tp.AccountChannelMapID, tp.TopicID, false); err != nil {
 		return err
 	}
-	if r.PostFormValue("from") == "page" {
-		return redirect(w, r, "/admin/messenger?done=saved")
+	s.deps.Logger.Info("topic in progress disabled", "channel", tp.ChannelID, "topic", tp.TopicID, "user", userFrom(ctx).ID)
+	if fromPage(r) {
+		return redirect(w, r, "/admin/messenger?done=topic-skipped")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"account_channel_map_id": run.CurrentAccountChannelMapID,
-		"topic_id": run.CurrentTopicID, "fetch_enabled": false})
+	writeJSON(w, http.StatusOK, map[string]any{"account_channel_map_id": tp.AccountChannelMapID,
+		"topic_id": tp.TopicID, "topic": hoard.DisplayText(tp.TopicName), "fetch_enabled": false})
 	return nil
 }

@@ -91,22 +91,26 @@ func TestTopicsAPIAndToggles(t *testing.T) {
 	}
 }
 
+// TestIngestionStatusAndDisableActiveTopic: the worker panel's status lists
+// every forum topic in progress (the cycle's current one and those of
+// running jobs), and disableActiveTopic acts on the topic named: that one
+// stops, the other goes on; a topic not in progress is refused, with a
+// notice on the page for the panel's form.
 func TestIngestionStatusAndDisableActiveTopic(t *testing.T) {
 	e := newEnv(t, func(d *Deps) { d.WorkerInterval = 3600e9 })
 	ctx := context.Background()
 	admin, _ := e.user(hoard.RoleAdmin)
 	c := e.session(admin)
 	_, body := e.do(nil, "GET", "/api/ingestion/status", nil, c)
-	if !strings.Contains(body, `"running":null`) || !strings.Contains(body, `"interval_seconds":3600`) {
+	if !strings.Contains(body, `"running":null`) || !strings.Contains(body, `"interval_seconds":3600`) || !strings.Contains(body, `"topics":[]`) {
 		t.Fatalf("idle status = %s", body)
-	}
-	if resp, _ := e.do(nil, "POST", "/api/ingestion/disable-active-topic", url.Values{}, c); resp.StatusCode != 409 {
-		t.Fatalf("disable without a running run = %d", resp.StatusCode)
 	}
 	ch := &hoard.Channel{PlatformID: 7, Title: "Forum", Kind: hoard.ChannelSource, IsForum: true}
 	_ = e.db.UpsertChannel(ctx, ch)
 	acc, _ := e.db.CreateAccount(ctx, "+15550002")
 	m, _ := e.db.UpsertChannelMap(ctx, acc.ID, ch.ID, 1, hoard.MapReader)
+	_, _ = e.db.UpsertTopic(ctx, m.ID, 33, "Dragons", false)
+	_, _ = e.db.UpsertTopic(ctx, m.ID, 44, "Terrain", false)
 	done, _ := e.db.CreateRun(ctx, hoard.TriggerSchedule)
 	_, _ = e.db.FinishRun(ctx, done.ID, hoard.RunCompleted, "")
 	run, err := e.db.CreateRun(ctx, hoard.TriggerManual)
@@ -117,15 +121,67 @@ func TestIngestionStatusAndDisableActiveTopic(t *testing.T) {
 		TopicID: 33, AccountChannelMapID: m.ID, File: "x.zip", Bytes: 50, TotalBytes: 100}); err != nil {
 		t.Fatal(err)
 	}
-	_, body = e.do(nil, "GET", "/api/ingestion/status", nil, c)
-	if !strings.Contains(body, `"current_topic_id":33`) || !strings.Contains(body, `"status":"COMPLETED"`) || !strings.Contains(body, `"next_cycle_at":null`) {
-		t.Fatalf("running status = %s", body)
+	// Another job works on another topic at the same time.
+	if _, err := e.db.Pool().Exec(ctx, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at)
+		VALUES ('ingest_message', jsonb_build_object('map_id', $1::bigint, 'topic_id', 44, 'channel_id', $2::bigint, 'message_id', 9),
+		'ingest', 'running', 5, 1, 1, now())`, m.ID, ch.ID); err != nil {
+		t.Fatal(err)
 	}
-	resp, body := e.do(nil, "POST", "/api/ingestion/disable-active-topic", url.Values{}, c)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"topic_id":33`) {
-		t.Fatalf("disable = %d %s", resp.StatusCode, body)
+	var st struct {
+		Running struct {
+			TopicID int64 `json:"current_topic_id"`
+		} `json:"running"`
+		Topics []activeTopicJSON `json:"topics"`
 	}
-	if on, _ := e.db.IsTopicFetchEnabled(ctx, m.ID, 33); on {
-		t.Fatal("the active topic was not disabled")
+	status := func() []activeTopicJSON {
+		t.Helper()
+		_, body := e.do(nil, "GET", "/api/ingestion/status", nil, c)
+		st.Topics = nil
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Topics
+	}
+	dragons := activeTopicJSON{MapID: m.ID, TopicID: 33, Topic: "Dragons", ChannelID: ch.ID, Channel: "Forum"}
+	terrain := activeTopicJSON{MapID: m.ID, TopicID: 44, Topic: "Terrain", ChannelID: ch.ID, Channel: "Forum"}
+	if got, want := status(), []activeTopicJSON{dragons, terrain}; fmt.Sprint(got) != fmt.Sprint(want) || st.Running.TopicID != 33 {
+		t.Fatalf("topics in progress = %+v, want %+v", got, want)
+	}
+	type answer struct {
+		Status   int
+		Location string
+		Dragons  bool // fetching on
+		Terrain  bool
+		Listed   []activeTopicJSON
+	}
+	form := func(topic int64, page bool) url.Values {
+		v := url.Values{"account_channel_map_id": {fmt.Sprint(m.ID)}, "topic_id": {fmt.Sprint(topic)}}
+		if page {
+			v.Set("from", "page")
+		}
+		return v
+	}
+	for _, tt := range []struct {
+		name string
+		form url.Values
+		want answer
+	}{
+		{"no topic named", url.Values{}, answer{409, "", true, true, []activeTopicJSON{dragons, terrain}}},
+		{"not in progress, from the panel", form(55, true), answer{303, "/admin/messenger?done=no-topic", true, true, []activeTopicJSON{dragons, terrain}}},
+		{"the job's topic", form(44, false), answer{200, "", true, false, []activeTopicJSON{dragons}}},
+		{"the cycle's topic, from the panel", form(33, true), answer{303, "/admin/messenger?done=topic-skipped", false, false, []activeTopicJSON{}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, _ := e.do(nil, "POST", "/api/ingestion/disable-active-topic", tt.form, c)
+			on33, _ := e.db.IsTopicFetchEnabled(ctx, m.ID, 33)
+			on44, _ := e.db.IsTopicFetchEnabled(ctx, m.ID, 44)
+			got := answer{resp.StatusCode, resp.Header.Get("Location"), on33, on44, status()}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	if _, body := e.do(nil, "GET", "/admin/messenger?done=no-topic", nil, c); !strings.Contains(body, "not being processed right now") {
+		t.Error("the panel's page lacks the notice")
 	}
 }

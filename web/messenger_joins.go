@@ -1,8 +1,11 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -67,6 +70,9 @@ func (s *Server) handleJoinChannel(w http.ResponseWriter, r *http.Request) error
 			return err
 		}
 		j.AccountID = acc.ID
+		if err := alreadyAdded(ctx, tx, ref, j); err != nil {
+			return err
+		}
 		if created, err = tx.CreateChannelJoin(ctx, j); err != nil || !created {
 			return err
 		}
@@ -137,4 +143,44 @@ func (s *Server) handleAPIJoins(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "pending": pending})
 	return nil
+}
+
+// categoryWords tells a channel's category in a sentence: " (category X)",
+// or " (no category)".
+func categoryWords(category string) string {
+	if category == "" {
+		return " (no category)"
+	}
+	return " (category " + hoard.DisplayText(category) + ")"
+}
+
+// alreadyAdded refuses to add a channel hoard has already (by its
+// @username or invite link) when that would do nothing or change it behind
+// the user's back: the account of the join reads it already, or the join
+// names another category than the channel's (categories change in the
+// channel's settings, which re-tag its packages). The error is about the
+// "ref" field and links to those settings. Another account joining a
+// known channel with no or the same category goes on.
+func alreadyAdded(ctx context.Context, tx *store.DB, ref messenger.ChannelRef, j *hoard.ChannelJoin) error {
+	ch, err := tx.FindChannelByRef(ctx, ref.Username, ref.String())
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	maps, err := tx.ListChannelMaps(ctx, ch.ID)
+	if err != nil {
+		return err
+	}
+	read := slices.ContainsFunc(maps, func(m hoard.ChannelMap) bool { return m.AccountID == j.AccountID })
+	if !read && (j.Category == "" || j.Category == ch.Category) {
+		return nil
+	}
+	msg := fmt.Sprintf("%s is already added as “%s”%s", ref, hoard.DisplayText(ch.Title), categoryWords(ch.Category))
+	if !read {
+		msg += ": change its category in its settings"
+	}
+	return &fieldError{field: "ref", err: hoard.Errorf(hoard.ECONFLICT, "%s.", msg),
+		link: &noteLink{Href: "/admin/messenger/channels/" + strconv.FormatInt(ch.ID, 10), Label: "Open its settings"}}
 }

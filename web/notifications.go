@@ -64,6 +64,21 @@ func conflictLinks(n hoard.Notification) []noteLink {
 	return out
 }
 
+// uploadLinks is the link to the upload of an UPLOAD_FAILED notification
+// about a manual upload (context upload_id), where its retry button is.
+func uploadLinks(n hoard.Notification) []noteLink {
+	if n.Type != hoard.NotifyUploadFailed {
+		return nil
+	}
+	var c struct {
+		UploadID int64 `json:"upload_id"`
+	}
+	if json.Unmarshal(n.Context, &c) != nil || c.UploadID <= 0 {
+		return nil
+	}
+	return []noteLink{{Href: "/uploads/" + strconv.FormatInt(c.UploadID, 10), Label: "Open upload"}}
+}
+
 func toNotificationJSON(n hoard.Notification) notificationJSON {
 	// Titles and messages quote platform text; the bell shows them as
 	// they come.
@@ -71,7 +86,7 @@ func toNotificationJSON(n hoard.Notification) notificationJSON {
 		Message: hoard.DisplayText(n.Message),
 		Context: n.Context, PackageID: n.PackageID, ChannelID: n.ChannelID, IsRead: n.IsRead,
 		Repairable: n.Type.Repairable() && n.PackageID != 0, CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"),
-		Links: conflictLinks(n)}
+		Links: append(conflictLinks(n), uploadLinks(n)...)}
 }
 
 // notificationsPageSize is how many notifications one page lists.

@@ -63,6 +63,11 @@ func (s *Server) handleAPIUpload(w http.ResponseWriter, r *http.Request) error {
 	if s.deps.UploadDir == "" || s.deps.MaxUploadBytes <= 0 {
 		return errors.New("upload: UPLOAD_DIR is not configured")
 	}
+	// Refused before a byte is streamed: with nowhere to publish, the files
+	// would only wait.
+	if err := s.deps.DB.CheckPublishTarget(ctx); err != nil {
+		return fmt.Errorf("upload: %w", err)
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.deps.MaxUploadBytes*maxFilesPerUpload+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -256,15 +261,72 @@ type uploadsPage struct {
 	Uploads []hoard.ManualUpload
 	Max     string
 	Upload  *uploadJSON
+	// Blocked says what to set up before files can be uploaded ("" when
+	// nothing is missing).
+	Blocked string
+	// Retry offers the retry button (an upload that ended with failed
+	// files).
+	Retry bool
 }
 
-// handleUploads renders the upload form and the caller's recent uploads.
+// publishBlocked is what keeps uploads from being published, for the
+// upload pages ("" when nothing does).
+func (s *Server) publishBlocked(r *http.Request) (string, error) {
+	err := s.deps.DB.CheckPublishTarget(r.Context())
+	if hoard.ErrorCode(err) == hoard.EINVALID {
+		return hoard.ErrorMessage(err), nil
+	}
+	return "", err
+}
+
+// handleUploads renders the upload form and the caller's recent uploads;
+// with nowhere to publish the form is replaced by what to set up.
 func (s *Server) handleUploads(w http.ResponseWriter, r *http.Request) error {
 	ups, err := s.deps.DB.ListManualUploads(r.Context(), userFrom(r.Context()).ID, 20)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "uploads", page{Title: "Upload", Data: uploadsPage{Uploads: ups, Max: humanSize(s.deps.MaxUploadBytes)}})
+	blocked, err := s.publishBlocked(r)
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "uploads", page{Title: "Upload",
+		Data: uploadsPage{Uploads: ups, Max: humanSize(s.deps.MaxUploadBytes), Blocked: blocked}})
+}
+
+// handleRetryUpload retries an upload's failed files (POST
+// /uploads/{id}/retry, the owner or an administrator): they go back to
+// PENDING and a manual_upload job takes them up in one transaction (the
+// parts a failed publication posted are kept). An upload still working, or
+// with no failed file, is refused (422), as is one with still nowhere to
+// publish (the message says what to set up).
+func (s *Server) handleRetryUpload(w http.ResponseWriter, r *http.Request) error {
+	up, err := s.findOwnUpload(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	var n int
+	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		if err := tx.CheckPublishTarget(ctx); err != nil {
+			return err
+		}
+		var err error
+		if n, err = tx.RetryManualUpload(ctx, up.ID); err != nil {
+			return err
+		}
+		if _, err := s.insertJob(ctx, tx, hoard.ManualUploadArgs{UploadID: up.ID}); err != nil {
+			return err
+		}
+		payload, _ := json.Marshal(map[string]int64{"upload_id": up.ID})
+		return tx.Notify(ctx, "manual_upload", string(payload))
+	})
+	if err != nil {
+		return fmt.Errorf("retry upload %d: %w", up.ID, err)
+	}
+	s.deps.Logger.Info("upload retried", "upload", up.ID, "files", n, "user", userFrom(ctx).ID)
+	return answerQueued(w, r, "/uploads/"+strconv.FormatInt(up.ID, 10), "upload-retry", nil,
+		map[string]any{"upload_id": up.ID, "files": n})
 }
 
 // handleUploadPage renders one upload's status; the page polls
@@ -275,5 +337,7 @@ func (s *Server) handleUploadPage(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	j := toUploadJSON(up)
-	return s.render(w, r, http.StatusOK, "upload", page{Title: "Upload " + strconv.FormatInt(up.ID, 10), Data: uploadsPage{Upload: &j}})
+	retry := up.Status == hoard.UploadFailed || up.Status == hoard.UploadPartial
+	return s.render(w, r, http.StatusOK, "upload", page{Title: "Upload " + strconv.FormatInt(up.ID, 10),
+		Notice: noticeFor(r.URL.Query().Get("done")), Data: uploadsPage{Upload: &j, Retry: retry}})
 }

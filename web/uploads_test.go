@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,8 +53,75 @@ func (e *testEnv) upload(cookie *http.Cookie, parts ...uploadPart) (*http.Respon
 	return e.post("/api/uploads", mw.FormDataContentType(), pr, cookie)
 }
 
+// publishTarget sets up where uploads go: a destination channel (withWriter:
+// and a signed-in account that posts there).
+func (e *testEnv) publishTarget(withWriter bool) {
+	e.t.Helper()
+	ctx := context.Background()
+	dest := &hoard.Channel{PlatformID: 880001, Title: "Upload Archive", Kind: hoard.ChannelDestination}
+	if err := e.db.UpsertChannel(ctx, dest); err != nil {
+		e.t.Fatal(err)
+	}
+	if !withWriter {
+		return
+	}
+	acc, err := e.db.CreateAccount(ctx, "+15550008801")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.db.SetAccountAuthState(ctx, acc.ID, hoard.AuthAuthenticated, ""); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.db.UpsertChannelMap(ctx, acc.ID, dest.ID, 1, hoard.MapWriter); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestManualUploadWithNowhereToPublishIsRefused: with no destination, or
+// no signed-in account posting there, an upload is refused before a byte is
+// stored (no row, no file), with a message saying what to set up; the
+// upload page shows that message instead of the form.
+func TestManualUploadWithNowhereToPublishIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		destination bool
+		want        string
+	}{
+		{"no destination", false, "No destination channel is set up: choose or create one on the Messaging page first."},
+		{"no writer", true, "No signed-in account posts to the destination channel &#34;Upload Archive&#34;: sign in an account that is a writer there on the Messaging page first."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.destination {
+				e.publishTarget(false)
+			}
+			user, _ := e.user(hoard.RoleUser)
+			c := e.session(user)
+			type answer struct {
+				Status  int
+				Message bool
+				Rows    int
+				Page    bool
+			}
+			resp, body := e.upload(c, uploadPart{field: "files", name: "a.zip", body: strings.NewReader("PK")})
+			ups, err := e.db.ListManualUploads(context.Background(), user.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, pageBody := e.do(nil, "GET", "/uploads", nil, c)
+			jsonWant := strings.ReplaceAll(tt.want, "&#34;", `\"`)
+			got := answer{resp.StatusCode, strings.Contains(body, jsonWant), len(ups),
+				strings.Contains(pageBody, tt.want) && !strings.Contains(pageBody, "data-upload>")}
+			if want := (answer{http.StatusUnprocessableEntity, true, 0, true}); got != want {
+				t.Errorf("got %+v, want %+v\nanswer: %s", got, want, body)
+			}
+		})
+	}
+}
+
 func TestManualUploadStreamsFilesAndQueuesWork(t *testing.T) {
 	e := newEnv(t)
+	e.publishTarget(true)
 	ctx := context.Background()
 	user, _ := e.user(hoard.RoleUser)
 	c := e.session(user)
@@ -118,6 +186,7 @@ func TestManualUploadStreamsFilesAndQueuesWork(t *testing.T) {
 
 func TestManualUploadRefusals(t *testing.T) {
 	e := newEnv(t) // MaxUploadBytes is 1 MiB here
+	e.publishTarget(true)
 	ctx := context.Background()
 	user, _ := e.user(hoard.RoleUser)
 	c := e.session(user)
@@ -158,6 +227,7 @@ func TestManualUploadMemoryStaysFlat(t *testing.T) {
 		size = 1 << 30
 	}
 	e := newEnv(t, func(d *Deps) { d.MaxUploadBytes = size })
+	e.publishTarget(true)
 	user, _ := e.user(hoard.RoleUser)
 	c := e.session(user)
 	runtime.GC()
@@ -237,4 +307,69 @@ func residentBytes(t *testing.T) uint64 {
 		}
 	}
 	return 0
+}
+
+// TestRetryUpload: the owner retries an upload that ended with a failed
+// file: the file goes back to PENDING and a manual_upload job is queued,
+// and the page returns with a notice; an upload still working, or another
+// user's, is refused; the page offers the button only when there is
+// something to retry.
+func TestRetryUpload(t *testing.T) {
+	e := newEnv(t)
+	e.publishTarget(true)
+	ctx := context.Background()
+	owner, _ := e.user(hoard.RoleUser)
+	other, _ := e.user(hoard.RoleUser)
+	mk := func(status hoard.UploadStatus) *hoard.ManualUpload {
+		t.Helper()
+		up, err := e.db.CreateManualUpload(ctx, owner.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := e.db.AddManualUploadFile(ctx, up.ID, "Tower.zip", fmt.Sprint(up.ID)+"/1", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == hoard.UploadFailed {
+			if err := e.db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, "MEDIA_INVALID", "", 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.db.SetManualUploadStatus(ctx, up.ID, status, ""); err != nil {
+			t.Fatal(err)
+		}
+		return up
+	}
+	failed, working := mk(hoard.UploadFailed), mk(hoard.UploadProcessing)
+	type answer struct {
+		Status   int
+		Location string
+		Jobs     int
+		Upload   hoard.UploadStatus
+		Button   bool
+	}
+	for _, tt := range []struct {
+		name string
+		up   *hoard.ManualUpload
+		who  *hoard.User
+		want answer
+	}{
+		{"another user's", failed, other, answer{404, "", 0, hoard.UploadFailed, true}},
+		{"still working", working, owner, answer{422, "", 0, hoard.UploadProcessing, false}},
+		{"failed", failed, owner, answer{303, fmt.Sprintf("/uploads/%d?done=upload-retry", failed.ID), 1, hoard.UploadPending, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, page := e.do(nil, "GET", fmt.Sprintf("/uploads/%d", tt.up.ID), nil, e.session(owner))
+			button := strings.Contains(page, fmt.Sprintf(`action="/uploads/%d/retry"`, tt.up.ID))
+			resp, _ := e.do(nil, "POST", fmt.Sprintf("/uploads/%d/retry", tt.up.ID), url.Values{"from": {"page"}}, e.session(tt.who))
+			up, err := e.db.FindManualUpload(ctx, tt.up.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := answer{resp.StatusCode, resp.Header.Get("Location"), len(e.jobs("manual_upload")), up.Status, button}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
 }

@@ -26,6 +26,7 @@ type onceSummary struct {
 	Duplicates    int    `json:"duplicates"`
 	Ingested      int    `json:"ingested"`
 	SkippedInRun  int    `json:"skipped_in_run"`
+	HeldBack      int    `json:"held_back"`
 	Packages      int64  `json:"packages"`
 	Groups        int64  `json:"groups"`
 	Skipped       int64  `json:"skipped"`
@@ -123,7 +124,7 @@ func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr 
 	stopWorker()
 	sum := onceSummary{RunID: run.ID, RunStatus: string(run.Status), RunError: run.ErrorMessage,
 		Scanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound, Duplicates: run.Duplicates,
-		Ingested: run.Ingested, SkippedInRun: run.Skipped,
+		Ingested: run.Ingested, SkippedInRun: run.Skipped, HeldBack: run.HeldBack,
 		PlatformRequests: dm.limiter.Waits() - requests, PlatformRequestsAll: dm.limiter.Waits(),
 		SpoolReadBytes: archive.FilesBytesRead()}
 	for _, c := range []struct {

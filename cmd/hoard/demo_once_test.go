@@ -212,6 +212,14 @@ func TestDemoOnceIngestsTheWorld(t *testing.T) {
 	if sum.RunStatus != "COMPLETED" || sum.Duplicates != w.Duplicates {
 		t.Errorf("first run: %+v, want COMPLETED with %d duplicates", sum, w.Duplicates)
 	}
+	addsUp := func(which string, s onceSummary) {
+		t.Helper()
+		if s.ArchivesFound != s.Ingested+s.Duplicates+s.SkippedInRun+s.HeldBack || s.ArchivesFound == 0 && which == "first run" {
+			t.Errorf("%s: found %d, but new %d + duplicates %d + skipped %d + held back %d = %d", which, s.ArchivesFound,
+				s.Ingested, s.Duplicates, s.SkippedInRun, s.HeldBack, s.Ingested+s.Duplicates+s.SkippedInRun+s.HeldBack)
+		}
+	}
+	addsUp("first run", sum)
 	first := readCatalog(t, url)
 	checkCatalog(t, w, first, destinationPosts(t, dir))
 	if !slices.Equal(first.Groups, w.Groups) {
@@ -225,6 +233,7 @@ func TestDemoOnceIngestsTheWorld(t *testing.T) {
 	if second.RunStatus != "COMPLETED" || second.Ingested != 0 || second.Packages != sum.Packages {
 		t.Errorf("second run added work: %+v (first %+v)", second, sum)
 	}
+	addsUp("second run", second)
 	again := readCatalog(t, url)
 	again.Runs, first.Runs = nil, nil
 	if diff := diffState(first, again); diff != "" {

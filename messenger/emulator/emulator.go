@@ -437,6 +437,24 @@ func (e *Emulator) ChannelID(title string) int64 {
 	return 0
 }
 
+// Documents returns the ids of a channel's posts that hold a document and
+// are not deleted, in ascending order (none for an unknown channel).
+func (e *Emulator) Documents(channelID int64) []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.channels[channelID]
+	if c == nil {
+		return nil
+	}
+	var ids []int
+	for _, m := range c.msgs {
+		if m.doc != 0 && !m.deleted {
+			ids = append(ids, m.id)
+		}
+	}
+	return ids
+}
+
 // SetMember adds the account to a channel or removes it (a kick).
 func (e *Emulator) SetMember(channelID int64, member bool) error {
 	e.mu.Lock()

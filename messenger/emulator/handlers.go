@@ -55,6 +55,7 @@ func init() {
 		"messages.setBotCallbackAnswer": locked(messagesSetBotCallbackAnswer),
 		"bots.setBotCommands":           locked(botsSetBotCommands),
 		"channels.editAdmin":            locked(channelsEditAdmin),
+		"channels.deleteMessages":       locked(channelsDeleteMessages),
 	}
 }
 
@@ -301,7 +302,7 @@ func page(sel []*message, offsetID, addOffset, limit, maxID, minID int) []*messa
 	var desc []*message
 	for i := len(sel) - 1; i >= 0; i-- {
 		m := sel[i]
-		if (maxID != 0 && m.id >= maxID) || (minID != 0 && m.id <= minID) {
+		if m.deleted || (maxID != 0 && m.id >= maxID) || (minID != 0 && m.id <= minID) {
 			continue
 		}
 		desc = append(desc, m)
@@ -395,6 +396,30 @@ func messagesGetReplies(c *call, obj bin.Object) (bin.Encoder, []pending, error)
 	return c.channelMessages(ch, page(sel, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID), len(sel)), nil, nil
 }
 
+// channelsDeleteMessages deletes posts of a channel the caller may post
+// in; ids that are not there (or deleted already) are left alone.
+func channelsDeleteMessages(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
+	r := obj.(*tg.ChannelsDeleteMessagesRequest)
+	ch, err := c.e.inputChannel(c.user.id, r.Channel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.e.writable(c.user.id, ch); err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for _, id := range r.ID {
+		if id >= 1 && id <= len(ch.msgs) && !ch.msgs[id-1].deleted {
+			ch.msgs[id-1].deleted = true
+			n++
+		}
+	}
+	if n > 0 {
+		c.e.dirty = true
+	}
+	return &tg.MessagesAffectedMessages{Pts: ch.pts, PtsCount: 0}, nil, nil
+}
+
 func messagesSearch(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesSearchRequest)
 	ch, err := c.readableChannel(r.Peer)
@@ -404,7 +429,7 @@ func messagesSearch(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	q := strings.ToLower(r.Q)
 	var sel []*message
 	for _, m := range ch.msgs {
-		if m.action != nil || (r.TopMsgID != 0 && m.topicID != r.TopMsgID) {
+		if m.deleted || m.action != nil || (r.TopMsgID != 0 && m.topicID != r.TopMsgID) {
 			continue
 		}
 		switch r.Filter.(type) {

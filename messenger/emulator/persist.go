@@ -80,6 +80,7 @@ type snapMessage struct {
 	Twin      int      `json:"twin,omitempty"`
 	EditDate  int      `json:"edit_date,omitempty"`
 	EditPts   int      `json:"edit_pts,omitempty"`
+	Deleted   bool     `json:"deleted,omitempty"`
 }
 
 type snapDocument struct {
@@ -103,7 +104,7 @@ type snapPhoto struct {
 func toSnap(m *message) (snapMessage, error) {
 	s := snapMessage{ID: m.id, Date: m.date, From: m.from, Peer: m.peer, Out: m.out, Text: m.text, Doc: m.doc,
 		Photo: m.photo, GroupedID: m.groupedID, ReplyTo: m.replyTo, TopicID: m.topicID, FwdFrom: m.fwdFrom,
-		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts, Twin: m.twin, EditDate: m.editDate, EditPts: m.editPts}
+		FwdPost: m.fwdPost, FwdDate: m.fwdDate, Pts: m.pts, Twin: m.twin, EditDate: m.editDate, EditPts: m.editPts, Deleted: m.deleted}
 	if m.markup != nil {
 		var b bin.Buffer
 		if err := m.markup.Encode(&b); err != nil {
@@ -124,7 +125,7 @@ func toSnap(m *message) (snapMessage, error) {
 func fromSnap(s snapMessage) (*message, error) {
 	m := &message{id: s.ID, date: s.Date, from: s.From, peer: s.Peer, out: s.Out, text: s.Text, doc: s.Doc,
 		photo: s.Photo, groupedID: s.GroupedID, replyTo: s.ReplyTo, topicID: s.TopicID, fwdFrom: s.FwdFrom,
-		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts, twin: s.Twin, editDate: s.EditDate, editPts: s.EditPts}
+		fwdPost: s.FwdPost, fwdDate: s.FwdDate, pts: s.Pts, twin: s.Twin, editDate: s.EditDate, editPts: s.EditPts, deleted: s.Deleted}
 	if s.Markup != nil {
 		var rm tg.ReplyInlineMarkup
 		if err := rm.Decode(&bin.Buffer{Buf: s.Markup}); err != nil {

@@ -95,6 +95,9 @@ type message struct {
 	// editDate and editPts are set by the last edit.
 	editDate int
 	editPts  int
+	// deleted is set by channels.deleteMessages: the message reads as
+	// empty and leaves history and search.
+	deleted bool
 }
 
 type document struct {
@@ -436,6 +439,9 @@ func (e *Emulator) photoView(p *photo) *tg.Photo {
 }
 
 func (e *Emulator) messageView(viewer int64, c *channel, m *message) tg.MessageClass {
+	if m.deleted {
+		return &tg.MessageEmpty{ID: m.id}
+	}
 	peer := &tg.PeerChannel{ChannelID: c.id}
 	var reply tg.MessageReplyHeaderClass
 	switch {

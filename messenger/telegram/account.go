@@ -443,3 +443,16 @@ func randomID() int64 {
 	_, _ = rand.Read(b[:])
 	return int64(binary.LittleEndian.Uint64(b[:]))
 }
+
+// DeleteMessages implements messenger.Account with channels.deleteMessages,
+// at most 100 ids per request (the platform's limit).
+func (a *Account) DeleteMessages(ctx context.Context, ch messenger.Channel, ids []int) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 100)
+		if _, err := a.conn.api.ChannelsDeleteMessages(ctx, &tg.ChannelsDeleteMessagesRequest{Channel: inputChannel(ch), ID: ids[:n]}); err != nil {
+			return mapErr(fmt.Sprintf("delete %d messages of %d", n, ch.ID), err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}

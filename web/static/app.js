@@ -175,6 +175,35 @@ if (panel) {
     const s = Math.max(0, Math.round((nextAt - Date.now()) / 1000));
     $("[data-worker-next]").textContent = s > 0 ? `in ${Math.floor(s / 60)} min ${s % 60} s` : "due now";
   };
+  // Every forum topic in progress, each with its own skip button naming
+  // it; the list is rebuilt only when it changes (not under a click).
+  let shownTopics = "";
+  const showTopics = (topics) => {
+    const key = JSON.stringify(topics);
+    if (key === shownTopics) return;
+    shownTopics = key;
+    const list = $("[data-worker-topics]");
+    list.replaceChildren(...topics.map((t) => {
+      const li = document.createElement("li");
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = "/api/ingestion/disable-active-topic";
+      form.className = "inline";
+      const name = `“${t.topic || "topic " + t.topic_id}” (${t.channel})`;
+      form.dataset.confirm = `Skip the rest of ${name} and stop fetching it?`;
+      for (const [k, v] of [["from", "page"], ["account_channel_map_id", t.account_channel_map_id], ["topic_id", t.topic_id]]) {
+        const input = document.createElement("input");
+        input.type = "hidden"; input.name = k; input.value = v;
+        form.append(input);
+      }
+      const button = document.createElement("button");
+      button.type = "submit"; button.className = "link danger";
+      button.textContent = `Skip and disable ${name}`;
+      form.append(button);
+      li.append(`In progress: ${name} `, form);
+      return li;
+    }));
+  };
   const poll = async () => {
     let delay = 10000;
     try {
@@ -193,7 +222,10 @@ if (panel) {
           $("[data-worker-state]").textContent = st.last ? `Idle. Last cycle ${st.last.status.toLowerCase()} at ${st.last.finished_at}.` : "Idle. No cycle has run yet.";
         }
         const c = run || st.last;
-        $("[data-worker-counters]").textContent = c ? `scanned ${c.messages_scanned} · found ${c.archives_found} · duplicates ${c.duplicates} · ingested ${c.ingested} · skipped ${c.skipped}` : "";
+        $("[data-worker-counters]").textContent = c ? `${c.messages_scanned} messages scanned · found ${c.archives_found} = ` +
+          `new ${c.ingested} + duplicates ${c.duplicates} + skipped ${c.skipped} + held back (settling) ${c.held_back}` +
+          (run ? " so far (the rest is in progress)" : "") : "";
+        showTopics(st.topics || []);
         nextAt = st.next_cycle_at ? Date.parse(st.next_cycle_at) : null;
         tick();
       }

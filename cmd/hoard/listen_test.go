@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// TestIngestionTriggerQueuesACycle: the worker's listener turns an
+// ingestion_trigger notification (what triggerIngestion sends) into one
+// manual cycle job; triggers while it is queued add none.
+func TestIngestionTriggerQueuesACycle(t *testing.T) {
+	db := storetest.NewDB(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, err := queue.NewInsertOnly(db.Pool(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &app{db: db, log: log}
+	go a.listenForWork(ctx, client)
+
+	cycles := func() int {
+		var n int
+		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'trigger' = $2`,
+			hoard.IngestCycleArgs{}.Kind(), string(hoard.TriggerManual)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := cycles(); n != 0 {
+		t.Fatalf("%d cycles before any trigger", n)
+	}
+	// The listener may not listen yet: trigger until it hears one.
+	waitUntil(t, "a cycle from ingestion_trigger", 20*time.Second, func() bool {
+		if err := db.Notify(ctx, "ingestion_trigger", `{"trigger":"MANUAL"}`); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return cycles() > 0
+	})
+	for range 3 {
+		if err := db.Notify(ctx, "ingestion_trigger", `{"trigger":"MANUAL"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := cycles(); n != 1 {
+		t.Errorf("%d cycle jobs after four triggers, want 1 (unique while queued)", n)
+	}
+}
