@@ -41,7 +41,6 @@ func fitLines(head string, lines []string, foot string, limit int) string {
 		if used+utf16Len(l)+1+reserve > limit {
 			b.WriteString(moreNote(len(lines) - i))
 			b.WriteString("\n")
-			used = limit
 			break
 		}
 		b.WriteString(l)

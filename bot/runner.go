@@ -114,7 +114,7 @@ func (s *Service) listen(ctx context.Context) *listener {
 		defer close(l.done)
 		l.err = s.deps.Bot.Listen(lctx, s)
 		if l.err == nil && lctx.Err() == nil {
-			l.err = errors.New("Listen returned")
+			l.err = errors.New("the bot's listener returned without an error")
 		}
 	}()
 	return l

@@ -35,10 +35,6 @@ func (w *pingWorker) Work(ctx context.Context, job *river.Job[pingArgs]) error {
 	return nil
 }
 
-type pongWorker struct{ river.WorkerDefaults[pongArgs] }
-
-func (pongWorker) Work(context.Context, *river.Job[pongArgs]) error { return nil }
-
 func TestQueuesFor(t *testing.T) {
 	tests := []struct {
 		role queue.Role

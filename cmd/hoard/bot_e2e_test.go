@@ -211,7 +211,7 @@ func TestBotEndToEnd(t *testing.T) {
 	if err := w.db.DeleteMessengerLink(context.Background(), bobUser.ID); err != nil {
 		t.Fatal(err)
 	}
-	bot = w.startBot(t, "bot-a")
+	w.startBot(t, "bot-a")
 	waitUntil(t, "bob's request to fail", 60*time.Second, func() bool {
 		r, err := w.db.FindBotSendRequest(context.Background(), reqs[0].ID)
 		return err == nil && r.Status == hoard.SendFailed
