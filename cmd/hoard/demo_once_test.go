@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -37,13 +36,8 @@ type catalogState struct {
 
 func readCatalog(t *testing.T, url string) catalogState {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	defer done()
 	st := catalogState{Packages: map[string]gotPackage{}}
 	rows, err := conn.Query(ctx, `SELECT file_name, file_size, archive_type, part_count, dest_message_ids,
 		coalesce(dest_message_id, 0), file_count, coalesce(creator, ''), tags, has_preview, preview_msg_id IS NOT NULL,
@@ -104,23 +98,7 @@ func readCatalog(t *testing.T, url string) catalogState {
 // the seeded ones: everything hoard posted to the destination.
 func destinationPosts(t *testing.T, dataDir string) int {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dataDir, "emulator", "state", "world.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap struct {
-		Channels []struct {
-			Posts []json.RawMessage `json:"posts"`
-		} `json:"channels"`
-	}
-	if err := json.Unmarshal(data, &snap); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range snap.Channels {
-		n += len(c.Posts)
-	}
-	return n
+	return postsIn(t, filepath.Join(dataDir, "emulator", "state"))
 }
 
 // checkCatalog compares the catalog with what the world calls for.

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/zlib"
-	"context"
 	be "encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -18,7 +17,6 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/store/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
 // hostileWorld is a seed whose channels mix posts a stranger crafted to
@@ -220,13 +218,8 @@ func TestDemoOnceHostileWorld(t *testing.T) {
 	st := readCatalog(t, url)
 	checkCatalog(t, ingestWorld{Packages: w.Packages}, st, destinationPosts(t, dir))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	defer done()
 	for _, c := range []struct {
 		what, sql string
 		want      []string
@@ -235,15 +228,7 @@ func TestDemoOnceHostileWorld(t *testing.T) {
 			WHERE p.file_name = 'Hostile Entries.zip' ORDER BY f.path`, w.Paths},
 		{"channel titles and topic names", `SELECT title FROM messenger_channels UNION ALL SELECT topic_name FROM topic_progress ORDER BY 1`, w.Titles},
 	} {
-		rows, err := conn.Query(ctx, c.sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, c.want) {
+		if got := queryStrings(t, url, c.sql); !slices.Equal(got, c.want) {
 			t.Errorf("%s:\n got  %q\n want %q", c.what, got, c.want)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hoard/hoard/metrics/metricstest"
 	"github.com/hoard/hoard/store/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
 // boundedLabels are every label name hoard's own metrics may carry: none
@@ -204,13 +203,8 @@ type metricsFacts struct {
 
 func readMetricsFacts(t *testing.T, url string) metricsFacts {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	defer done()
 	f := metricsFacts{SkippedByReason: map[string]float64{}, Jobs: map[string]float64{}, JobsWorked: map[string]float64{}}
 	must := func(err error) {
 		t.Helper()

@@ -163,35 +163,15 @@ func (c *ownCluster) restartAt(ctx context.Context, at []int, rng *rand.Rand, ex
 // discarded.
 func finalJobs(t *testing.T, url string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT kind || '|' || state || '|' || coalesce(errors[array_length(errors, 1)] ->> 'error', '')
+	return queryStrings(t, url, `SELECT kind || '|' || state || '|' || coalesce(errors[array_length(errors, 1)] ->> 'error', '')
 		FROM river_job WHERE state IN ('cancelled', 'discarded') ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // retriedJobs counts, by kind, the River jobs that failed an attempt.
 func retriedJobs(t *testing.T, url string) map[string]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	defer done()
 	rows, err := conn.Query(ctx, `SELECT kind, count(*)::int FROM river_job WHERE coalesce(array_length(errors, 1), 0) > 0 GROUP BY kind`)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -227,15 +226,10 @@ func (p *workerProc) stop() {
 // queued is left, and how many packages the catalog holds.
 func (e *workerEnv) finished(t *testing.T) (bool, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, e.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, e.url, 10*time.Second)
+	defer done()
 	var running, unfinished, packages int
-	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM ingestion_runs WHERE status = 'RUNNING'),
+	err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM ingestion_runs WHERE status = 'RUNNING'),
 		(SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')
 			AND kind NOT IN ('cleanup', 'recover_transfers', 'notify_subscribers')),
 		(SELECT count(*) FROM packages)`).Scan(&running, &unfinished, &packages)
@@ -304,13 +298,8 @@ type workersCatalog struct {
 
 func (e *workerEnv) catalog(t *testing.T) workersCatalog {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, e.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := dbConn(t, e.url, 30*time.Second)
+	defer done()
 	var c workersCatalog
 	rows, err := conn.Query(ctx, `SELECT p.file_name, coalesce(p.creator, ''), coalesce(ch.username, ''),
 			coalesce(p.tags[1], ''), p.file_size, coalesce(p.content_hash, ''), coalesce(p.source_message_id, 0), p.dest_message_ids,
@@ -347,23 +336,7 @@ func (e *workerEnv) catalog(t *testing.T) workersCatalog {
 // after the seeded ones (the emulator must have stopped).
 func (e *workerEnv) posted(t *testing.T) int {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.stateDir, "world.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap struct {
-		Channels []struct {
-			Posts []json.RawMessage `json:"posts"`
-		} `json:"channels"`
-	}
-	if err := json.Unmarshal(data, &snap); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range snap.Channels {
-		n += len(c.Posts)
-	}
-	return n
+	return postsIn(t, e.stateDir)
 }
 
 // checkWorkersCatalog checks a run's catalog against the world: every
