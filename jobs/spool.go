@@ -1,0 +1,22 @@
+package jobs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// spoolDir is the server-chosen directory of one source set's download.
+func (d *Deps) spoolDir(channelID, messageID int64) string {
+	return filepath.Join(d.SpoolDir, fmt.Sprintf("c%d-m%d", channelID, messageID))
+}
+
+// removeSpool deletes a spool directory; failures are logged only.
+func (d *Deps) removeSpool(dir string) {
+	if dir == "" {
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		d.Logger.Warn("remove spool", "dir", dir, "err", err)
+	}
+}
