@@ -20,8 +20,13 @@ type Accounts interface {
 // messenger clients.
 var errNoAccounts = hoard.Errorf(hoard.EINTERNAL, "no messenger clients configured: the worker cannot reach the messaging platform")
 
-// source is a channel map resolved for talking to the platform.
-type source struct {
+// channelAccess is one account's way into a channel, resolved for talking
+// to the platform: the channel, the account's map of it (watermark,
+// access hash), the account's client and the platform's view of the
+// channel (peer). It stands for a source channel a scan or download reads
+// and for the destination channel hoard posts to or reads back alike,
+// which is why it is named for the access and not for either side.
+type channelAccess struct {
 	m       *hoard.ChannelMap
 	channel *hoard.Channel
 	account messenger.Account
@@ -29,7 +34,7 @@ type source struct {
 }
 
 // resolveMap loads a channel map, its channel and its account's client.
-func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*source, error) {
+func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*channelAccess, error) {
 	m, err := db.FindChannelMap(ctx, mapID)
 	if err != nil {
 		return nil, err
@@ -42,9 +47,12 @@ func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*sour
 	if err != nil {
 		return nil, err
 	}
-	return &source{m: m, channel: ch, account: acc, peer: peerOf(ch, m)}, nil
+	return &channelAccess{m: m, channel: ch, account: acc, peer: peerOf(ch, m)}, nil
 }
 
+// account is the messenger client of accountID; errNoAccounts when the
+// worker was built without clients, so that a job says why it cannot reach
+// the platform instead of failing on a nil client.
 func (d *Deps) account(ctx context.Context, accountID int64) (messenger.Account, error) {
 	if d.Accounts == nil {
 		return nil, errNoAccounts
@@ -64,7 +72,7 @@ func peerOf(ch *hoard.Channel, m *hoard.ChannelMap) messenger.Channel {
 
 // writer resolves the destination channel and the map of the account that
 // posts to it, preferring preferAccountID.
-func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) (*source, error) {
+func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) (*channelAccess, error) {
 	dest, err := db.FindDestinationChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("destination channel: %w", err)
@@ -77,12 +85,12 @@ func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) 
 	if err != nil {
 		return nil, err
 	}
-	return &source{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+	return &channelAccess{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
 }
 
 // writerOf resolves the destination map of one account (the one a transfer
 // was planned for).
-func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accountID int64) (*source, error) {
+func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accountID int64) (*channelAccess, error) {
 	dest, err := db.FindChannelByID(ctx, destChannelID)
 	if err != nil {
 		return nil, fmt.Errorf("destination channel: %w", err)
@@ -97,7 +105,7 @@ func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accoun
 			if err != nil {
 				return nil, err
 			}
-			return &source{m: &maps[i], channel: dest, account: acc, peer: peerOf(dest, &maps[i])}, nil
+			return &channelAccess{m: &maps[i], channel: dest, account: acc, peer: peerOf(dest, &maps[i])}, nil
 		}
 	}
 	return nil, hoard.Errorf(hoard.ENOTFOUND, "account %d no longer writes to destination %q", accountID, dest.Title)
@@ -123,7 +131,7 @@ func (d *Deps) splitLimit(premium bool) int64 {
 // destID, for reading what hoard published there (rebuild, previews).
 // EINVALID, with a message for the user, when the channel is gone or no
 // signed-in account can read it.
-func (d *Deps) destinationReader(ctx context.Context, destID int64) (*source, error) {
+func (d *Deps) destinationReader(ctx context.Context, destID int64) (*channelAccess, error) {
 	dest, err := d.DB.FindChannelByID(ctx, destID)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND || destID == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel no longer exists.")
@@ -142,7 +150,7 @@ func (d *Deps) destinationReader(ctx context.Context, destID int64) (*source, er
 	if err != nil {
 		return nil, err
 	}
-	return &source{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+	return &channelAccess{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
 }
 
 // accessLost records that a source channel became inaccessible: the

@@ -391,7 +391,7 @@ func (d *Deps) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []
 // same bytes, both fed while the bytes arrive (no second pass). Stalls and
 // broken connections resume from the last good offset, up to downloadTries
 // times per part.
-func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, *archive.Sniffer, error) {
+func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, *archive.Sniffer, error) {
 	paths := make([]string, len(parts))
 	var state archive.HashState
 	var done int64

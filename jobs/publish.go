@@ -101,7 +101,7 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 
 // post re-sends the part's source message or uploads its byte range of the
 // spool files, and returns the destination message id.
-func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *source) (int64, error) {
+func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess) (int64, error) {
 	if part.ResendMessageID != 0 {
 		maps, err := db.ListChannelMaps(ctx, t.SourceChannelID)
 		if err != nil {
@@ -158,7 +158,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 // findPosted looks in the destination, after the id recorded before an
 // earlier attempt posted, for a document with the part's name and size
 // that no package or other part holds; 0 when there is none.
-func (d *Deps) findPosted(ctx context.Context, db *store.DB, wr *source, part *hoard.TransferPart) (int64, error) {
+func (d *Deps) findPosted(ctx context.Context, db *store.DB, wr *channelAccess, part *hoard.TransferPart) (int64, error) {
 	msgs, err := wr.account.History(ctx, wr.peer, messenger.HistoryQuery{AfterID: int(part.DestAfterID)})
 	if err != nil {
 		return 0, err

@@ -167,7 +167,7 @@ func nextWatermark(maxID, top, hold int64) int64 {
 // resolveScanMap resolves the map a scan job names; a map deleted since the
 // job was queued cancels the job, any other failure retries it
 // (jobOutcome).
-func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error) {
+func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*channelAccess, error) {
 	src, err := d.resolveMap(ctx, d.DB, mapID)
 	if err != nil {
 		return nil, jobOutcome(fmt.Errorf("scan map %d: %w", mapID, err))
@@ -178,7 +178,7 @@ func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error)
 // scanFailed handles a platform error of a scan: a rate limit snoozes, lost
 // access is recorded (and the job ends: the channel's other work and the
 // other channels go on), anything else is retried.
-func (d *Deps) scanFailed(ctx context.Context, src *source, err error) error {
+func (d *Deps) scanFailed(ctx context.Context, src *channelAccess, err error) error {
 	if serr, ok := snoozeIfLimited(err); ok {
 		return serr
 	}
@@ -227,7 +227,7 @@ type completeFunc func(fn func(tx *store.DB, client *river.Client[pgx.Tx]) error
 // the scan state. A set not settled yet holds the watermark before it. top
 // is the topic's newest message id from the topic list (0 when unknown):
 // the watermark advances at least that far.
-func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, topic *hoard.TopicProgress, top int64, runID int64) error {
+func (d *Deps) scan(ctx context.Context, complete completeFunc, src *channelAccess, topic *hoard.TopicProgress, top int64, runID int64) error {
 	db := d.DB
 	watermark, state := src.m.LastProcessedMessageID, src.m.ScanState
 	q := messenger.HistoryQuery{AfterID: int(watermark)}
@@ -393,7 +393,7 @@ type sourceClaim struct {
 // invalid input — is that set's alone: it becomes a SKIPPED record saying
 // why, and the scan goes on with the others. Any other error (the database
 // is down, say) fails the scan, which River retries.
-func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID map[int64]messenger.Message,
+func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set, byID map[int64]messenger.Message,
 	photos []archive.Photo, topic *hoard.TopicProgress, runID int64) (out setOutcome, err error) {
 	db := d.DB
 	var topicID int64
