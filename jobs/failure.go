@@ -119,6 +119,9 @@ func (d *Deps) skipFailure(ctx context.Context, db *store.DB, rec hoard.SkippedP
 	return err
 }
 
+// failureNotification is the notification type a given-up set's skip
+// reason raises (DOWNLOAD_FAILED, UPLOAD_FAILED); false for reasons the
+// skipped record alone reports.
 func failureNotification(r hoard.SkipReason) (hoard.NotificationType, bool) {
 	switch r {
 	case hoard.SkipDownloadFailed:
@@ -129,6 +132,8 @@ func failureNotification(r hoard.SkipReason) (hoard.NotificationType, bool) {
 	return "", false
 }
 
+// failureTitle is the first words of a given-up set's notification title,
+// named after the step that failed so the user sees which one.
 func failureTitle(r hoard.SkipReason) string {
 	switch r {
 	case hoard.SkipDownloadFailed:
@@ -148,6 +153,9 @@ type stepError struct {
 func (e *stepError) Error() string { return e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
 
+// failedAt tags err with the skip reason of the step that failed (nil
+// stays nil); an error tagged by an inner step keeps its tag, so the
+// first step that knew the reason names it.
 func failedAt(reason hoard.SkipReason, err error) error {
 	if err == nil {
 		return nil
@@ -159,6 +167,8 @@ func failedAt(reason hoard.SkipReason, err error) error {
 	return &stepError{reason: reason, err: err}
 }
 
+// reasonOf is the skip reason a failed attempt is recorded with: the
+// failing step's tag, ACCESS_LOST for lost access, else OTHER.
 func reasonOf(err error) hoard.SkipReason {
 	var se *stepError
 	if errors.As(err, &se) {
