@@ -54,7 +54,9 @@ type ScanChannelWorker struct {
 	deps Deps
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker: it refreshes what the platform says of the
+// channel, then scans a plain channel's history (when shouldScan lets it)
+// or, for a forum, queues a scan_topic job per topic that needs one.
 func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanChannelArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	src, err := d.resolveScanMap(ctx, job.Args.MapID)
@@ -66,18 +68,13 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 	}
 	run, _ := db.FindRun(ctx, job.Args.RunID)
 	manual := run != nil && run.Trigger != hoard.TriggerSchedule
-	act := &activity{deps: d, db: db, runID: job.Args.RunID}
 
 	info, err := src.account.ChannelInfo(ctx, src.peer)
 	if err != nil {
 		return d.scanFailed(ctx, src, err)
 	}
-	if info.Forum != src.channel.IsForum || info.Protected != src.channel.IsProtected || info.Title != src.channel.Title {
-		src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
-		if err := db.UpsertChannel(ctx, src.channel); err != nil {
-			return fmt.Errorf("scan channel: update channel: %w", err)
-		}
-		src.peer = peerOf(src.channel, src.m)
+	if err := d.refreshChannel(ctx, src, info); err != nil {
+		return err
 	}
 	d.accessRestored(ctx, db, src.channel)
 
@@ -86,29 +83,71 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			d.Logger.Debug("channel scan skipped", "channel", src.channel.Title, "reason", why)
 			return nil
 		}
+		act := &activity{deps: d, db: db, runID: job.Args.RunID}
 		act.set(ctx, hoard.RunActivity{Activity: "Scanning " + src.channel.Title, Step: "scanning",
 			ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
 		return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
 			return completeTx(ctx, db, job, fn)
 		}, src, nil, 0, job.Args.RunID)
 	}
+	return d.queueTopicScans(ctx, job, src, manual)
+}
 
+// refreshChannel stores what changed of the channel on the platform
+// (forum, protected, title) and the peer that follows from it, so that
+// the scan reads the channel as it is now: one that became a forum is
+// scanned by topics, one that became protected is not re-sent from.
+func (d *Deps) refreshChannel(ctx context.Context, src *channelAccess, info messenger.Channel) error {
+	if info.Forum == src.channel.IsForum && info.Protected == src.channel.IsProtected && info.Title == src.channel.Title {
+		return nil
+	}
+	src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
+	if err := d.DB.UpsertChannel(ctx, src.channel); err != nil {
+		return fmt.Errorf("scan channel: update channel: %w", err)
+	}
+	src.peer = peerOf(src.channel, src.m)
+	return nil
+}
+
+// queueTopicScans lists a forum's topics and, in the transaction that
+// completes the job, queues a scan_topic job for each topic that needs one
+// (topicsToScan). Listing fails as a scan does (scanFailed).
+func (d *Deps) queueTopicScans(ctx context.Context, job *river.Job[hoard.ScanChannelArgs], src *channelAccess, manual bool) error {
+	act := &activity{deps: d, db: d.DB, runID: job.Args.RunID}
 	act.set(ctx, hoard.RunActivity{Activity: "Listing topics of " + src.channel.Title, Step: "scanning",
 		ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
 	topics, err := src.account.Topics(ctx, src.peer)
 	if err != nil {
 		return d.scanFailed(ctx, src, err)
 	}
-	known, err := db.ListTopics(ctx, src.m.ID)
+	params, err := d.topicsToScan(ctx, src, topics, job.Args.RunID, manual)
 	if err != nil {
 		return err
+	}
+	return completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if len(params) == 0 {
+			return nil
+		}
+		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+}
+
+// topicsToScan records the forum's topics (new ones, and renamed ones
+// under their new name) and returns the scan_topic jobs of those that
+// need a scan: fetching enabled, something after the watermark
+// (topicIdle) and, in a scheduled cycle, not cold (shouldScan).
+func (d *Deps) topicsToScan(ctx context.Context, src *channelAccess, topics []messenger.Topic, runID int64, manual bool) ([]river.InsertManyParams, error) {
+	known, err := d.DB.ListTopics(ctx, src.m.ID)
+	if err != nil {
+		return nil, err
 	}
 	byID := make(map[int64]hoard.TopicProgress, len(known))
 	for _, t := range known {
 		byID[t.TopicID] = t
 	}
 	var params []river.InsertManyParams
-	err = db.InTx(ctx, func(tx *store.DB) error {
+	err = d.DB.InTx(ctx, func(tx *store.DB) error {
 		for _, t := range topics {
 			p, seen := byID[int64(t.ID)]
 			if !seen || p.TopicName != t.Title {
@@ -127,21 +166,15 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			if ok, _ := shouldScan(p.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
 				continue
 			}
-			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: job.Args.RunID, MapID: src.m.ID,
+			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: runID, MapID: src.m.ID,
 				TopicID: int64(t.ID), TopMessageID: int64(t.TopMessageID)}})
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("scan channel: topics: %w", err)
+		return nil, fmt.Errorf("scan channel: topics: %w", err)
 	}
-	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		if len(params) == 0 {
-			return nil
-		}
-		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
-		return err
-	})
+	return params, nil
 }
 
 // topicIdle reports a topic with nothing after its watermark: the topic
