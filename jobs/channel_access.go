@@ -43,6 +43,14 @@ func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*chan
 	if err != nil {
 		return nil, err
 	}
+	return d.accessThrough(ctx, ch, m)
+}
+
+// accessThrough builds the channelAccess of ch through map m: the client
+// of m's account (account's errors as they are) and the platform's view of
+// ch through m. Every resolver of a channelAccess ends here, so that they
+// cannot build it differently.
+func (d *Deps) accessThrough(ctx context.Context, ch *hoard.Channel, m *hoard.ChannelMap) (*channelAccess, error) {
 	acc, err := d.account(ctx, m.AccountID)
 	if err != nil {
 		return nil, err
@@ -81,11 +89,7 @@ func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) 
 	if err != nil {
 		return nil, fmt.Errorf("destination channel %q has no signed-in writer account: %w", dest.Title, err)
 	}
-	acc, err := d.account(ctx, m.AccountID)
-	if err != nil {
-		return nil, err
-	}
-	return &channelAccess{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+	return d.accessThrough(ctx, dest, m)
 }
 
 // writerOf resolves the destination map of one account (the one a transfer
@@ -101,11 +105,7 @@ func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accoun
 	}
 	for i := range maps {
 		if maps[i].AccountID == accountID {
-			acc, err := d.account(ctx, accountID)
-			if err != nil {
-				return nil, err
-			}
-			return &channelAccess{m: &maps[i], channel: dest, account: acc, peer: peerOf(dest, &maps[i])}, nil
+			return d.accessThrough(ctx, dest, &maps[i])
 		}
 	}
 	return nil, hoard.Errorf(hoard.ENOTFOUND, "account %d no longer writes to destination %q", accountID, dest.Title)
@@ -146,11 +146,7 @@ func (d *Deps) destinationReader(ctx context.Context, destID int64) (*channelAcc
 	if err != nil {
 		return nil, err
 	}
-	acc, err := d.account(ctx, m.AccountID)
-	if err != nil {
-		return nil, err
-	}
-	return &channelAccess{m: m, channel: dest, account: acc, peer: peerOf(dest, m)}, nil
+	return d.accessThrough(ctx, dest, m)
 }
 
 // accessLost records that a source channel became inaccessible: the
