@@ -55,51 +55,134 @@ func (w *IngestMessageWorker) Work(ctx context.Context, job *river.Job[hoard.Ing
 	return w.deps.skipFailure(ctx, w.deps.DB, rec, job.Attempt, job.MaxAttempts, a.RunID, err)
 }
 
+// work runs one attempt of an ingestion as its steps, in order: resolve the
+// set's source; hold it back when its channel or topic was switched off;
+// look at what earlier attempts left; read the set's messages; dedup before
+// the download; download into the spool; dedup by hash; take the posted
+// photo as preview; inspect; plan the parts; hand the set over to its
+// upload_part jobs. A step that settles the set ends the attempt with the
+// error River gets (nil when the job is complete).
 func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
-	d, db, a := &w.deps, w.deps.DB, job.Args
+	d, a := &w.deps, job.Args
 	if len(a.Parts) == 0 {
 		return river.JobCancel(hoard.Errorf(hoard.EINVALID, "ingest message: no parts"))
 	}
-	src, err := d.resolveMap(ctx, db, a.MapID)
+	src, topic, err := d.resolveSetSource(ctx, a)
 	if err != nil {
 		return err
 	}
-	var topic *hoard.TopicProgress
-	if a.TopicID != 0 {
-		if topic, err = db.FindTopic(ctx, a.MapID, a.TopicID); err != nil {
-			return err
-		}
-	}
-	// Read live (SPEC rule 17): a topic disabled or a channel deactivated
-	// while its sets wait is not downloaded; the watermark goes back before
-	// the set, so re-enabling picks it up again.
 	if !src.channel.IsActive || (topic != nil && !topic.FetchEnabled) {
-		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
-			if err := addCounters(ctx, tx, a.RunID, hoard.RunCounters{HeldBack: 1}); err != nil {
-				return err
-			}
-			if topic != nil {
-				return tx.RewindTopicWatermark(ctx, a.MapID, a.TopicID, a.MessageID)
-			}
-			return tx.RewindWatermarks(ctx, a.ChannelID, a.MessageID)
-		})
+		return d.holdBackSet(ctx, job, topic)
 	}
-	if p, err := db.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
-		return nil // indexed by an earlier attempt
-	}
-	// A FAILED transfer of this set may have posted parts already: they
-	// are taken up again below rather than posted a second time.
-	var failed *hoard.Transfer
-	if t, err := db.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
-		if t.Status != hoard.TransferFailed {
-			return nil // an earlier attempt handed it over to its upload_part jobs
-		}
-		failed = t
-	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+	failed, done, err := d.earlierAttempt(ctx, a)
+	if done {
 		return err
 	}
+	act := &activity{deps: d, db: d.DB, runID: a.RunID}
+	byID, parts, err := readSet(ctx, src, a)
+	if err != nil {
+		return err
+	}
+	post := setPost(src, topic, a, parts[0], failed)
+	if done, err := d.dedupBeforeDownload(ctx, job, parts, post); done {
+		return err
+	}
+	dir, err := d.makeSpool(a.ChannelID, a.MessageID)
+	if err != nil {
+		return err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			d.removeSpool(dir)
+		}
+	}()
+	sp, err := d.download(ctx, src, parts, dir, a, act)
+	if err != nil {
+		return err
+	}
+	if done, err := d.dedupByHash(ctx, job, sp.hash, post); done {
+		return err
+	}
+	photo := d.photoPreview(ctx, src, byID, a, act)
+	kind, err := inspectSet(sp, a)
+	if err != nil {
+		return err
+	}
+	wr, tparts, err := d.planParts(ctx, src, parts, a)
+	if err != nil {
+		return err
+	}
+	t := setTransfer(a, post, wr, sp, kind, photo, len(tparts))
+	if handed, err := d.handOver(ctx, job, failed, t, tparts, post); !handed {
+		return err
+	}
+	keep = true
+	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", kind.typ)
+	return nil
+}
 
-	act := &activity{deps: d, db: db, runID: a.RunID}
+// resolveSetSource resolves the map a set was queued through and, for a
+// forum topic's set, the topic's progress (nil for a channel's), which
+// decide whether the set is still wanted and name its source post.
+func (d *Deps) resolveSetSource(ctx context.Context, a hoard.IngestMessageArgs) (*channelAccess, *hoard.TopicProgress, error) {
+	src, err := d.resolveMap(ctx, d.DB, a.MapID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var topic *hoard.TopicProgress
+	if a.TopicID != 0 {
+		if topic, err = d.DB.FindTopic(ctx, a.MapID, a.TopicID); err != nil {
+			return nil, nil, err
+		}
+	}
+	return src, topic, nil
+}
+
+// holdBackSet completes the job of a set whose channel was deactivated or
+// whose topic was disabled while it waited, read live (SPEC rule 17): the
+// set is not downloaded, the run counts it as held back, and the watermark
+// goes back before the set, so re-enabling picks it up again.
+func (d *Deps) holdBackSet(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], topic *hoard.TopicProgress) error {
+	a := job.Args
+	return completeTx(ctx, d.DB, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		if err := addCounters(ctx, tx, a.RunID, hoard.RunCounters{HeldBack: 1}); err != nil {
+			return err
+		}
+		if topic != nil {
+			return tx.RewindTopicWatermark(ctx, a.MapID, a.TopicID, a.MessageID)
+		}
+		return tx.RewindWatermarks(ctx, a.ChannelID, a.MessageID)
+	})
+}
+
+// earlierAttempt looks at what earlier attempts of the set left. done (with
+// a nil error) when one indexed the set or handed it over to its
+// upload_part jobs, so nothing is left to do; done with the error when the
+// lookup failed. Otherwise it returns the set's FAILED transfer (nil when
+// there is none): that transfer may have posted parts already, and they are
+// taken up again (handOver) rather than posted a second time.
+func (d *Deps) earlierAttempt(ctx context.Context, a hoard.IngestMessageArgs) (failed *hoard.Transfer, done bool, err error) {
+	if p, err := d.DB.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
+		return nil, true, nil // indexed by an earlier attempt
+	}
+	if t, err := d.DB.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
+		if t.Status != hoard.TransferFailed {
+			return nil, true, nil // an earlier attempt handed it over to its upload_part jobs
+		}
+		return t, false, nil
+	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return nil, true, err
+	}
+	return nil, false, nil
+}
+
+// readSet reads the set's messages (its parts and its photo) from the
+// platform: byID holds every one that is there, parts the set's documents
+// in part order. A part that was deleted, or holds no document any more,
+// is a permanent failure: recorded as SKIPPED (a row the user sees), then
+// cancelled by skipFailure.
+func readSet(ctx context.Context, src *channelAccess, a hoard.IngestMessageArgs) (map[int]messenger.Message, []messenger.Message, error) {
 	ids := make([]int, 0, len(a.Parts)+1)
 	for _, p := range a.Parts {
 		ids = append(ids, int(p.MessageID))
@@ -109,7 +192,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	}
 	msgs, err := src.account.Messages(ctx, src.peer, ids)
 	if err != nil {
-		return failedAt(hoard.SkipDownloadFailed, err)
+		return nil, nil, failedAt(hoard.SkipDownloadFailed, err)
 	}
 	byID := make(map[int]messenger.Message, len(msgs))
 	for _, m := range msgs {
@@ -121,12 +204,20 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		if !ok || m.Document == nil {
 			// Permanent: recorded as SKIPPED (a row the user sees), then
 			// cancelled by skipFailure.
-			return failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
+			return nil, nil, failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
 				"source message %d of %s was deleted", p.MessageID, a.FileName))
 		}
 		parts[i] = m
 	}
-	post := sourcePost(src.channel, topic, a.FileName, a.MessageID, parts[0], a.Parts)
+	return byID, parts, nil
+}
+
+// setPost is the post this attempt records as the set's source: the set's
+// own (sourcePost, first being its first part), unless an earlier post
+// claimed the failed publication's draft, which then stays the source of
+// this attempt's too — a retry never undoes a claim.
+func setPost(src *channelAccess, topic *hoard.TopicProgress, a hoard.IngestMessageArgs, first messenger.Message, failed *hoard.Transfer) hoard.PackageSource {
+	post := sourcePost(src.channel, topic, a.FileName, a.MessageID, first, a.Parts)
 	if failed != nil {
 		// An earlier post that claimed the failed publication's draft
 		// stays the source of this attempt's.
@@ -134,86 +225,119 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 			post = prev
 		}
 	}
+	return post
+}
 
-	// Dedup (a)–(c) again: the scan's look is as old as the queue, and a
-	// copy queued beside this one may have been published since.
-	if dup, rule, err := db.FindIngestDuplicate(ctx, a.ChannelID, remoteIDs(parts), post.MessageIDs, a.FileName, a.Size); err == nil {
-		return d.ingestDuplicate(ctx, job, dup.FileName, rule, func(tx *store.DB) error {
+// dedupBeforeDownload applies dedup (a)–(c) again: the scan's look is as
+// old as the queue, and a copy queued beside this one may have been
+// published since. done when the set is a duplicate (its job completed by
+// ingestDuplicate, the post claiming the package unless it is in it
+// already) or the lookup failed; err is then what River gets.
+func (d *Deps) dedupBeforeDownload(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], parts []messenger.Message, post hoard.PackageSource) (done bool, err error) {
+	a := job.Args
+	dup, rule, err := d.DB.FindIngestDuplicate(ctx, a.ChannelID, remoteIDs(parts), post.MessageIDs, a.FileName, a.Size)
+	if err == nil {
+		return true, d.ingestDuplicate(ctx, job, dup.FileName, rule, func(tx *store.DB) error {
 			if rule == store.DupSourceMessage {
 				return nil // this very post is in the package already
 			}
 			_, err := tx.ClaimPackageSource(ctx, dup.ID, post)
 			return err
 		})
-	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
-		return err
 	}
+	if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return true, err
+	}
+	return false, nil
+}
 
-	dir := d.spoolDir(a.ChannelID, a.MessageID)
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("spool: %w", err)
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			d.removeSpool(dir)
-		}
-	}()
-	paths, sum, sniffed, err := d.download(ctx, src, parts, dir, a, act)
-	if err != nil {
-		return err
-	}
-	hash := hex.EncodeToString(sum)
-
-	// Dedup (d): the same bytes are already in the catalog, or (found when
-	// the transfer is created) being published from another source. Either
-	// way the earlier post becomes the package's source (ClaimPackageSource).
-	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
-		return d.ingestDuplicate(ctx, job, dup.FileName, store.DupContentHash, func(tx *store.DB) error {
+// dedupByHash applies dedup (d): the same bytes are already in the
+// catalog, or (found when the transfer is created, handOver) being
+// published from another source. Either way the earlier post becomes the
+// package's source (ClaimPackageSource). done as dedupBeforeDownload's.
+func (d *Deps) dedupByHash(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], hash string, post hoard.PackageSource) (done bool, err error) {
+	dup, err := d.DB.FindPublishedByContentHash(ctx, hash)
+	if err == nil {
+		return true, d.ingestDuplicate(ctx, job, dup.FileName, store.DupContentHash, func(tx *store.DB) error {
 			_, err := tx.ClaimPackageSource(ctx, dup.ID, post)
 			return err
 		})
-	} else if hoard.ErrorCode(err) != hoard.ENOTFOUND {
-		return err
 	}
-
-	// A photo posted with the set becomes the preview; when its download
-	// fails, preview_msg_id stays unset (SPEC rule 10).
-	var preview []byte
-	var previewMsg int64
-	if ph, ok := byID[int(a.PhotoMessageID)]; ok && a.PhotoMessageID != 0 && ph.Photo != nil {
-		act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
-		data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
-		if err == nil {
-			// Re-encoded like every preview: bounded, whatever was posted.
-			data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
-		}
-		if err == nil && len(data) > 0 {
-			preview, previewMsg = data, a.PhotoMessageID
-		} else {
-			d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
-		}
+	if hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return true, err
 	}
+	return false, nil
+}
 
-	det, err := detectType(paths, a.Size, a.FileName, sniffed)
+// postedPhoto is a preview taken from the photo posted with a set: the
+// bounded image and the photo's message id (preview_msg_id). The zero
+// value is no preview.
+type postedPhoto struct {
+	data      []byte
+	messageID int64
+}
+
+// photoPreview makes the photo posted with the set its preview, re-encoded
+// like every preview: bounded, whatever was posted. When its download
+// fails, preview_msg_id stays unset (SPEC rule 10): the failure is logged
+// and the zero postedPhoto returned, never an error, because a missing
+// picture is no reason to lose the set.
+func (d *Deps) photoPreview(ctx context.Context, src *channelAccess, byID map[int]messenger.Message, a hoard.IngestMessageArgs, act *activity) postedPhoto {
+	ph, ok := byID[int(a.PhotoMessageID)]
+	if !ok || a.PhotoMessageID == 0 || ph.Photo == nil {
+		return postedPhoto{}
+	}
+	act.set(ctx, hoard.RunActivity{Activity: "Preview of " + a.FileName, Step: "preview", ChannelID: a.ChannelID, TopicID: a.TopicID})
+	data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
+	if err == nil {
+		// Re-encoded like every preview: bounded, whatever was posted.
+		data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+	}
+	if err == nil && len(data) > 0 {
+		return postedPhoto{data: data, messageID: a.PhotoMessageID}
+	}
+	d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
+	return postedPhoto{}
+}
+
+// inspection is what inspecting a downloaded set decided: its catalog type
+// and, for an archive no decoder can list, the note saying so
+// (unlistableNote; "" otherwise).
+type inspection struct {
+	typ  hoard.ArchiveType
+	note string
+}
+
+// inspectSet decides the downloaded set's type from its content (the name
+// deciding when the content is not recognised); a failure to read the
+// spool back is recorded as EXTRACT_FAILED.
+func inspectSet(sp spooled, a hoard.IngestMessageArgs) (inspection, error) {
+	det, err := detectType(sp.paths, a.Size, a.FileName, sp.sniffed)
 	if err != nil {
-		return failedAt(hoard.SkipExtractFailed, err)
+		return inspection{}, failedAt(hoard.SkipExtractFailed, err)
 	}
 	typ := catalogType(det.Type, a.FileName)
-	wr, err := d.writer(ctx, db, src.m.AccountID)
+	return inspection{typ: typ, note: unlistableNote(det, typ)}, nil
+}
+
+// planParts plans how the set is published: the destination's writer
+// (preferring the account that read the set) and the split plan's parts,
+// each at most the writer's upload limit. A part is re-sent when no byte
+// changes and the reader may post into the destination (the same account,
+// an unprotected channel and message); otherwise it is uploaded from the
+// spool. Failures are recorded as UPLOAD_FAILED.
+func (d *Deps) planParts(ctx context.Context, src *channelAccess, parts []messenger.Message, a hoard.IngestMessageArgs) (*channelAccess, []hoard.TransferPart, error) {
+	wr, err := d.writer(ctx, d.DB, src.m.AccountID)
 	if err != nil {
-		return failedAt(hoard.SkipUploadFailed, err)
+		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}
 	infos := make([]archive.PartInfo, len(parts))
 	for i, p := range parts {
 		infos[i] = archive.PartInfo{Name: p.Document.FileName, Size: p.Document.Size}
 	}
-	ranges, err := archive.PlanSplit(a.FileName, d.splitLimit(isPremium(ctx, db, wr.m.AccountID)), infos)
+	ranges, err := archive.PlanSplit(a.FileName, d.splitLimit(isPremium(ctx, d.DB, wr.m.AccountID)), infos)
 	if err != nil {
-		return failedAt(hoard.SkipUploadFailed, err)
+		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}
 	// Re-send when no byte changes and the reader may post into the
 	// destination; otherwise upload from the spool.
@@ -225,22 +349,42 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 			tparts[i].ResendMessageID = int64(parts[r.Source].ID)
 		}
 	}
+	return wr, tparts, nil
+}
 
-	draft := hoard.Package{FileSize: a.Size, ArchiveType: typ, ContentHash: hash, PartCount: len(ranges),
-		PreviewMsgID: previewMsg, IngestionRunID: a.RunID}
+// setTransfer is the transfer that publishes the set through writer wr in
+// partCount parts: the spool files and their hash, and the draft of the
+// package that verify_transfer indexes (type, inspection note, preview,
+// source post and its category tag), so that nothing the download learnt
+// is looked up again.
+func setTransfer(a hoard.IngestMessageArgs, post hoard.PackageSource, wr *channelAccess, sp spooled, kind inspection, photo postedPhoto, partCount int) *hoard.Transfer {
+	draft := hoard.Package{FileSize: a.Size, ArchiveType: kind.typ, ContentHash: sp.hash, PartCount: partCount,
+		PreviewMsgID: photo.messageID, IngestionRunID: a.RunID}
 	draft.SetSource(post)
-	draft.InspectionNote = unlistableNote(det, typ)
+	draft.InspectionNote = kind.note
 	if post.Tag != "" {
 		draft.Tags = []string{post.Tag}
 	}
-	t := &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
-		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: paths, ContentHash: hash, Draft: draft,
-		PreviewData: preview}
+	return &hoard.Transfer{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, IngestionRunID: a.RunID,
+		AccountID: wr.m.AccountID, DestChannelID: wr.channel.ID, SpoolPaths: sp.paths, ContentHash: sp.hash, Draft: draft,
+		PreviewData: photo.data}
+}
+
+// handOver hands the downloaded set over to its upload_part jobs in the
+// transaction that completes the job: a new transfer and one job per part
+// (the set's FAILED transfer, if any, replaced), or that FAILED transfer
+// taken up when resumable allows, so the parts it posted are not posted
+// again. handed is false when the set was not handed over: err says why,
+// or is nil when the same bytes turned out to be published from another
+// source meanwhile (store.ErrSameContent) and the set completed as a
+// duplicate whose post claims that publication (claimContent).
+func (d *Deps) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], failed, t *hoard.Transfer, tparts []hoard.TransferPart, post hoard.PackageSource) (handed bool, err error) {
+	a := job.Args
 	resume, err := d.resumable(ctx, failed, t, tparts)
 	if err != nil {
-		return err
+		return false, err
 	}
-	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		if resume != nil {
 			t.ID = failed.ID
 			if err := tx.ResumeTransfer(ctx, t); err != nil {
@@ -265,16 +409,11 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		return err
 	})
 	if errors.Is(err, store.ErrSameContent) {
-		return d.ingestDuplicate(ctx, job, err.Error(), store.DupContentHash, func(tx *store.DB) error {
-			return claimContent(ctx, tx, hash, post)
+		return false, d.ingestDuplicate(ctx, job, err.Error(), store.DupContentHash, func(tx *store.DB) error {
+			return claimContent(ctx, tx, t.ContentHash, post)
 		})
 	}
-	if err != nil {
-		return err
-	}
-	keep = true
-	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", typ)
-	return nil
+	return err == nil, err
 }
 
 // ingestDuplicate completes the job of a set found to be a duplicate (by
@@ -386,12 +525,20 @@ func (d *Deps) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []
 	return &resumption{parts: parts, present: present}, nil
 }
 
+// spooled is a set downloaded into the spool: its part files in order, the
+// SHA-256 over all of them (hex) and a Sniffer that saw the same bytes.
+type spooled struct {
+	paths   []string
+	hash    string
+	sniffed *archive.Sniffer
+}
+
 // download fetches every part into dir (part-000, part-001, …) and returns
 // the paths, the SHA-256 over all parts in order and a Sniffer that saw the
 // same bytes, both fed while the bytes arrive (no second pass). Stalls and
 // broken connections resume from the last good offset, up to downloadTries
 // times per part.
-func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) ([]string, []byte, *archive.Sniffer, error) {
+func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) (spooled, error) {
 	paths := make([]string, len(parts))
 	var state archive.HashState
 	var done int64
@@ -400,12 +547,12 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 		paths[i] = filepath.Join(dir, fmt.Sprintf("part-%03d", i))
 		f, err := os.OpenFile(paths[i], os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o640)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("spool: %w", err)
+			return spooled{}, fmt.Errorf("spool: %w", err)
 		}
 		hw, err := archive.NewHashingWriter(ctx, f, state, 0)
 		if err != nil {
 			f.Close()
-			return nil, nil, nil, err
+			return spooled{}, err
 		}
 		hw.Observe(sniffer)
 		req := messenger.DownloadRequest{Channel: src.peer, MessageID: m.ID, Document: *m.Document,
@@ -437,7 +584,7 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 			err = errors.Join(cerr, ferr)
 		}
 		if err != nil {
-			return nil, nil, nil, failedAt(hoard.SkipDownloadFailed, err)
+			return spooled{}, failedAt(hoard.SkipDownloadFailed, err)
 		}
 		done += m.Document.Size
 		d.metrics().Downloaded(m.Document.Size)
@@ -445,9 +592,9 @@ func (d *Deps) download(ctx context.Context, src *source, parts []messenger.Mess
 	}
 	h, err := state.NewHash()
 	if err != nil {
-		return nil, nil, nil, err
+		return spooled{}, err
 	}
-	return paths, h.Sum(nil), sniffer, nil
+	return spooled{paths: paths, hash: hex.EncodeToString(h.Sum(nil)), sniffed: sniffer}, nil
 }
 
 // detectType decides the type of a package of size bytes from its content,

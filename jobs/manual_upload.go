@@ -83,7 +83,7 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 // processManualFile hands one file to its publication: a new one, or on a
 // retry its FAILED one taken up again (the parts it posted stay, the others
 // are posted); a publication in flight is left to its jobs.
-func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *source, premium bool) error {
+func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess, premium bool) error {
 	t, err := d.DB.FindTransferByUploadFile(ctx, f.ID)
 	switch {
 	case hoard.ErrorCode(err) == hoard.ENOTFOUND:
@@ -121,7 +121,7 @@ func (d *Deps) failUpload(ctx context.Context, up *hoard.ManualUpload, reason st
 
 // startManualFile hashes one file and hands it to upload_part jobs (or
 // completes it at once when its content is already in the catalog).
-func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *source, premium bool) error {
+func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess, premium bool) error {
 	db := d.DB
 	if !filepath.IsLocal(f.StoredPath) {
 		return hoard.Errorf(hoard.EINVALID, "stored path of %s is not inside UPLOAD_DIR", f.FileName)

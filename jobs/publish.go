@@ -101,7 +101,7 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 
 // post re-sends the part's source message or uploads its byte range of the
 // spool files, and returns the destination message id.
-func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *source) (int64, error) {
+func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess) (int64, error) {
 	if part.ResendMessageID != 0 {
 		maps, err := db.ListChannelMaps(ctx, t.SourceChannelID)
 		if err != nil {
@@ -158,7 +158,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 // findPosted looks in the destination, after the id recorded before an
 // earlier attempt posted, for a document with the part's name and size
 // that no package or other part holds; 0 when there is none.
-func (d *Deps) findPosted(ctx context.Context, db *store.DB, wr *source, part *hoard.TransferPart) (int64, error) {
+func (d *Deps) findPosted(ctx context.Context, db *store.DB, wr *channelAccess, part *hoard.TransferPart) (int64, error) {
 	msgs, err := wr.account.History(ctx, wr.peer, messenger.HistoryQuery{AfterID: int(part.DestAfterID)})
 	if err != nil {
 		return 0, err
@@ -238,6 +238,11 @@ func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.Ve
 	return w.deps.transferFailed(ctx, job.Args.TransferID, job.Attempt, job.MaxAttempts, err)
 }
 
+// work runs one verification of a transfer as its steps: load the
+// transfer and its posted parts, re-hash them (verifyHash), inspect the
+// spool, index the package in the transaction that completes the job
+// (indexTransfer), then what follows the commit (indexCommitted). A
+// transfer that is not VERIFYING has nothing to verify.
 func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	t, err := db.FindTransfer(ctx, job.Args.TransferID)
@@ -254,36 +259,63 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	act := &activity{deps: d, db: db, runID: t.IngestionRunID}
 	act.set(ctx, hoard.RunActivity{Activity: "Verifying " + t.Draft.FileName, Step: "hashing", ChannelID: t.SourceChannelID,
 		File: t.Draft.FileName, TotalBytes: t.Draft.FileSize})
+	mismatch, err := d.verifyHash(ctx, t, parts)
+	if err != nil {
+		return err
+	}
+	p, files, err := d.inspect(ctx, t)
+	if err != nil {
+		return err
+	}
+	setPosted(&p, t, parts)
+	created, duplicate, err := d.indexTransfer(ctx, job, t, &p, files, mismatch)
+	if err != nil {
+		return err
+	}
+	d.indexCommitted(ctx, t, created, duplicate)
+	d.Logger.Info("indexed", "file", p.FileName, "package", p.ID, "created", created, "duplicate", duplicate,
+		"parts", len(parts), "files", len(files))
+	return nil
+}
 
-	// One pass over the posted part set, in order, read from the spool:
-	// rule 6 (the parts together equal the original) and rule 8 (the files
-	// on disk are what was downloaded) in one read.
+// verifyHash makes one pass over the posted part set, in order, read from
+// the spool: rule 6 (the parts together equal the original) and rule 8
+// (the files on disk are what was downloaded) in one read. A source set
+// that reads back with another hash is indexed as posted and flagged: its
+// package is what a repair downloads and publishes again (into the same
+// row), and mismatch is the hash read back ("" when it matches). Any other
+// transfer that reads back differently fails (hashMismatch), its uploaded
+// parts cleared first: what was uploaded came from these bytes, so a retry
+// must not take those posts up (resumable); the audit reports them as
+// orphaned.
+func (d *Deps) verifyHash(ctx context.Context, t *hoard.Transfer, parts []hoard.TransferPart) (mismatch string, err error) {
 	sum, err := hashRanges(ctx, t.SpoolPaths, parts)
 	if err != nil {
-		return failedAt(hoard.SkipHashMismatch, err)
+		return "", failedAt(hoard.SkipHashMismatch, err)
 	}
-	mismatch := ""
 	if sum != t.ContentHash && t.ManualUploadFileID == 0 && t.SourceMessageID != 0 {
 		// A source set is indexed as posted and flagged: its package is
 		// what a repair downloads and publishes again (into the same row).
-		mismatch = sum
+		return sum, nil
 	} else if sum != t.ContentHash {
 		// What was uploaded came from these bytes: a retry must not take
 		// those posts up (resumable); the audit reports them as orphaned.
 		for _, part := range parts {
 			if part.ResendMessageID == 0 && part.DestMessageID != 0 {
-				if err := db.ClearTransferPart(ctx, t.ID, part.PartNo); err != nil {
-					return err
+				if err := d.DB.ClearTransferPart(ctx, t.ID, part.PartNo); err != nil {
+					return "", err
 				}
 			}
 		}
-		return d.hashMismatch(ctx, t, sum)
+		return "", d.hashMismatch(ctx, t, sum)
 	}
+	return "", nil
+}
 
-	p, files, err := d.inspect(ctx, t)
-	if err != nil {
-		return err
-	}
+// setPosted records on the inspected package p where transfer t posted it:
+// the destination channel and the parts' messages in part order, the first
+// being the package's message.
+func setPosted(p *hoard.Package, t *hoard.Transfer, parts []hoard.TransferPart) {
 	p.DestChannelID = t.DestChannelID
 	p.DestMessageIDs = make([]int64, len(parts))
 	for i, part := range parts {
@@ -291,9 +323,19 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	}
 	p.DestMessageID = p.DestMessageIDs[0]
 	p.PartCount = len(parts)
+}
 
-	var created, duplicate bool
-	err = completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+// indexTransfer indexes package p with its files in the transaction that
+// completes the job and deletes transfer t: the package is new (created),
+// completed in place (a repair), or — when the same bytes were published
+// meanwhile from elsewhere — not indexed at all (duplicate), the earlier
+// post claiming the other package. The same transaction removes the
+// set's skipped record, completes a manual upload's file, counts the run
+// and enqueues what follows (afterIndexed, group_channel,
+// notify_subscribers), so none of it happens without the others.
+func (d *Deps) indexTransfer(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs], t *hoard.Transfer, p *hoard.Package,
+	files []hoard.PackageFile, mismatch string) (created, duplicate bool, err error) {
+	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		// The draft's source as it is now: an earlier copy of the same
 		// bytes may have claimed it (store.ClaimTransferSource) since t
 		// was read; the lock makes later claims wait for the package.
@@ -303,7 +345,7 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		}
 		p.SetSource(cur.Draft.Source(""))
 		p.Tags = cur.Draft.Tags
-		created, err = tx.IndexPackage(ctx, &p, files)
+		created, err = tx.IndexPackage(ctx, p, files)
 		if hoard.ErrorCode(err) == hoard.ECONFLICT {
 			// The same bytes were published meanwhile from elsewhere:
 			// dedup (d) after the fact; the earlier post is the source.
@@ -338,7 +380,7 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		if err := tx.DeleteTransfer(ctx, t.ID); err != nil {
 			return err
 		}
-		if err := d.afterIndexed(ctx, tx, client, t, &p, created, mismatch); err != nil {
+		if err := d.afterIndexed(ctx, tx, client, t, p, created, mismatch); err != nil {
 			return err
 		}
 		if p.SourceChannelID != 0 {
@@ -354,9 +396,13 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 		// New, or repaired in place: published in this run either way.
 		return addCounters(ctx, tx, t.IngestionRunID, hoard.RunCounters{Ingested: 1})
 	})
-	if err != nil {
-		return err
-	}
+	return created, duplicate, err
+}
+
+// indexCommitted does what follows the commit of an indexed transfer t,
+// none of which a failure may undo: the metrics are told, the spool goes
+// (unless the transfer keeps its files) and a manual upload's file is done.
+func (d *Deps) indexCommitted(ctx context.Context, t *hoard.Transfer, created, duplicate bool) {
 	d.countIndexed(created, duplicate)
 	if !t.KeepFiles && len(t.SpoolPaths) > 0 {
 		d.removeSpool(filepath.Dir(t.SpoolPaths[0]))
@@ -364,9 +410,6 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	if t.ManualUploadFileID != 0 {
 		d.manualFileDone(ctx, t)
 	}
-	d.Logger.Info("indexed", "file", p.FileName, "package", p.ID, "created", created, "duplicate", duplicate,
-		"parts", len(parts), "files", len(files))
-	return nil
 }
 
 // draftPost is the source post of a transfer's draft; its category tag is

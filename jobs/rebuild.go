@@ -167,7 +167,7 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 
 // rebuildReader resolves the run's destination channel and an account that
 // reads it (a signed-in writer of the channel).
-func (d *Deps) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*source, error) {
+func (d *Deps) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*channelAccess, error) {
 	if run.DestChannelID == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
 	}

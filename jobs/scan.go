@@ -54,7 +54,9 @@ type ScanChannelWorker struct {
 	deps Deps
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker: it refreshes what the platform says of the
+// channel, then scans a plain channel's history (when shouldScan lets it)
+// or, for a forum, queues a scan_topic job per topic that needs one.
 func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanChannelArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	src, err := d.resolveScanMap(ctx, job.Args.MapID)
@@ -66,18 +68,13 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 	}
 	run, _ := db.FindRun(ctx, job.Args.RunID)
 	manual := run != nil && run.Trigger != hoard.TriggerSchedule
-	act := &activity{deps: d, db: db, runID: job.Args.RunID}
 
 	info, err := src.account.ChannelInfo(ctx, src.peer)
 	if err != nil {
 		return d.scanFailed(ctx, src, err)
 	}
-	if info.Forum != src.channel.IsForum || info.Protected != src.channel.IsProtected || info.Title != src.channel.Title {
-		src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
-		if err := db.UpsertChannel(ctx, src.channel); err != nil {
-			return fmt.Errorf("scan channel: update channel: %w", err)
-		}
-		src.peer = peerOf(src.channel, src.m)
+	if err := d.refreshChannel(ctx, src, info); err != nil {
+		return err
 	}
 	d.accessRestored(ctx, db, src.channel)
 
@@ -86,29 +83,66 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			d.Logger.Debug("channel scan skipped", "channel", src.channel.Title, "reason", why)
 			return nil
 		}
-		act.set(ctx, hoard.RunActivity{Activity: "Scanning " + src.channel.Title, Step: "scanning",
-			ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
-		return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
-			return completeTx(ctx, db, job, fn)
-		}, src, nil, 0, job.Args.RunID)
+		return scan(ctx, d, job, src, channelMark{m: src.m}, job.Args.RunID)
 	}
+	return d.queueTopicScans(ctx, job, src, manual)
+}
 
+// refreshChannel stores what changed of the channel on the platform
+// (forum, protected, title) and the peer that follows from it, so that
+// the scan reads the channel as it is now: one that became a forum is
+// scanned by topics, one that became protected is not re-sent from.
+func (d *Deps) refreshChannel(ctx context.Context, src *channelAccess, info messenger.Channel) error {
+	if info.Forum == src.channel.IsForum && info.Protected == src.channel.IsProtected && info.Title == src.channel.Title {
+		return nil
+	}
+	src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
+	if err := d.DB.UpsertChannel(ctx, src.channel); err != nil {
+		return fmt.Errorf("scan channel: update channel: %w", err)
+	}
+	src.peer = peerOf(src.channel, src.m)
+	return nil
+}
+
+// queueTopicScans lists a forum's topics and, in the transaction that
+// completes the job, queues a scan_topic job for each topic that needs one
+// (topicsToScan). Listing fails as a scan does (scanFailed).
+func (d *Deps) queueTopicScans(ctx context.Context, job *river.Job[hoard.ScanChannelArgs], src *channelAccess, manual bool) error {
+	act := &activity{deps: d, db: d.DB, runID: job.Args.RunID}
 	act.set(ctx, hoard.RunActivity{Activity: "Listing topics of " + src.channel.Title, Step: "scanning",
 		ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
 	topics, err := src.account.Topics(ctx, src.peer)
 	if err != nil {
 		return d.scanFailed(ctx, src, err)
 	}
-	known, err := db.ListTopics(ctx, src.m.ID)
+	params, err := d.topicsToScan(ctx, src, topics, job.Args.RunID, manual)
 	if err != nil {
 		return err
+	}
+	return completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		if len(params) == 0 {
+			return nil
+		}
+		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+}
+
+// topicsToScan records the forum's topics (new ones, and renamed ones
+// under their new name) and returns the scan_topic jobs of those that
+// need a scan: fetching enabled, something after the watermark
+// (topicIdle) and, in a scheduled cycle, not cold (shouldScan).
+func (d *Deps) topicsToScan(ctx context.Context, src *channelAccess, topics []messenger.Topic, runID int64, manual bool) ([]river.InsertManyParams, error) {
+	known, err := d.DB.ListTopics(ctx, src.m.ID)
+	if err != nil {
+		return nil, err
 	}
 	byID := make(map[int64]hoard.TopicProgress, len(known))
 	for _, t := range known {
 		byID[t.TopicID] = t
 	}
 	var params []river.InsertManyParams
-	err = db.InTx(ctx, func(tx *store.DB) error {
+	err = d.DB.InTx(ctx, func(tx *store.DB) error {
 		for _, t := range topics {
 			p, seen := byID[int64(t.ID)]
 			if !seen || p.TopicName != t.Title {
@@ -127,21 +161,15 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 			if ok, _ := shouldScan(p.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
 				continue
 			}
-			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: job.Args.RunID, MapID: src.m.ID,
+			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: runID, MapID: src.m.ID,
 				TopicID: int64(t.ID), TopMessageID: int64(t.TopMessageID)}})
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("scan channel: topics: %w", err)
+		return nil, fmt.Errorf("scan channel: topics: %w", err)
 	}
-	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		if len(params) == 0 {
-			return nil
-		}
-		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
-		return err
-	})
+	return params, nil
 }
 
 // topicIdle reports a topic with nothing after its watermark: the topic
@@ -167,7 +195,7 @@ func nextWatermark(maxID, top, hold int64) int64 {
 // resolveScanMap resolves the map a scan job names; a map deleted since the
 // job was queued cancels the job, any other failure retries it
 // (jobOutcome).
-func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error) {
+func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*channelAccess, error) {
 	src, err := d.resolveMap(ctx, d.DB, mapID)
 	if err != nil {
 		return nil, jobOutcome(fmt.Errorf("scan map %d: %w", mapID, err))
@@ -178,7 +206,7 @@ func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*source, error)
 // scanFailed handles a platform error of a scan: a rate limit snoozes, lost
 // access is recorded (and the job ends: the channel's other work and the
 // other channels go on), anything else is retried.
-func (d *Deps) scanFailed(ctx context.Context, src *source, err error) error {
+func (d *Deps) scanFailed(ctx context.Context, src *channelAccess, err error) error {
 	if serr, ok := snoozeIfLimited(err); ok {
 		return serr
 	}
@@ -209,163 +237,307 @@ func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTop
 	if !topic.FetchEnabled || !src.channel.IsActive {
 		return nil
 	}
-	act := &activity{deps: d, db: db, runID: job.Args.RunID}
-	act.set(ctx, hoard.RunActivity{Activity: "Scanning " + src.channel.Title + " › " + topic.TopicName, Step: "scanning",
-		ChannelID: src.channel.ID, TopicID: topic.TopicID, AccountChannelMapID: src.m.ID})
-	return d.scan(ctx, func(fn func(*store.DB, *river.Client[pgx.Tx]) error) error {
-		return completeTx(ctx, db, job, fn)
-	}, src, topic, job.Args.TopMessageID, job.Args.RunID)
+	return scan(ctx, d, job, src, topicMark{mapID: src.m.ID, t: topic, newest: job.Args.TopMessageID}, job.Args.RunID)
 }
 
-// completeFunc runs a transaction that also completes the calling job.
-type completeFunc func(fn func(tx *store.DB, client *river.Client[pgx.Tx]) error) error
+// watermark is where a scan reads from and what it advances: a channel
+// map's, for a channel scanned whole (channelMark), or one forum topic's
+// (topicMark). The scan is one piece of code for both; what differs
+// between them is here.
+type watermark interface {
+	// position is the newest message id processed so far and the state
+	// the last scan left (cold-channel backoff).
+	position() (last int64, state hoard.ScanState)
+	// history is the platform request for the messages after the
+	// watermark.
+	history() messenger.HistoryQuery
+	// next is where the scan leaves the watermark (nextWatermark): after
+	// the newest message it saw (maxID) but before the first set held back
+	// (hold, 0 when none).
+	next(maxID, hold int64) int64
+	// advance moves the watermark to mark and records the scan state in
+	// tx, the transaction that enqueues the work for the messages below
+	// mark, so that no message is forgotten.
+	advance(ctx context.Context, tx *store.DB, mark int64, state hoard.ScanState) error
+	// topic is the forum topic scanned, nil for a channel scanned whole: it
+	// names the sets' source posts and skipped records.
+	topic() *hoard.TopicProgress
+	// scanning is the run's live activity while src is scanned.
+	scanning(src *channelAccess) hoard.RunActivity
+}
 
-// scan reads the history of a channel (topic nil) or forum topic after its
-// watermark, groups the candidate files into sets, drops duplicates by the
-// rules that need no bytes, and in one transaction enqueues an
-// ingest_message job per remaining set, advances the watermark and records
-// the scan state. A set not settled yet holds the watermark before it. top
-// is the topic's newest message id from the topic list (0 when unknown):
-// the watermark advances at least that far.
-func (d *Deps) scan(ctx context.Context, complete completeFunc, src *source, topic *hoard.TopicProgress, top int64, runID int64) error {
-	db := d.DB
-	watermark, state := src.m.LastProcessedMessageID, src.m.ScanState
-	q := messenger.HistoryQuery{AfterID: int(watermark)}
-	var topicID int64
-	if topic != nil {
-		watermark, state = topic.LastProcessedMessageID, topic.ScanState
-		q = messenger.HistoryQuery{TopicID: int(topic.TopicID), AfterID: int(watermark)}
-		topicID = topic.TopicID
+// channelMark is the watermark of a channel scanned whole, kept on the
+// account's map of it.
+type channelMark struct {
+	m *hoard.ChannelMap
+}
+
+// position implements watermark: the map's.
+func (c channelMark) position() (int64, hoard.ScanState) {
+	return c.m.LastProcessedMessageID, c.m.ScanState
+}
+
+// history implements watermark: the channel's messages after the map's
+// watermark.
+func (c channelMark) history() messenger.HistoryQuery {
+	return messenger.HistoryQuery{AfterID: int(c.m.LastProcessedMessageID)}
+}
+
+// next implements watermark: a channel has no topic list naming its
+// newest message.
+func (c channelMark) next(maxID, hold int64) int64 { return nextWatermark(maxID, 0, hold) }
+
+// advance implements watermark on the map.
+func (c channelMark) advance(ctx context.Context, tx *store.DB, mark int64, state hoard.ScanState) error {
+	if err := tx.AdvanceWatermark(ctx, c.m.ID, mark); err != nil {
+		return err
 	}
-	msgs, err := src.account.History(ctx, src.peer, q)
+	return tx.SetMapScanState(ctx, c.m.ID, state)
+}
+
+// topic implements watermark: no topic.
+func (c channelMark) topic() *hoard.TopicProgress { return nil }
+
+// scanning implements watermark: the channel's title.
+func (c channelMark) scanning(src *channelAccess) hoard.RunActivity {
+	return hoard.RunActivity{Activity: "Scanning " + src.channel.Title, Step: "scanning",
+		ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID}
+}
+
+// topicMark is the watermark of one forum topic t of map mapID, kept on the
+// topic's progress row. newest is the topic's newest message id from the
+// topic list (0 when unknown): the watermark advances at least that far.
+type topicMark struct {
+	mapID  int64
+	t      *hoard.TopicProgress
+	newest int64
+}
+
+// position implements watermark: the topic's.
+func (m topicMark) position() (int64, hoard.ScanState) {
+	return m.t.LastProcessedMessageID, m.t.ScanState
+}
+
+// history implements watermark: the topic's messages after its watermark.
+func (m topicMark) history() messenger.HistoryQuery {
+	return messenger.HistoryQuery{TopicID: int(m.t.TopicID), AfterID: int(m.t.LastProcessedMessageID)}
+}
+
+// next implements watermark: at least as far as the topic list's newest
+// message, so that a topic whose last messages are no candidates counts as
+// idle next time (topicIdle).
+func (m topicMark) next(maxID, hold int64) int64 { return nextWatermark(maxID, m.newest, hold) }
+
+// advance implements watermark on the topic's progress row.
+func (m topicMark) advance(ctx context.Context, tx *store.DB, mark int64, state hoard.ScanState) error {
+	if err := tx.AdvanceTopicWatermark(ctx, m.mapID, m.t.TopicID, mark); err != nil {
+		return err
+	}
+	return tx.SetTopicScanState(ctx, m.mapID, m.t.TopicID, state)
+}
+
+// topic implements watermark.
+func (m topicMark) topic() *hoard.TopicProgress { return m.t }
+
+// scanning implements watermark: the channel's title and the topic's name.
+func (m topicMark) scanning(src *channelAccess) hoard.RunActivity {
+	return hoard.RunActivity{Activity: "Scanning " + src.channel.Title + " › " + m.t.TopicName, Step: "scanning",
+		ChannelID: src.channel.ID, TopicID: m.t.TopicID, AccountChannelMapID: src.m.ID}
+}
+
+// topicIDOf is the id of topic, 0 for a channel scanned whole (nil), as
+// skipped records, job args and logs carry it.
+func topicIDOf(topic *hoard.TopicProgress) int64 {
+	if topic == nil {
+		return 0
+	}
+	return topic.TopicID
+}
+
+// scan reads the history of a channel or forum topic after its watermark
+// wm, groups the candidate files into sets (readBatch), drops duplicates by
+// the rules that need no bytes (planSets), and in the transaction that
+// completes job enqueues an ingest_message job per remaining set, advances
+// the watermark and records the scan state (scanPlan.commit). A set not
+// settled yet holds the watermark before it. It is generic only to
+// complete job, of either scan kind, in that transaction.
+func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src *channelAccess, wm watermark, runID int64) error {
+	act := &activity{deps: d, db: d.DB, runID: runID}
+	act.set(ctx, wm.scanning(src))
+	msgs, err := src.account.History(ctx, src.peer, wm.history())
 	if err != nil {
 		return d.scanFailed(ctx, src, err)
 	}
-
-	byID := make(map[int64]messenger.Message, len(msgs))
-	var cands []archive.Message
-	var photos []archive.Photo
-	maxID := watermark
-	for _, m := range msgs {
-		id := int64(m.ID)
-		maxID = max(maxID, id)
-		byID[id] = m
-		switch {
-		case m.Document != nil && archive.IsCandidate(m.Document.FileName):
-			cands = append(cands, archive.Message{ID: id, Name: m.Document.FileName, Size: m.Document.Size, Date: m.Date})
-		case m.Photo != nil:
-			photos = append(photos, archive.Photo{ID: id, AlbumID: m.GroupedID, Caption: m.Text, Date: m.Date})
-		}
-	}
-	sets := archive.GroupSets(cands)
-	slices.SortFunc(sets, func(a, b archive.Set) int { return int(a.FirstMessageID - b.FirstMessageID) })
-
+	last, state := wm.position()
+	b := readBatch(msgs, last)
 	now := d.Now()
-	hold := int64(0)
-	var counters hoard.RunCounters
-	counters.MessagesScanned = len(msgs)
-	var params []river.InsertManyParams
-	var skips []hoard.SkippedPackage
-	var dupRules []string // told to the metrics once the scan commits
-	var claims []sourceClaim
-	for _, set := range sets {
-		counters.ArchivesFound += 1 + len(set.Duplicates)
-		if !set.Settled(now, d.SettleTime) {
-			if hold == 0 || set.FirstMessageID < hold {
-				hold = set.FirstMessageID
-			}
-			counters.HeldBack += 1 + len(set.Duplicates)
-			continue
-		}
-		// Re-posts of the same name and size within the batch (rules a
-		// and c) were set aside by GroupSets.
-		counters.Duplicates += len(set.Duplicates)
-		for range set.Duplicates {
-			dupRules = append(dupRules, store.DupNameAndSize)
-		}
-		out, err := d.planSet(ctx, src, set, byID, photos, topic, runID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case out.job != nil:
-			params = append(params, *out.job)
-		case out.skip != nil:
-			counters.Skipped++
-			skips = append(skips, *out.skip)
-		case out.duplicate != "":
-			counters.Duplicates++
-			dupRules = append(dupRules, out.duplicate)
-			if out.claim != nil {
-				claims = append(claims, *out.claim)
-			}
-		default: // skipped before, waiting for a manual retry
-			counters.Skipped++
-		}
-	}
-
-	newMark := nextWatermark(maxID, top, hold)
-	pending, err := db.CountPendingSkipped(ctx, src.channel.ID)
+	plan, err := d.planSets(ctx, src, wm.topic(), b, now, runID)
 	if err != nil {
 		return err
 	}
-	found := len(params) > 0 || hold != 0 || pending > 0
-	next := hoard.ScanState{LastScannedAt: now, LastScanFoundArchives: found}
-	if !found {
-		next.ConsecutiveEmptyScans = state.ConsecutiveEmptyScans + 1
+	mark := wm.next(b.maxID, plan.hold)
+	next, err := d.nextScanState(ctx, src, plan, state, now)
+	if err != nil {
+		return err
 	}
-	err = complete(func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		if len(params) > 0 {
-			if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
-				return fmt.Errorf("enqueue ingestion: %w", err)
-			}
-		}
-		for i := range skips {
-			if err := tx.UpsertSkippedPackage(ctx, &skips[i]); err != nil {
-				return err
-			}
-		}
-		// In package order: two scans claiming the same packages never
-		// wait for each other in a circle (a deadlock).
-		slices.SortFunc(claims, func(a, b sourceClaim) int { return cmp.Compare(a.packageID, b.packageID) })
-		for _, c := range claims {
-			if _, err := tx.ClaimPackageSource(ctx, c.packageID, c.post); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-				return err
-			}
-		}
-		if topic != nil {
-			if err := tx.AdvanceTopicWatermark(ctx, src.m.ID, topicID, newMark); err != nil {
-				return err
-			}
-			if err := tx.SetTopicScanState(ctx, src.m.ID, topicID, next); err != nil {
-				return err
-			}
-		} else {
-			if err := tx.AdvanceWatermark(ctx, src.m.ID, newMark); err != nil {
-				return err
-			}
-			if err := tx.SetMapScanState(ctx, src.m.ID, next); err != nil {
-				return err
-			}
-		}
-		if runID != 0 {
-			if err := tx.AddRunCounters(ctx, runID, counters); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-				return err
-			}
-		}
-		return nil
+	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		return plan.commit(ctx, tx, client, wm, mark, next, runID)
 	})
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", src.channel.Title, err)
 	}
-	for _, rule := range dupRules {
+	for _, rule := range plan.dupRules {
 		d.metrics().Duplicate(rule)
 	}
-	for _, s := range skips {
+	for _, s := range plan.skips {
 		d.metrics().Skipped(s.Reason)
 	}
-	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicID, "messages", len(msgs), "sets", len(sets),
-		"queued", len(params), "duplicates", counters.Duplicates, "held", hold != 0, "watermark", newMark)
+	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicIDOf(wm.topic()), "messages", len(msgs), "sets", len(b.sets),
+		"queued", len(plan.params), "duplicates", plan.counters.Duplicates, "held", plan.hold != 0, "watermark", mark)
+	return nil
+}
+
+// batch is what a scan read after the watermark: how many messages, the
+// messages by id, the
+// candidate files grouped into sets in message order, the photos that may
+// be their previews, and the newest message id seen (maxID, the watermark
+// when nothing is newer).
+type batch struct {
+	messages int
+	byID     map[int64]messenger.Message
+	sets     []archive.Set
+	photos   []archive.Photo
+	maxID    int64
+}
+
+// readBatch sorts the messages read after watermark into a batch:
+// documents whose names make them candidates are grouped into sets,
+// photos kept aside for matching, anything else only counts for maxID.
+func readBatch(msgs []messenger.Message, watermark int64) batch {
+	b := batch{messages: len(msgs), byID: make(map[int64]messenger.Message, len(msgs)), maxID: watermark}
+	var cands []archive.Message
+	for _, m := range msgs {
+		id := int64(m.ID)
+		b.maxID = max(b.maxID, id)
+		b.byID[id] = m
+		switch {
+		case m.Document != nil && archive.IsCandidate(m.Document.FileName):
+			cands = append(cands, archive.Message{ID: id, Name: m.Document.FileName, Size: m.Document.Size, Date: m.Date})
+		case m.Photo != nil:
+			b.photos = append(b.photos, archive.Photo{ID: id, AlbumID: m.GroupedID, Caption: m.Text, Date: m.Date})
+		}
+	}
+	b.sets = archive.GroupSets(cands)
+	slices.SortFunc(b.sets, func(x, y archive.Set) int { return int(x.FirstMessageID - y.FirstMessageID) })
+	return b
+}
+
+// scanPlan is what a scan writes in its transaction: the run's counters,
+// the ingest_message jobs, the skipped records, the duplicates' claims on
+// their packages, and hold, the first set held back (0 when none). dupRules
+// are told to the metrics once the scan commits.
+type scanPlan struct {
+	counters hoard.RunCounters
+	params   []river.InsertManyParams
+	skips    []hoard.SkippedPackage
+	dupRules []string
+	claims   []sourceClaim
+	hold     int64
+}
+
+// planSets decides what the scan does with each set of batch b (planSet),
+// as of now: a set not settled yet is held back and counted, re-posts of
+// the same name and size within the batch (rules a and c, set aside by
+// GroupSets) are duplicates.
+func (d *Deps) planSets(ctx context.Context, src *channelAccess, topic *hoard.TopicProgress, b batch, now time.Time, runID int64) (scanPlan, error) {
+	var plan scanPlan
+	plan.counters.MessagesScanned = b.messages
+	for _, set := range b.sets {
+		plan.counters.ArchivesFound += 1 + len(set.Duplicates)
+		if !set.Settled(now, d.SettleTime) {
+			if plan.hold == 0 || set.FirstMessageID < plan.hold {
+				plan.hold = set.FirstMessageID
+			}
+			plan.counters.HeldBack += 1 + len(set.Duplicates)
+			continue
+		}
+		// Re-posts of the same name and size within the batch (rules a
+		// and c) were set aside by GroupSets.
+		plan.counters.Duplicates += len(set.Duplicates)
+		for range set.Duplicates {
+			plan.dupRules = append(plan.dupRules, store.DupNameAndSize)
+		}
+		out, err := d.planSet(ctx, src, set, b.byID, b.photos, topic, runID)
+		if err != nil {
+			return scanPlan{}, err
+		}
+		switch {
+		case out.job != nil:
+			plan.params = append(plan.params, *out.job)
+		case out.skip != nil:
+			plan.counters.Skipped++
+			plan.skips = append(plan.skips, *out.skip)
+		case out.duplicate != "":
+			plan.counters.Duplicates++
+			plan.dupRules = append(plan.dupRules, out.duplicate)
+			if out.claim != nil {
+				plan.claims = append(plan.claims, *out.claim)
+			}
+		default: // skipped before, waiting for a manual retry
+			plan.counters.Skipped++
+		}
+	}
+	return plan, nil
+}
+
+// nextScanState is the scan state a scan as of now records, from the
+// state the last one left: it found something when it queued work, held a
+// set back or the channel has skipped sets still pending; a scan that
+// found nothing adds one to the empty scans in a row (cold-channel
+// backoff).
+func (d *Deps) nextScanState(ctx context.Context, src *channelAccess, plan scanPlan, state hoard.ScanState, now time.Time) (hoard.ScanState, error) {
+	pending, err := d.DB.CountPendingSkipped(ctx, src.channel.ID)
+	if err != nil {
+		return hoard.ScanState{}, err
+	}
+	found := len(plan.params) > 0 || plan.hold != 0 || pending > 0
+	next := hoard.ScanState{LastScannedAt: now, LastScanFoundArchives: found}
+	if !found {
+		next.ConsecutiveEmptyScans = state.ConsecutiveEmptyScans + 1
+	}
+	return next, nil
+}
+
+// commit writes the plan in tx, the transaction that completes the scan's
+// job: the ingest_message jobs, the skipped records, the claims, the
+// watermark advanced to mark with scan state next, and the run's counters.
+func (plan *scanPlan) commit(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], wm watermark, mark int64, next hoard.ScanState, runID int64) error {
+	if len(plan.params) > 0 {
+		if _, err := client.InsertManyTx(ctx, tx.Tx(), plan.params); err != nil {
+			return fmt.Errorf("enqueue ingestion: %w", err)
+		}
+	}
+	for i := range plan.skips {
+		if err := tx.UpsertSkippedPackage(ctx, &plan.skips[i]); err != nil {
+			return err
+		}
+	}
+	// In package order: two scans claiming the same packages never
+	// wait for each other in a circle (a deadlock).
+	slices.SortFunc(plan.claims, func(a, b sourceClaim) int { return cmp.Compare(a.packageID, b.packageID) })
+	for _, c := range plan.claims {
+		if _, err := tx.ClaimPackageSource(ctx, c.packageID, c.post); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			return err
+		}
+	}
+	if err := wm.advance(ctx, tx, mark, next); err != nil {
+		return err
+	}
+	if runID != 0 {
+		if err := tx.AddRunCounters(ctx, runID, plan.counters); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -393,13 +565,10 @@ type sourceClaim struct {
 // invalid input — is that set's alone: it becomes a SKIPPED record saying
 // why, and the scan goes on with the others. Any other error (the database
 // is down, say) fails the scan, which River retries.
-func (d *Deps) planSet(ctx context.Context, src *source, set archive.Set, byID map[int64]messenger.Message,
+func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set, byID map[int64]messenger.Message,
 	photos []archive.Photo, topic *hoard.TopicProgress, runID int64) (out setOutcome, err error) {
 	db := d.DB
-	var topicID int64
-	if topic != nil {
-		topicID = topic.TopicID
-	}
+	topicID := topicIDOf(topic)
 	var name string
 	skip := func(reason hoard.SkipReason, msg string) setOutcome {
 		return setOutcome{skip: &hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,

@@ -145,7 +145,7 @@ func TestPlanSetKeepsAFailureToItsSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &Deps{DB: db, Logger: discardLogger(), MaxSkipAttempts: 3}
-	src := &source{m: &hoard.ChannelMap{ID: 1}, channel: ch}
+	src := &channelAccess{m: &hoard.ChannelMap{ID: 1}, channel: ch}
 	out, err := d.planSet(ctx, src, archive.Set{FirstMessageID: 7, Scheme: archive.Single}, nil, nil, nil, 0)
 	if err != nil || out.skip == nil {
 		t.Fatalf("planSet = %+v, %v; want a skipped record", out, err)

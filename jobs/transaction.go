@@ -1,0 +1,35 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hoard/hoard/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// completeTx runs fn and marks job completed in one transaction: the rows fn
+// writes, the jobs it inserts and the completion commit together or not at
+// all.
+func completeTx[T river.JobArgs](ctx context.Context, db *store.DB, job *river.Job[T], fn func(tx *store.DB, client *river.Client[pgx.Tx]) error) error {
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	return db.InTx(ctx, func(tx *store.DB) error {
+		if fn != nil {
+			if err := fn(tx, client); err != nil {
+				return err
+			}
+		}
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx.Tx(), job); err != nil {
+			return fmt.Errorf("complete job %d: %w", job.ID, err)
+		}
+		return nil
+	})
+}
+
+// withMaxAttempts returns args' insert options with another attempt budget.
+func withMaxAttempts(opts river.InsertOpts, n int) *river.InsertOpts {
+	opts.MaxAttempts = n
+	return &opts
+}
