@@ -68,21 +68,9 @@ func newCopyWorld(t *testing.T) *copyWorld {
 	env := messengertest.Start(t, seed)
 	acc := env.Account(t, env.Config("account"))
 	ctx := context.Background()
-	resolve := func(ref string) messenger.Channel {
-		t.Helper()
-		r, err := messenger.ParseChannelRef(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := acc.ResolveChannel(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ch
-	}
-	w := &copyWorld{env: env, acc: acc, peer: resolve("@hoardarchive"), size: int64(len(data))}
+	w := &copyWorld{env: env, acc: acc, peer: resolveChannel(t, acc, "@hoardarchive"), size: int64(len(data))}
 	for _, c := range copies {
-		c.peer = resolve("@" + c.username)
+		c.peer = resolveChannel(t, acc, "@" + c.username)
 		msgs, err := acc.History(ctx, c.peer, messenger.HistoryQuery{})
 		if err != nil || len(msgs) != 1 || msgs[0].Document == nil {
 			t.Fatalf("history of %s: %v, %v", c.username, msgs, err)

@@ -12,6 +12,21 @@ import (
 	"github.com/hoard/hoard/store/storetest"
 )
 
+// resolveChannel finds a channel by a link or @username through acc,
+// failing the test when it cannot.
+func resolveChannel(t testing.TB, acc messenger.Account, ref string) messenger.Channel {
+	t.Helper()
+	r, err := messenger.ParseChannelRef(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := acc.ResolveChannel(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // destinationDB is a test database whose signed-in account (phone) writes

@@ -38,19 +38,7 @@ func newPublishWorld(t *testing.T) *publishWorld {
 	env := messengertest.Start(t, "")
 	acc := env.Account(t, env.Config("account"))
 	ctx := context.Background()
-	resolve := func(ref string) messenger.Channel {
-		t.Helper()
-		r, err := messenger.ParseChannelRef(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := acc.ResolveChannel(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ch
-	}
-	peer, src := resolve("@hoardarchive"), resolve("@mammothfactory")
+	peer, src := resolveChannel(t, acc, "@hoardarchive"), resolveChannel(t, acc, "@mammothfactory")
 	db, dest := destinationDB(t, env.Info.Phone, peer)
 	account, err := db.FindAccountByPhone(ctx, env.Info.Phone)
 	if err != nil {

@@ -63,18 +63,6 @@ func newOutageWorld(t *testing.T, n int) *outageWorld {
 	w.env = messengertest.StartIn(t, seed, dir)
 	acc := w.env.Account(t, w.env.Config("account"))
 	w.acc = acc
-	resolve := func(ref string) messenger.Channel {
-		t.Helper()
-		r, err := messenger.ParseChannelRef(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := acc.ResolveChannel(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ch
-	}
 	db, err := store.Open(ctx, storetest.URL(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +81,7 @@ func newOutageWorld(t *testing.T, n int) *outageWorld {
 		kind hoard.ChannelKind
 		role hoard.MapRole
 	}{{"@hoardarchive", hoard.ChannelDestination, hoard.MapWriter}, {"@outageshelf", hoard.ChannelSource, hoard.MapReader}} {
-		peer := resolve(c.ref)
+		peer := resolveChannel(t, acc, c.ref)
 		ch := &hoard.Channel{PlatformID: peer.ID, Title: peer.Title, Username: peer.Username, Kind: c.kind, IsActive: true}
 		if err := db.UpsertChannel(ctx, ch); err != nil {
 			t.Fatal(err)
