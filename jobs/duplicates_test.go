@@ -70,7 +70,7 @@ func newCopyWorld(t *testing.T) *copyWorld {
 	ctx := context.Background()
 	w := &copyWorld{env: env, acc: acc, peer: resolveChannel(t, acc, "@hoardarchive"), size: int64(len(data))}
 	for _, c := range copies {
-		c.peer = resolveChannel(t, acc, "@" + c.username)
+		c.peer = resolveChannel(t, acc, "@"+c.username)
 		msgs, err := acc.History(ctx, c.peer, messenger.HistoryQuery{})
 		if err != nil || len(msgs) != 1 || msgs[0].Document == nil {
 			t.Fatalf("history of %s: %v, %v", c.username, msgs, err)
