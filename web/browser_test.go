@@ -401,7 +401,7 @@ func TestBrowserRiverUIUnderPolicy(t *testing.T) {
 	admin, password := e.user(hoard.RoleAdmin)
 	base := e.ts.URL
 	signIn(t, ctx, base, admin.Email, password)
-	for _, page := range []struct{ path, text string }{{"/admin/river/jobs", "Jobs"}, {"/admin/river/queues", "Queues"}} {
+	for _, page := range []struct{ path, text string }{{riverUIJobs, "Jobs"}, {"/admin/river/queues", "Queues"}} {
 		bt.Do(t, ctx, chromedp.Navigate(base+page.path),
 			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector("#root").innerText.includes(%q)`, page.text),
 				chromedp.WithPollingTimeout(15*time.Second)))

@@ -173,7 +173,7 @@ func (w fuzzWorld) path(pattern, value string) string {
 	}
 	p := strings.Replace(b.String(), "/static/*", "/static/app.css", 1)
 	if p == riverUIPrefix {
-		p += "/api/jobs"
+		p = riverUIAPIJobs
 	}
 	return p
 }
@@ -244,7 +244,7 @@ func TestRoutesRefuseHostileInput(t *testing.T) {
 				for _, name := range []string{"ids", "kinds", "limit", "priorities", "state", "queues"} {
 					q.Set(name, v)
 				}
-				reqs = append(reqs, newFuzzRequest(2, method, riverUIPrefix+"/api/jobs", q))
+				reqs = append(reqs, newFuzzRequest(2, method, riverUIAPIJobs, q))
 				for _, p := range []string{"/api/jobs/", "/api/queues/", "/api/workflows/"} {
 					reqs = append(reqs, newFuzzRequest(2, method, riverUIPrefix+p+url.PathEscape(v), nil))
 				}
