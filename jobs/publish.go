@@ -246,8 +246,14 @@ func (w *VerifyTransferWorker) Work(ctx context.Context, job *river.Job[hoard.Ve
 func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.VerifyTransferArgs]) error {
 	d, db := &w.deps, w.deps.DB
 	t, err := db.FindTransfer(ctx, job.Args.TransferID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		// Gone: indexed and removed by an earlier run of this job whose
+		// completion was lost (the database went away), or abandoned.
+		// Either way there is nothing to verify, as below.
+		return nil
+	}
 	if err != nil {
-		return jobOutcome(fmt.Errorf("verify transfer: %w", err)) // gone: cancelled; else a failed attempt
+		return jobOutcome(fmt.Errorf("verify transfer: %w", err))
 	}
 	if t.Status != hoard.TransferVerifying {
 		return nil
