@@ -111,6 +111,12 @@ func (w *SendWorker) deliver(ctx context.Context, d *store.BotDelivery) error {
 		randomIDs[i] = messenger.DeriveRandomID(ridPart, r.ID, id)
 	}
 	n, err := w.deps.Bot.Copy(ctx, r.PlatformUserID, d.DestChannelPlatformID, msgIDs, randomIDs)
+	if err == nil && n == len(rest) {
+		r.PartsSent += n
+		// All delivered: SENT records every part in one write, which must
+		// land even when ctx ended meanwhile.
+		return w.finish(context.WithoutCancel(ctx), r.ID, hoard.SendSent, "", DeliverySent)
+	}
 	if n > 0 {
 		r.PartsSent += n
 		// The progress must land even when ctx ended meanwhile.

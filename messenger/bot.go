@@ -169,4 +169,7 @@ type Pacer interface {
 	// Wait blocks until one more request under key may be made, or ctx
 	// ends.
 	Wait(ctx context.Context, key string, rate float64, burst int) error
+	// WaitN blocks until n more requests under key may be made at once
+	// (one request carrying n messages), or ctx ends.
+	WaitN(ctx context.Context, key string, rate float64, burst, n int) error
 }

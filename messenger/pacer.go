@@ -28,6 +28,12 @@ func NewMemoryPacer() *MemoryPacer {
 // Wait implements Pacer. A key waited on with another rate or burst than
 // before starts a new, full bucket with the new values.
 func (p *MemoryPacer) Wait(ctx context.Context, key string, rate float64, burst int) error {
+	return p.WaitN(ctx, key, rate, burst, 1)
+}
+
+// WaitN implements Pacer: it takes n tokens one after the other, so it
+// returns when the last of them is due.
+func (p *MemoryPacer) WaitN(ctx context.Context, key string, rate float64, burst, n int) error {
 	p.mu.Lock()
 	k := p.keys[key]
 	if k == nil || k.rate != rate || k.burst != burst {
@@ -35,7 +41,12 @@ func (p *MemoryPacer) Wait(ctx context.Context, key string, rate float64, burst 
 		p.keys[key] = k
 	}
 	p.mu.Unlock()
-	return k.lim.Wait(ctx)
+	for range max(n, 1) {
+		if err := k.lim.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var _ Pacer = (*MemoryPacer)(nil)

@@ -29,4 +29,12 @@ func TestMemoryPacer(t *testing.T) {
 	if err := p.Wait(ctx, "bot:1:chat:7", 1000, 3); err != nil {
 		t.Fatalf("new limits start a new bucket: %v", err)
 	}
+	if err := p.WaitN(ctx, "bot:1:chat:9", slow, 2, 2); err != nil {
+		t.Fatalf("two at once within the burst: %v", err)
+	}
+	short2, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel2()
+	if err := p.WaitN(short2, "bot:1:chat:10", slow, 2, 3); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("three at once past the burst: %v, want the context's deadline", err)
+	}
 }

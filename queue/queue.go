@@ -68,6 +68,12 @@ var DefaultConcurrency = map[string]int{
 	hoard.QueueBot: 50,
 }
 
+// BotFetchCooldown is the least time between two fetches of the bot queue
+// (unless Options.FetchCooldown sets one for every queue): as short as the
+// insert notifications the web sends (NewInsertOnly), so that a delivery
+// starts within tens of milliseconds of being queued.
+const BotFetchCooldown = 20 * time.Millisecond
+
 // DefaultJobTimeout bounds a job of a kind that sets no Timeout of its own.
 // Transfer kinds return their own (hours) from Timeout().
 const DefaultJobTimeout = 10 * time.Minute
@@ -150,6 +156,12 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("queue: concurrency of queue %q must be 1..10000, got %d", q, n)
 		}
 		queues[q] = river.QueueConfig{MaxWorkers: n}
+		if q == hoard.QueueBot && opts.FetchCooldown == 0 {
+			// A delivery or a notice waits for its fetch: River's
+			// default cooldown (100 ms) would start each of 30 users'
+			// deliveries queued one after the other up to 100 ms late.
+			queues[q] = river.QueueConfig{MaxWorkers: n, FetchCooldown: BotFetchCooldown}
+		}
 	}
 	for q := range opts.Concurrency {
 		if _, ok := queues[q]; !ok && !slices.Contains(hoard.Queues, q) {

@@ -154,21 +154,30 @@ func (db *DB) ReserveRate(ctx context.Context, key string, rate float64, burst i
 // Reserving in batches keeps the database out of most requests of a high
 // rate.
 func (db *DB) ReserveRateN(ctx context.Context, key string, rate float64, burst, n int) (time.Duration, error) {
+	first, _, err := db.reserveRate(ctx, key, rate, burst, n)
+	return first, err
+}
+
+// reserveRate reserves n requests under key and returns the waits before
+// the first of them and before the last.
+func (db *DB) reserveRate(ctx context.Context, key string, rate float64, burst, n int) (first, last time.Duration, err error) {
 	if rate <= 0 || math.IsInf(rate, 1) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	n = max(n, 1)
+	burst = max(burst, 1)
 	interval := time.Duration(float64(time.Second) / rate)
-	var waitMicros int64
-	err := db.q.QueryRow(ctx, `
+	var firstMicros, lastMicros int64
+	err = db.q.QueryRow(ctx, `
 		INSERT INTO rate_limits AS r (key, tat) VALUES ($1, clock_timestamp() + $2::interval)
 		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $2::interval
-		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval - clock_timestamp()) * 1e6)::bigint)`,
-		key, interval*time.Duration(n), interval*time.Duration(max(burst, 1)+n-1)).Scan(&waitMicros)
+		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval - clock_timestamp()) * 1e6)::bigint),
+			greatest(0, (extract(epoch FROM r.tat - $4::interval - clock_timestamp()) * 1e6)::bigint)`,
+		key, interval*time.Duration(n), interval*time.Duration(burst+n-1), interval*time.Duration(burst)).Scan(&firstMicros, &lastMicros)
 	if err != nil {
-		return 0, wrap("reserve rate", err)
+		return 0, 0, wrap("reserve rate", err)
 	}
-	return time.Duration(waitMicros) * time.Microsecond, nil
+	return time.Duration(firstMicros) * time.Microsecond, time.Duration(lastMicros) * time.Microsecond, nil
 }
 
 // Pacer implements messenger.Pacer and messenger.Reserver on PostgreSQL
@@ -188,9 +197,18 @@ func NewPacer(db *DB) *Pacer { return &Pacer{db: db} }
 // second with bursts of up to burst, or ctx ends. A request reserved and
 // then abandoned (ctx ended) still counts against the limit.
 func (p *Pacer) Wait(ctx context.Context, key string, rate float64, burst int) error {
-	wait, err := p.db.ReserveRate(ctx, key, rate, burst)
-	if err != nil || wait <= 0 {
+	return p.WaitN(ctx, key, rate, burst, 1)
+}
+
+// WaitN implements messenger.Pacer: n requests reserved in one update,
+// waiting until the last of them may be made.
+func (p *Pacer) WaitN(ctx context.Context, key string, rate float64, burst, n int) error {
+	_, wait, err := p.db.reserveRate(ctx, key, rate, burst, n)
+	if err != nil {
 		return err
+	}
+	if wait <= 0 {
+		return nil
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()

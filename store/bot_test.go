@@ -244,6 +244,25 @@ func TestPacer(t *testing.T) {
 	}
 }
 
+func TestPacerWaitN(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	p := store.NewPacer(db)
+	ctx := context.Background()
+	// 10 per second with a burst of 2: three at once are due when the
+	// third is, 100 ms on; two more when the fifth is, 300 ms on.
+	start := time.Now()
+	for _, tt := range []struct {
+		n    int
+		want time.Duration
+	}{{3, 100 * time.Millisecond}, {2, 300 * time.Millisecond}} {
+		must(t, p.WaitN(ctx, "n", 10, 2, tt.n))
+		if got := time.Since(start); got < tt.want-5*time.Millisecond || got > tt.want+250*time.Millisecond {
+			t.Fatalf("WaitN(%d) returned after %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
 func TestReserveRateN(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

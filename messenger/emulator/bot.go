@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/gotd/td/bin"
@@ -125,7 +126,15 @@ func (e *Emulator) BotFloodTrips() int {
 func (e *Emulator) BotForwards(chatID int64) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.botForwards[chatID]
+	return len(e.botForwards[chatID])
+}
+
+// BotForwardTimes returns when each message the bot forwarded or copied
+// into a chat arrived (the flood model's clock), from the from-th on.
+func (e *Emulator) BotForwardTimes(chatID int64, from int) []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.botForwards[chatID][min(max(from, 0), len(e.botForwards[chatID])):])
 }
 
 // SetBlocked makes a user block the bot (its messages then answer

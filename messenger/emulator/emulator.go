@@ -126,7 +126,7 @@ type Emulator struct {
 	flood        BotFlood
 	floodBuckets map[int64]*bucket // chat id → bucket; 0: the bot overall
 	floodTrips   int
-	botForwards  map[int64]int // chat id → messages the bot forwarded there
+	botForwards  map[int64][]time.Time // chat id → when each message the bot forwarded there arrived
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.
@@ -157,7 +157,7 @@ func New(opts Options) (*Emulator, error) {
 		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
 		calls: map[string]int{}, perSecond: map[int64]*secondCount{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
 		queries: map[int64]*callbackQuery{}, flood: opts.BotFlood.withDefaults(), floodBuckets: map[int64]*bucket{},
-		botForwards: map[int64]int{},
+		botForwards: map[int64][]time.Time{},
 	}
 	e.dir = opts.StateDir
 	if e.dir == "" {

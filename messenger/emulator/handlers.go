@@ -714,7 +714,10 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		pend = append(pend, p...)
 	}
 	if c.user.bot {
-		c.e.botForwards[to.id()] += len(src)
+		at := time.Now()
+		for range src {
+			c.e.botForwards[to.id()] = append(c.e.botForwards[to.id()], at)
+		}
 	}
 	if slices.IndexFunc(res.Chats, func(ch tg.ChatClass) bool { return ch.GetID() == from.id }) < 0 {
 		res.Chats = append(res.Chats, c.e.channelView(c.user.id, from))

@@ -378,6 +378,9 @@ func TestBotConversation(t *testing.T) {
 		if n := b.env.Emu.BotForwards(b.aliceID); n != 3 {
 			t.Fatalf("the emulator counted %d copies, want 3", n)
 		}
+		if at := b.env.Emu.BotForwardTimes(b.aliceID, 1); len(at) != 2 || at[1].Before(at[0]) || time.Since(at[0]) > time.Minute {
+			t.Fatalf("the copies from the second on arrived at %v", at)
+		}
 		var w bytes.Buffer
 		if err := b.alice.Download(ctx, *h[1].Document, &w); err != nil {
 			t.Fatal(err)

@@ -273,17 +273,18 @@ func globalBurst(l messenger.BotLimits) int {
 	return max(1, int(l.Global))
 }
 
-// pace waits until n more messages may go to chatID under both limits.
+// pace waits until n more messages, sent in one request, may go to chatID
+// under both limits: the chat's n slots are reserved at once, and only
+// when the last of them is due the bot's n overall slots (reserving those
+// earlier would hold slots other chats could use now).
 func (b *Bot) pace(ctx context.Context, chatID int64, n int) error {
 	global, chat := b.paceKeys(chatID)
 	l := b.cfg.BotLimits
-	for range n {
-		if err := b.cfg.Pacer.Wait(ctx, chat, l.PerChat, l.PerChatBurst); err != nil {
-			return fmt.Errorf("pace chat %d: %w", chatID, err)
-		}
-		if err := b.cfg.Pacer.Wait(ctx, global, l.Global, globalBurst(l)); err != nil {
-			return fmt.Errorf("pace bot: %w", err)
-		}
+	if err := b.cfg.Pacer.WaitN(ctx, chat, l.PerChat, l.PerChatBurst, n); err != nil {
+		return fmt.Errorf("pace chat %d: %w", chatID, err)
+	}
+	if err := b.cfg.Pacer.WaitN(ctx, global, l.Global, globalBurst(l), n); err != nil {
+		return fmt.Errorf("pace bot: %w", err)
 	}
 	return nil
 }

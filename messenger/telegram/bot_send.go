@@ -149,10 +149,10 @@ func (b *Bot) CanRead(ctx context.Context, channelID int64) (bool, error) {
 }
 
 // Copy implements messenger.Bot with messages.forwardMessages (DropAuthor),
-// in batches of at most the per-chat burst (and 100), each paced message
-// by message. A batch answered RANDOM_ID_DUPLICATE holds messages already
-// delivered: it is sent again one message at a time, so that those count as
-// delivered and the others are delivered now.
+// in batches of at most the per-chat burst (and 100), each batch paced as
+// a whole. A batch answered RANDOM_ID_DUPLICATE holds messages already
+// delivered: it is sent again one message at a time, so that those count
+// as delivered and the others are delivered now.
 func (b *Bot) Copy(ctx context.Context, chatID int64, channelID int64, msgIDs []int, randomIDs []int64) (int, error) {
 	op := fmt.Sprintf("bot copy %d messages of %d to %d", len(msgIDs), channelID, chatID)
 	if len(msgIDs) != len(randomIDs) {
