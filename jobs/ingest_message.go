@@ -165,6 +165,8 @@ func (d *Deps) holdBackSet(ctx context.Context, job *river.Job[hoard.IngestMessa
 func (d *Deps) earlierAttempt(ctx context.Context, a hoard.IngestMessageArgs) (failed *hoard.Transfer, done bool, err error) {
 	if p, err := d.DB.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
 		return nil, true, nil // indexed by an earlier attempt
+	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return nil, true, err // unknown: a transient fault must not start a second ingest
 	}
 	if t, err := d.DB.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
 		if t.Status != hoard.TransferFailed {

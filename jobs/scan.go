@@ -66,7 +66,10 @@ func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanC
 	if !src.channel.IsActive {
 		return nil
 	}
-	run, _ := db.FindRun(ctx, job.Args.RunID)
+	run, err := db.FindRun(ctx, job.Args.RunID)
+	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		return fmt.Errorf("scan channel: find run %d: %w", job.Args.RunID, err) // transient: retried
+	}
 	manual := run != nil && run.Trigger != hoard.TriggerSchedule
 
 	info, err := src.account.ChannelInfo(ctx, src.peer)

@@ -213,7 +213,7 @@ func TestSearchUsesGINIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for query, index := range map[string]string{
-		`EXPLAIN SELECT id FROM packages WHERE search_vector @@ websearch_to_tsquery('english', 'dragon')`: "packages_search_vector_idx",
+		`EXPLAIN SELECT id FROM packages WHERE search_vector @@ websearch_to_tsquery('english', 'dragon')`: "packages_creator_search_idx",
 		`EXPLAIN SELECT id FROM packages WHERE file_name ILIKE '%drag%'`:                                   "packages_file_name_trgm_idx",
 	} {
 		rows, err := pool.Query(ctx, query)

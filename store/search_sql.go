@@ -224,7 +224,8 @@ const walkFactor = 0.08
 // alone matches few enough rows (fenceMatches) that collecting them should
 // not be combined with a filter's index: a bitmap of a prolific creator's
 // 80,000 rows costs more than testing the creator on the text's few
-// thousand.
+// thousand. Words with resolved creators are never fenced: one index
+// (packages_creator_search_idx) serves both.
 func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk bool, matches float64, fence bool, err error) {
 	var a sqlArgs
 	filters := s.filters(&a)
@@ -237,7 +238,7 @@ func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk boo
 		return false, 0, false, err
 	}
 	walk = matches*matches > walkFactor*float64(want)*base
-	if !walk && len(filters) > 0 {
+	if !walk && len(filters) > 0 && !s.creatorWithWords() {
 		var c sqlArgs
 		text, err := db.estimateRows(ctx, []string{s.match(&c, false)}, c)
 		if err != nil {
@@ -246,6 +247,13 @@ func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk boo
 		fence = text <= fenceMatches
 	}
 	return walk, matches, fence, nil
+}
+
+// creatorWithWords reports whether the search matches words with the
+// creator filter resolved to names: conditions that the index on both
+// serves together.
+func (s *searchPlan) creatorWithWords() bool {
+	return s.creators != nil && (s.mode == SearchFullText || s.mode == SearchFullTextNewest)
 }
 
 // fenceMatches is the most matches of a text alone that a filtered search
@@ -380,16 +388,19 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	text += " LIMIT " + fmt.Sprint(rankCandidates)
 	files := "SELECT NULL::bigint AS id WHERE false"
-	if len([]rune(s.text)) >= 3 {
+	if len([]rune(s.text)) >= 3 && !strings.Contains(s.text, "\n") {
 		// Only while the words' matches do not fill the candidates: paths
 		// rank below every word match, so with rankCandidates of those
 		// they would never be reached, and a common fragment costs the
 		// most to look up. The filters apply to the newest packages whose
 		// paths match, not during their lookup: testing them on every
 		// matching entry read walked the whole file index for a rare
-		// creator.
-		files = "SELECT DISTINCT f.package_id AS id FROM package_files f WHERE (SELECT count(*) FROM t) < " + fmt.Sprint(rankCandidates) +
-			" AND " + where(pathMatch("f.path", &a, s.text)) + " ORDER BY f.package_id DESC LIMIT " + fmt.Sprint(rankCandidates)
+		// creator. package_paths holds each package's paths joined by
+		// newlines: a text with a newline of its own (which no search box
+		// sends) would match across two of them, so it is not looked up.
+		files = "SELECT DISTINCT pp.package_id AS id FROM package_paths pp WHERE (SELECT count(*) FROM t) < " + fmt.Sprint(rankCandidates) +
+			" AND " + where(lowerPathsMatch("pp.paths", &a, s.text)) +
+			" ORDER BY pp.package_id DESC LIMIT " + fmt.Sprint(rankCandidates)
 		if len(filters) > 0 {
 			files = "SELECT p.id FROM (" + files + ") fp JOIN packages p ON p.id = fp.id WHERE " + where(filters)
 		}
@@ -401,6 +412,9 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			FROM candidates c ORDER BY ` + key + `, c.rank DESC, c.created_at DESC, c.id DESC`
 	}
 	order, after := candidateOrder(s.q.Sort, &a, s.q.After)
+	// The page is cut from the narrow candidate rows before the wide
+	// package rows are joined: sorting 200 joined rows to keep 25 cost more
+	// than finding them.
 	sql := with + `t AS MATERIALIZED (` + text + `), f AS MATERIALIZED (` + files + `),
 		candidates AS MATERIALIZED (
 			SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
@@ -410,10 +424,10 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 		SELECT r.row_key, r.rank, r.sort_name,
 			(SELECT count(*) FROM t) >= ` + fmt.Sprint(rankCandidates) + ` OR (SELECT count(*) FROM f) >= ` + fmt.Sprint(rankCandidates) + ` AS capped,
 			(SELECT count(*) FROM r) AS total_rows, ` + prefixedPackageColumns + `, ` + groupRowColumns + `
-		FROM r JOIN packages p ON p.id = r.id
+		FROM (SELECT * FROM r WHERE ` + where(nonEmpty(after)) + ` ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1) + `) r
+		JOIN packages p ON p.id = r.id
 		LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
-		WHERE ` + where(nonEmpty(after)) + `
-		ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1)
+		ORDER BY ` + order
 	res, err := db.runSearch(ctx, s, sql, a)
 	if err != nil {
 		return nil, err
@@ -464,13 +478,27 @@ func candidateOrder(sort SearchSort, a *sqlArgs, c *SearchCursor) (order, after 
 // indexedQueryRunes characters (the trigram index's work grows with the
 // pattern) and matched whole on what they find.
 func pathMatch(column string, a *sqlArgs, text string) []string {
+	return textMatch(column+" ILIKE %s", "lower("+column+")", a, text)
+}
+
+// lowerPathsMatch is pathMatch on column, package_paths.paths, whose
+// text is lower-cased already: LIKE with the lower-cased pattern compares
+// bytes, where ILIKE would lower-case every chunk it tests.
+func lowerPathsMatch(column string, a *sqlArgs, text string) []string {
+	return textMatch(column+" LIKE lower(%s)", column, a, text)
+}
+
+// textMatch is pathMatch with the pattern condition like (a format taking
+// the pattern's placeholder) and lowered, the column lower-cased, for the
+// whole text's test.
+func textMatch(like, lowered string, a *sqlArgs, text string) []string {
 	head := text
 	if r := []rune(text); len(r) > indexedQueryRunes {
 		head = string(r[:indexedQueryRunes])
 	}
-	conds := []string{column + " ILIKE " + a.add("%"+escapeLike(head)+"%")}
+	conds := []string{fmt.Sprintf(like, a.add("%"+escapeLike(head)+"%"))}
 	if head != text {
-		conds = append(conds, "strpos(lower("+column+"), lower("+a.add(text)+")) > 0")
+		conds = append(conds, "strpos("+lowered+", lower("+a.add(text)+")) > 0")
 	}
 	return conds
 }

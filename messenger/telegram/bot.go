@@ -170,6 +170,12 @@ func (b *Bot) Listen(ctx context.Context, h messenger.BotHandler) error {
 	if err != nil {
 		return fmt.Errorf("bot listen: %w", err)
 	}
+	stopWriter := state.writeBehind(ctx, b.cfg.Logger)
+	defer func() {
+		if err := stopWriter(); err != nil {
+			b.cfg.Logger.Warn("telegram: bot: the last update state was not saved", "error", err)
+		}
+	}()
 	var handlers sync.WaitGroup
 	mgr := updates.New(updates.Config{
 		Handler:          learningHandler{peers: b.peers, next: b.dispatcher(ctx, h, &handlers), log: b.cfg.Logger},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/gotd/td/telegram/updates"
@@ -17,13 +18,15 @@ import (
 // from where that one stopped, with getDifference: updates that arrived
 // while nobody listened are delivered, not lost. Only the listening process
 // writes it. It implements updates.StateStorage; every change is written
-// through.
+// through, or, while Listen runs, behind (writeBehind).
 type updatesState struct {
 	store messenger.SessionStore
 	key   string
 
 	mu   sync.Mutex
 	data stateData
+	// kick, while writeBehind's writer runs, asks it to save.
+	kick chan struct{}
 }
 
 type stateData struct {
@@ -62,9 +65,10 @@ func loadUpdatesState(ctx context.Context, store messenger.SessionStore, key str
 	return s, nil
 }
 
-// change applies f for userID (another user starts from scratch) and saves.
-// The save outlives a cancelled ctx: a state not saved after its updates
-// were handed out would hand them out again.
+// change applies f for userID (another user starts from scratch) and saves,
+// or, while a writer runs (writeBehind), has it save. The save outlives a
+// cancelled ctx: a state not saved after its updates were handed out would
+// hand them out again.
 func (s *updatesState) change(ctx context.Context, userID int64, f func(d *stateData)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -72,14 +76,73 @@ func (s *updatesState) change(ctx context.Context, userID int64, f func(d *state
 		s.data = stateData{UserID: userID, ChannelPts: map[int64]int{}}
 	}
 	f(&s.data)
+	if s.kick != nil {
+		select {
+		case s.kick <- struct{}{}:
+		default: // a save is due already: it takes this change too
+		}
+		return nil
+	}
+	return s.saveLocked(ctx)
+}
+
+// saveLocked writes the state; s.mu is held.
+func (s *updatesState) saveLocked(ctx context.Context) error {
 	blob, err := json.Marshal(s.data)
 	if err != nil {
 		return fmt.Errorf("save updates state: %w", err)
 	}
+	return s.write(ctx, blob)
+}
+
+// save writes the state as it is now, without holding s.mu while the
+// database commits.
+func (s *updatesState) save(ctx context.Context) error {
+	s.mu.Lock()
+	blob, err := json.Marshal(s.data)
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("save updates state: %w", err)
+	}
+	return s.write(ctx, blob)
+}
+
+func (s *updatesState) write(ctx context.Context, blob []byte) error {
 	if err := s.store.SaveSession(context.WithoutCancel(ctx), s.key, blob); err != nil {
 		return fmt.Errorf("save updates state: %w", err)
 	}
 	return nil
+}
+
+// writeBehind has a goroutine save the state after changes, so that the
+// updates manager, which saves after every update it hands out, does not
+// wait for a commit each time (a burst of commands queued behind one commit
+// each). Until stop, a crash may lose the last changes: the next Listen
+// then fetches those updates again, and every answer is claimed once
+// (store.ClaimBotUpdate), so nothing is answered twice. stop ends the
+// writer and saves the last state.
+func (s *updatesState) writeBehind(ctx context.Context, log *slog.Logger) (stop func() error) {
+	kick := make(chan struct{}, 1)
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.kick = kick
+	s.mu.Unlock()
+	go func() {
+		defer close(done)
+		for range kick {
+			if err := s.save(ctx); err != nil {
+				log.Warn("telegram: bot: the update state was not saved; the next change saves it", "error", err)
+			}
+		}
+	}()
+	return func() error {
+		s.mu.Lock()
+		s.kick = nil
+		s.mu.Unlock()
+		close(kick)
+		<-done
+		return s.save(ctx)
+	}
 }
 
 func (s *updatesState) read(userID int64, f func(d *stateData)) {

@@ -46,7 +46,7 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 		}
 		// package_files by name: GenerateCatalog's load dropped its
 		// foreign key, so CASCADE no longer reaches it.
-		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files, package_groups, catalog_creators, catalog_tags CASCADE`); err != nil {
+		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files, package_paths, package_groups, catalog_creators, catalog_tags CASCADE`); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -113,7 +113,7 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 
 	for _, stmt := range []string{
 		`ALTER TABLE packages DROP CONSTRAINT IF EXISTS packages_pkey CASCADE`,
-		`DROP INDEX packages_search_vector_idx`, `DROP INDEX packages_file_name_trgm_idx`, `DROP INDEX package_files_path_trgm_idx`,
+		`DROP INDEX packages_creator_search_idx`, `DROP INDEX packages_file_name_trgm_idx`, `DROP INDEX package_files_path_trgm_idx`,
 		`DROP INDEX packages_name_grams_idx`,
 		`ALTER TABLE packages DISABLE TRIGGER packages_catalog_names`,
 	} {
@@ -171,7 +171,7 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 	}
 	for _, stmt := range []string{
 		`ALTER TABLE packages ADD PRIMARY KEY (id)`,
-		`CREATE INDEX packages_search_vector_idx ON packages USING gin (search_vector) WITH (fastupdate = off)`,
+		`CREATE INDEX packages_creator_search_idx ON packages USING gin (lower(creator), search_vector) WITH (fastupdate = off)`,
 		`CREATE INDEX packages_file_name_trgm_idx ON packages USING gin (file_name gin_trgm_ops) WITH (fastupdate = off)`,
 		`CREATE INDEX package_files_path_trgm_idx ON package_files USING gin (path gin_trgm_ops)`,
 		`CREATE INDEX packages_name_grams_idx ON packages USING gin (hoard_name_grams(file_name)) WITH (fastupdate = off)`,
