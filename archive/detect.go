@@ -129,37 +129,59 @@ func decideContent(buf, tail []byte) (Type, int64) {
 	if t := magicType(buf); t != Unknown {
 		return t, 0
 	}
-	best, bestOff := Unknown, int64(-1)
+	if t, at := scanSignatures(buf, len(buf)); t != Unknown {
+		return t, int64(at)
+	}
+	if eocdIn(tail) {
+		return ZIP, -1
+	}
+	return Unknown, 0
+}
+
+// scanLookahead is how many bytes from a signature's start magicType and
+// plausible look at: a position of the scan window is decided once that
+// many bytes from it are known (or the window or file ends before).
+const scanLookahead = 30
+
+// scanSignatures returns the earliest plausible archive signature that
+// starts before limit in buf, and where; buf beyond limit is only looked
+// at as what follows a signature. Unknown when there is none.
+func scanSignatures(buf []byte, limit int) (Type, int) {
+	best, bestAt := Unknown, -1
 	for _, sig := range [][]byte{sigRar5, sigRar4, sig7z, sigZipLocal} {
 		from := 0
-		for from < len(buf) {
+		for from < limit {
 			i := bytes.Index(buf[from:], sig)
-			if i < 0 {
+			if i < 0 || from+i >= limit {
 				break
 			}
 			at := from + i
 			if t := magicType(buf[at:]); t != Unknown && plausible(t, buf[at:]) {
-				if bestOff < 0 || int64(at) < bestOff {
-					best, bestOff = t, int64(at)
+				if bestAt < 0 || at < bestAt {
+					best, bestAt = t, at
 				}
 				break
 			}
 			from = at + 1
 		}
 	}
-	if best != Unknown {
-		return best, bestOff
-	}
-	// A ZIP whose local headers are beyond the window (or absent from it).
+	return best, bestAt
+}
+
+// eocdIn reports whether tail, the last bytes of a file (at most
+// eocdSearch), holds a ZIP end-of-central-directory record whose comment
+// fits: a ZIP whose local headers are beyond the scan window (or absent
+// from it).
+func eocdIn(tail []byte) bool {
 	for i := len(tail) - 22; i >= 0; i-- {
 		if bytes.Equal(tail[i:i+4], sigZipEOCD) {
 			commentLen := int(binary.LittleEndian.Uint16(tail[i+20:]))
 			if i+22+commentLen <= len(tail) {
-				return ZIP, -1
+				return true
 			}
 		}
 	}
-	return Unknown, 0
+	return false
 }
 
 // plausible checks a few header bytes after a signature found by scanning,

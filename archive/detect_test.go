@@ -2,6 +2,8 @@ package archive
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hoard/hoard/archive/rarwriter"
@@ -116,6 +118,47 @@ func TestSnifferDecidesAsDetect(t *testing.T) {
 			if got != want || seen != int64(len(tt.data)) {
 				t.Errorf("%s, chunks %v: sniffed %+v (%d bytes), Detect %+v", tt.name, chunks, got, seen, want)
 			}
+		}
+	}
+}
+
+// TestSnifferScanAcrossWrites plants signatures (plausible or not) around
+// the edges of the writes and of the scan window, where the Sniffer holds
+// back the bytes whose signatures need the bytes after them, and checks
+// that it decides as Detect does.
+func TestSnifferScanAcrossWrites(t *testing.T) {
+	zipHeader := func(nameLen uint16) []byte {
+		h := make([]byte, 30)
+		copy(h, sigZipLocal)
+		binary.LittleEndian.PutUint16(h[4:], 20)
+		binary.LittleEndian.PutUint16(h[8:], 8)
+		binary.LittleEndian.PutUint16(h[26:], nameLen)
+		return h
+	}
+	sigs := [][]byte{zipHeader(5), zipHeader(0), sigRar4, sigRar5, {'7', 'z', 0xbc, 0xaf, 0x27, 0x1c, 0, 4},
+		{'7', 'z', 0xbc, 0xaf, 0x27, 0x1c, 1, 4}, sigZipEOCD}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const window = 200
+	for i := range 3000 {
+		data := make([]byte, 50+rng.IntN(400))
+		for j := range data {
+			data[j] = byte(rng.IntN(4)) // few distinct bytes: no accidental signatures
+		}
+		for range 1 + rng.IntN(3) {
+			sig := sigs[rng.IntN(len(sigs))]
+			at := rng.IntN(len(data))
+			if rng.IntN(2) == 0 { // near the window's end
+				at = max(0, window-len(sig)+rng.IntN(2*len(sig)))
+			}
+			copy(data[min(at, len(data)):], sig)
+		}
+		want, err := Detect(bytes.NewReader(data), int64(len(data)), "a.bin", window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks := []int{1 + rng.IntN(40), 1 + rng.IntN(3), 1 + rng.IntN(200)}
+		if got, _ := sniff(data, "a.bin", window, chunks...); got != want {
+			t.Fatalf("case %d, chunks %v: sniffed %+v, Detect %+v\n%q", i, chunks, got, want, data)
 		}
 	}
 }

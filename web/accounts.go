@@ -65,7 +65,7 @@ func (s *Server) checkPasswordThrottled(r *http.Request, email, hash, password s
 	ok, err := verifyPassword(ctx, hash, password)
 	if err != nil && !errors.Is(err, errBadHash) {
 		return false, err // the request ended while it waited for a hash slot
-	} else if err != nil && hash != dummyHash {
+	} else if err != nil && hash != dummyHash() {
 		s.deps.Logger.Error("stored password hash is unreadable", "err", err)
 	}
 	if !ok {
@@ -119,7 +119,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	// An unknown account, or one without a password (signed up through a
 	// provider), is checked against dummyHash: as slow, never right.
 	user, err := s.deps.DB.FindUserByEmail(ctx, email)
-	hash := dummyHash
+	hash := dummyHash()
 	if err == nil && user.HasPassword() {
 		hash = user.PasswordHash
 	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {

@@ -136,7 +136,7 @@ func (s *Server) handleLinkProvider(w http.ResponseWriter, r *http.Request) erro
 	if current := paramsOf[linkProviderParams](r).Current; current != "" {
 		hash := me.PasswordHash
 		if !me.HasPassword() {
-			hash = dummyHash
+			hash = dummyHash()
 		}
 		ok, err := s.checkPasswordThrottled(r, me.Email, hash, current)
 		switch {

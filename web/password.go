@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hoard/hoard"
 	"golang.org/x/crypto/argon2"
@@ -97,14 +98,17 @@ func verifyPassword(ctx context.Context, encoded, password string) (bool, error)
 }
 
 // dummyHash is verified against when an email is unknown, so that a failed
-// sign-in takes as long whether or not the account exists.
-var dummyHash = func() string {
+// sign-in takes as long whether or not the account exists. It is made once,
+// by New before the server answers anything, rather than as the package is
+// initialised: a process that serves no web pages (a worker, the emulator)
+// does not spend argonMemory on it as it starts.
+var dummyHash = sync.OnceValue(func() string {
 	h, err := hashPassword(context.Background(), "not a real password, only for timing")
 	if err != nil {
 		panic(err)
 	}
 	return h
-}()
+})
 
 // checkNewPassword validates a password chosen by a user.
 func checkNewPassword(password string) error {

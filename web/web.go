@@ -213,6 +213,7 @@ type Server struct {
 
 // New builds the web application. Call Start before serving.
 func New(deps Deps) (*Server, error) {
+	dummyHash() // made before the first sign-in, which it must not slow down
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}

@@ -6,12 +6,12 @@ import (
 )
 
 // forEachInOrder runs work for every item in [from, to) on threads
-// goroutines, each with a buffer of its own from newBuf, and calls
-// advanced(next) each time the contiguous prefix of finished items grows
-// to next (items from..next-1 are all done), so a resume point never skips
-// an unfinished item. Calls of advanced are serialised. The first error of
-// work cancels the items not yet started and is returned; when ctx ends
-// first, its error is.
+// goroutines, each with a buffer of its own from newBuf (none when newBuf is
+// nil), and calls advanced(next) each time the contiguous prefix of
+// finished items grows to next (items from..next-1 are all done), so a
+// resume point never skips an unfinished item. Calls of advanced are
+// serialised. The first error of work cancels the items not yet started and
+// is returned; when ctx ends first, its error is.
 func forEachInOrder(ctx context.Context, from, to int64, threads int, newBuf func() []byte,
 	work func(ctx context.Context, item int64, buf []byte) error, advanced func(next int64)) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -38,7 +38,10 @@ func forEachInOrder(ctx context.Context, from, to int64, threads int, newBuf fun
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := newBuf()
+			var buf []byte
+			if newBuf != nil {
+				buf = newBuf()
+			}
 			for i := range items {
 				err := work(ctx, i, buf)
 				mu.Lock()

@@ -86,3 +86,19 @@ func TestForEachInOrderCancelled(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestForEachInOrderNoBuffer hands work a nil buffer when newBuf is nil
+// (a download keeps the answer's own bytes).
+func TestForEachInOrderNoBuffer(t *testing.T) {
+	var items atomic.Int64
+	err := forEachInOrder(context.Background(), 0, 6, 3, nil, func(_ context.Context, _ int64, buf []byte) error {
+		if buf != nil {
+			return errors.New("a buffer without newBuf")
+		}
+		items.Add(1)
+		return nil
+	}, nil)
+	if err != nil || items.Load() != 6 {
+		t.Fatalf("err %v after %d items, want 6", err, items.Load())
+	}
+}

@@ -70,9 +70,9 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w i
 		return nil
 	}
 	chunks := (doc.Size + chunkSize - 1) / chunkSize
-	fetch := func(ctx context.Context, c int64, buf []byte) error {
+	fetch := func(ctx context.Context, c int64, _ []byte) error {
 		off := c * chunkSize
-		data, err := a.chunk(ctx, loc, off, buf)
+		data, err := a.chunk(ctx, loc, off)
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,9 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w i
 		}
 		return nil
 	}
-	return forEachInOrder(ctx, *done/chunkSize, chunks, threads, func() []byte { return make([]byte, 0, chunkSize) }, fetch,
+	// No buffer per goroutine: each answer's bytes are already a fresh
+	// slice of the chunk's size, handed to w as they are.
+	return forEachInOrder(ctx, *done/chunkSize, chunks, threads, nil, fetch,
 		func(next int64) {
 			*done = min(next*chunkSize, doc.Size)
 			if progress != nil {
@@ -95,8 +97,9 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w i
 
 // chunk fetches one chunk. Each attempt has StallTimeout to answer; a short
 // flood wait is slept through (outside that timer) and the same chunk asked
-// again.
-func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off int64, buf []byte) ([]byte, error) {
+// again. The bytes returned are the answer's own (gotd decodes them into a
+// slice of their own), not shared with anything.
+func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off int64) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, a.cfg.StallTimeout)
 		res, err := a.conn.chunks.UploadGetFile(rctx, &tg.UploadGetFileRequest{Location: loc, Offset: off, Limit: chunkSize})
@@ -123,7 +126,7 @@ func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off 
 		if !ok {
 			return nil, fmt.Errorf("chunk at %d: unexpected answer %T (CDN redirects are not supported)", off, res)
 		}
-		return append(buf[:0], f.Bytes...), nil
+		return f.Bytes, nil
 	}
 }
 
@@ -141,7 +144,7 @@ func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, m
 		stalls := 0
 		for off := int64(0); ; {
 			var data []byte
-			data, err = a.chunk(ctx, loc, off, nil)
+			data, err = a.chunk(ctx, loc, off)
 			if errors.Is(err, errStall) && stalls < 5 {
 				stalls++ // ask for the same chunk again, as Download does
 				continue
