@@ -140,19 +140,18 @@ func (e *Emulator) BotForwardTimes(chatID int64, from int) []time.Time {
 // SetBlocked makes a user block the bot (its messages then answer
 // USER_IS_BLOCKED) or unblock it; starting the bot also unblocks it.
 func (e *Emulator) SetBlocked(userID int64, blocked bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u := e.users[userID]
-	if u == nil || e.bot == nil {
-		return fmt.Errorf("emulator: no user %d or no bot", userID)
-	}
-	if blocked {
-		u.blocked[e.bot.id] = true
-	} else {
-		delete(u.blocked, e.bot.id)
-	}
-	e.save()
-	return nil
+	return e.changeWorld(func() error {
+		u := e.users[userID]
+		if u == nil || e.bot == nil {
+			return fmt.Errorf("emulator: no user %d or no bot", userID)
+		}
+		if blocked {
+			u.blocked[e.bot.id] = true
+		} else {
+			delete(u.blocked, e.bot.id)
+		}
+		return nil
+	})
 }
 
 // SetCallbackTimeout changes how long a button press waits for the bot's

@@ -120,6 +120,12 @@ type Emulator struct {
 	awaiting2FA map[[8]byte]int64
 	dirty       bool // world changed since the last save
 
+	// changes counts the changes handed to persist; saveMu orders the
+	// snapshots written, saved is the count the last one holds.
+	changes uint64
+	saveMu  sync.Mutex
+	saved   uint64
+
 	seededUsers  []*user // the seed's extra users, in seed order
 	queries      map[int64]*callbackQuery
 	botCommands  []BotCommand
@@ -457,21 +463,20 @@ func (e *Emulator) Documents(channelID int64) []int {
 
 // SetMember adds the account to a channel or removes it (a kick).
 func (e *Emulator) SetMember(channelID int64, member bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c := e.channels[channelID]
-	if c == nil {
-		return fmt.Errorf("emulator: no channel %d", channelID)
-	}
-	if member {
-		if c.members[e.account.id] == roleNone {
-			c.members[e.account.id] = roleMember
+	return e.changeWorld(func() error {
+		c := e.channels[channelID]
+		if c == nil {
+			return fmt.Errorf("emulator: no channel %d", channelID)
 		}
-	} else {
-		delete(c.members, e.account.id)
-	}
-	e.save()
-	return nil
+		if member {
+			if c.members[e.account.id] == roleNone {
+				c.members[e.account.id] = roleMember
+			}
+		} else {
+			delete(c.members, e.account.id)
+		}
+		return nil
+	})
 }
 
 // SendToBot delivers a private text message from the account to the bot, as
@@ -484,10 +489,10 @@ func (e *Emulator) SendToBot(ctx context.Context, text string) error {
 	}
 	c := &call{e: e, ctx: ctx, user: e.account, method: "emulator.SendToBot"}
 	res, pend := e.sendPrivate(c, e.account, e.bot, &message{text: text, date: int(time.Now().Unix())})
+	e.dirty = true
 	_, pushes, err := c.finish(res, pend, nil)
-	e.dirty = false
-	e.save()
 	e.mu.Unlock()
+	e.persist(c.change)
 	if err != nil {
 		return err
 	}
@@ -686,6 +691,9 @@ type call struct {
 	method  string
 	user    *user
 	session tgtest.Session
+	// change is the number of the change this call made (0: none); it is
+	// on disk when persist(change) returns.
+	change uint64
 }
 
 // onMessage is the tgtest handler: it acknowledges, decodes synchronously

@@ -64,8 +64,10 @@ func init() {
 func locked(h func(c *call, obj bin.Object) (bin.Encoder, []pending, error)) handler {
 	return func(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Lock()
-		defer c.e.mu.Unlock()
-		return c.finish(h(c, obj))
+		res, pushes, err := c.finish(h(c, obj))
+		c.e.mu.Unlock()
+		c.e.persist(c.change)
+		return res, pushes, err
 	}
 }
 
@@ -75,11 +77,14 @@ type pending struct {
 	updates *tg.Updates
 }
 
-// finish encodes a result and its pushes. Called under e.mu.
+// finish encodes a result and its pushes, and numbers the call's change
+// (if it made one) for persist, which the caller runs after releasing
+// e.mu and before answering. Called under e.mu.
 func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, []push, error) {
 	if c.e.dirty {
 		c.e.dirty = false
-		c.e.save()
+		c.e.changes++
+		c.change = c.e.changes
 	}
 	if err != nil {
 		return nil, nil, err
@@ -1096,8 +1101,10 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Unlock()
 	}
 	c.e.mu.Lock()
-	defer c.e.mu.Unlock()
-	return c.finish(c.deliverTo(p, m, r.RandomID))
+	res, pushes, err := c.finish(c.deliverTo(p, m, r.RandomID))
+	c.e.mu.Unlock()
+	c.e.persist(c.change)
+	return res, pushes, err
 }
 
 func (e *Emulator) newIDLocked() int64 {

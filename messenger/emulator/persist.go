@@ -156,8 +156,48 @@ func decodeRights(raw []byte) (tg.ChatAdminRights, error) {
 	return r, err
 }
 
-// save writes the state snapshot. Called under e.mu after every change.
-func (e *Emulator) save() {
+// persist returns once a snapshot holding change number change (0: none)
+// is on disk, so that a call is answered only after its change is saved.
+// Called without e.mu: the snapshot is encoded under it (it shares the
+// world's maps) and written outside it, one at a time; a call whose change
+// a later snapshot already holds writes nothing, so a burst of changes
+// costs a few snapshots, not one each, and other calls are served while
+// one is written.
+func (e *Emulator) persist(change uint64) {
+	if change == 0 {
+		return
+	}
+	e.saveMu.Lock()
+	defer e.saveMu.Unlock()
+	if e.saved >= change {
+		return
+	}
+	e.mu.Lock()
+	data, ok := e.snapshotLocked()
+	upTo := e.changes
+	e.mu.Unlock()
+	if ok && e.write(data) {
+		e.saved = upTo
+	}
+}
+
+// changeWorld changes the world outside a call (the test hooks): f runs
+// under e.mu, and its change is saved before changeWorld returns.
+func (e *Emulator) changeWorld(f func() error) error {
+	e.mu.Lock()
+	err := f()
+	var change uint64
+	if err == nil {
+		e.changes++
+		change = e.changes
+	}
+	e.mu.Unlock()
+	e.persist(change)
+	return err
+}
+
+// snapshotLocked encodes the state to save. Called under e.mu.
+func (e *Emulator) snapshotLocked() ([]byte, bool) {
 	snap := snapshot{RNG: e.rng.state, RandomIDs: e.randomIDs, BotCommands: e.botCommands}
 	for _, c := range e.channels {
 		sc := snapChannel{ID: c.id, Members: c.members}
@@ -171,7 +211,7 @@ func (e *Emulator) save() {
 			sm, err := toSnap(m)
 			if err != nil {
 				e.log.Error("emulator: save state", "error", err)
-				return
+				return nil, false
 			}
 			sc.Posts = append(sc.Posts, sm)
 		}
@@ -190,7 +230,7 @@ func (e *Emulator) save() {
 			sm, err := toSnap(m)
 			if err != nil {
 				e.log.Error("emulator: save state", "error", err)
-				return
+				return nil, false
 			}
 			su.Box = append(su.Box, sm)
 		}
@@ -207,15 +247,26 @@ func (e *Emulator) save() {
 		}
 	}
 	data, err := json.Marshal(snap)
+	if err != nil {
+		e.log.Error("emulator: save state", "error", err)
+		return nil, false
+	}
+	return data, true
+}
+
+// write replaces the saved snapshot with data; false when it could not
+// (logged).
+func (e *Emulator) write(data []byte) bool {
+	tmp := filepath.Join(e.dir, worldFile+".tmp")
+	err := os.WriteFile(tmp, data, 0o644)
 	if err == nil {
-		tmp := filepath.Join(e.dir, worldFile+".tmp")
-		if err = os.WriteFile(tmp, data, 0o644); err == nil {
-			err = os.Rename(tmp, filepath.Join(e.dir, worldFile))
-		}
+		err = os.Rename(tmp, filepath.Join(e.dir, worldFile))
 	}
 	if err != nil {
 		e.log.Error("emulator: save state", "error", err)
+		return false
 	}
+	return true
 }
 
 // load applies a saved snapshot on top of the freshly built seed world.
