@@ -71,6 +71,9 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if errors.Is(err, errPartJobUnfinished) {
+				return river.JobSnooze(time.Second) // a retry right after the failure: no attempt spent
+			}
 			d.Logger.Warn("manual upload file failed", "upload", up.ID, "file", f.FileName, "err", err)
 			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, truncate(err.Error(), 2000), "", 0); serr != nil {
 				return serr

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -190,4 +191,46 @@ func mustUpload(t *testing.T, db *store.DB, id int64) *hoard.ManualUpload {
 		t.Fatal(err)
 	}
 	return up
+}
+
+// TestTakingUpAFailedTransferWaitsForItsPartJob: a retry clicked right
+// after a failure can find River still counting the upload_part job that
+// failed the publication as unfinished (its end is recorded a moment after
+// the job marked the transfer FAILED). The retry's job for the part would
+// be skipped as that job's duplicate and the part never posted, the upload
+// PROCESSING for ever; continueTransfer says so instead (the manual upload
+// job then snoozes), while for a transfer still in flight (recovery) the
+// queued job is the one wanted.
+func TestTakingUpAFailedTransferWaitsForItsPartJob(t *testing.T) {
+	ctx := context.Background()
+	// A client that enforces uniqueness, as the workers' does (rivertest's
+	// does not).
+	client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		status hoard.TransferStatus
+		want   error
+	}{
+		{hoard.TransferFailed, errPartJobUnfinished},
+		{hoard.TransferPublishing, nil},
+	} {
+		t.Run(string(c.status), func(t *testing.T) {
+			db := storetest.NewTx(t)
+			tr := &hoard.Transfer{ID: 7, Status: c.status}
+			part := hoard.UploadPartArgs{TransferID: tr.ID}
+			if _, err := client.InsertTx(ctx, db.Tx(), part, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Tx().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE kind = 'upload_part'`); err != nil {
+				t.Fatal(err)
+			}
+			d := Deps{DB: db, Logger: discardLogger()}
+			err := d.continueTransfer(ctx, db, client, tr, []hoard.TransferPart{{TransferID: tr.ID, PartNo: 0}}, nil, 1)
+			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+				t.Fatalf("continueTransfer = %v, want %v", err, c.want)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hoard/hoard"
@@ -86,6 +87,13 @@ func (d *Deps) postedParts(ctx context.Context, db *store.DB, t *hoard.Transfer)
 	return parts, present, nil
 }
 
+// errPartJobUnfinished is continueTransfer's answer when a FAILED
+// transfer is taken up again while River still counts the upload_part job
+// that failed it as unfinished (its end is recorded a moment after the job
+// has marked the transfer FAILED): the new job would be skipped as its
+// duplicate and the part never posted. The caller tries again shortly.
+var errPartJobUnfinished = errors.New("the part's earlier upload job is still finishing")
+
 // continueTransfer queues, in tx, what a transfer still needs: an
 // upload_part job (maxAttempts attempts) per part not posted or whose post
 // vanished (forgotten first), else its verify job; and moves the transfer
@@ -106,8 +114,12 @@ func (d *Deps) continueTransfer(ctx context.Context, tx *store.DB, client *river
 		}
 		missing++
 		args := hoard.UploadPartArgs{RunID: t.IngestionRunID, TransferID: t.ID, PartNo: p.PartNo}
-		if _, err := client.InsertTx(ctx, tx.Tx(), args, withMaxAttempts(args.InsertOpts(), maxAttempts)); err != nil {
+		res, err := client.InsertTx(ctx, tx.Tx(), args, withMaxAttempts(args.InsertOpts(), maxAttempts))
+		if err != nil {
 			return err
+		}
+		if res.UniqueSkippedAsDuplicate && t.Status == hoard.TransferFailed {
+			return fmt.Errorf("transfer %d part %d: %w", t.ID, p.PartNo, errPartJobUnfinished)
 		}
 	}
 	if missing > 0 {
