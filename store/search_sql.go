@@ -164,20 +164,24 @@ func (s *searchPlan) match(a *sqlArgs, walked bool) string {
 func (s *searchPlan) order(a *sqlArgs, c *SearchCursor) (order, after string) {
 	switch s.q.Sort {
 	case SortName:
-		order = "lower(p.file_name), p.id"
-		if c != nil {
-			after = fmt.Sprintf("(lower(p.file_name), p.id) > (%s::text, %s::bigint)", a.add(c.Name), a.add(c.ID))
-		}
+		return keyset(a, c, "lower(p.file_name)", "text", "p.id", false, func(c *SearchCursor) any { return c.Name })
 	case SortSize:
-		order = "p.file_size DESC, p.id DESC"
-		if c != nil {
-			after = fmt.Sprintf("(p.file_size, p.id) < (%s::bigint, %s::bigint)", a.add(c.Size), a.add(c.ID))
-		}
-	default:
-		order = "p.created_at DESC, p.id DESC"
-		if c != nil {
-			after = fmt.Sprintf("(p.created_at, p.id) < (%s::timestamptz, %s::bigint)", a.add(time.UnixMicro(c.Time)), a.add(c.ID))
-		}
+		return keyset(a, c, "p.file_size", "bigint", "p.id", true, func(c *SearchCursor) any { return c.Size })
+	}
+	return keyset(a, c, "p.created_at", "timestamptz", "p.id", true, func(c *SearchCursor) any { return time.UnixMicro(c.Time) })
+}
+
+// keyset is the ORDER BY of key (an SQL expression of type keyType) then
+// tie, descending with desc, and the condition of the rows after cursor c
+// in that order, value being c's key ("" without a cursor).
+func keyset(a *sqlArgs, c *SearchCursor, key, keyType, tie string, desc bool, value func(*SearchCursor) any) (order, after string) {
+	dir, cmp := "", ">"
+	if desc {
+		dir, cmp = " DESC", "<"
+	}
+	order = key + dir + ", " + tie + dir
+	if c != nil {
+		after = fmt.Sprintf("(%s, %s) %s (%s::%s, %s::bigint)", key, tie, cmp, a.add(value(c)), keyType, a.add(c.ID))
 	}
 	return order, after
 }
@@ -455,22 +459,11 @@ func nonEmpty(conds ...string) []string {
 func candidateOrder(sort SearchSort, a *sqlArgs, c *SearchCursor) (order, after string) {
 	switch sort {
 	case SortName:
-		order = "r.sort_name, r.row_key"
-		if c != nil {
-			after = fmt.Sprintf("(r.sort_name, r.row_key) > (%s::text, %s::bigint)", a.add(c.Name), a.add(c.ID))
-		}
+		return keyset(a, c, "r.sort_name", "text", "r.row_key", false, func(c *SearchCursor) any { return c.Name })
 	case SortSize:
-		order = "r.file_size DESC, r.row_key DESC"
-		if c != nil {
-			after = fmt.Sprintf("(r.file_size, r.row_key) < (%s::bigint, %s::bigint)", a.add(c.Size), a.add(c.ID))
-		}
-	default:
-		order = "r.rank DESC, r.row_key DESC"
-		if c != nil {
-			after = fmt.Sprintf("(r.rank, r.row_key) < (%s::real, %s::bigint)", a.add(c.Rank), a.add(c.ID))
-		}
+		return keyset(a, c, "r.file_size", "bigint", "r.row_key", true, func(c *SearchCursor) any { return c.Size })
 	}
-	return order, after
+	return keyset(a, c, "r.rank", "real", "r.row_key", true, func(c *SearchCursor) any { return c.Rank })
 }
 
 // pathMatch is the condition that column, a file path, contains text
