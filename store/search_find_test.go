@@ -163,30 +163,14 @@ func TestSearchRefusesBadSortAndForeignCursor(t *testing.T) {
 func TestSearchFindPagination(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)
-	ctx := context.Background()
 	findFixture(t, db)
 	for _, q := range []store.SearchQuery{
 		{Text: "chest"}, {Text: "chest", Sort: store.SortName}, {Text: "chest", Sort: store.SortSize},
 		{Text: "o"}, {Text: "o", Sort: store.SortSize}, {Creator: "drag", Sort: store.SortName},
 	} {
 		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
-			all := q
-			all.Limit = 100
-			whole, err := db.SearchPackages(ctx, all)
-			must(t, err)
-			var paged []string
-			page := q
-			page.Limit = 1
-			for i := 0; i < 10; i++ {
-				res, err := db.SearchPackages(ctx, page)
-				must(t, err)
-				paged = append(paged, foundOf(res).Hits...)
-				if res.Next == nil {
-					break
-				}
-				page.After = res.Next
-			}
-			if want := foundOf(whole).Hits; !reflect.DeepEqual(paged, want) || len(want) < 2 {
+			paged, want := pagedAndWhole(t, db, q, 10, func(res *store.SearchResult) []string { return foundOf(res).Hits })
+			if !reflect.DeepEqual(paged, want) || len(want) < 2 {
 				t.Fatalf("pages %q, whole %q", paged, want)
 			}
 		})

@@ -152,12 +152,36 @@ func TestSearchPackages(t *testing.T) {
 	}
 }
 
+// pagedAndWhole runs q page by page, one hit a page and at most pages
+// pages, and in one page of 100, and returns the rows of each as rows
+// renders them.
+func pagedAndWhole(t *testing.T, db *store.DB, q store.SearchQuery, pages int, rows func(*store.SearchResult) []string) (paged, whole []string) {
+	t.Helper()
+	ctx := context.Background()
+	all := q
+	all.Limit = 100
+	res, err := db.SearchPackages(ctx, all)
+	must(t, err)
+	whole = rows(res)
+	page := q
+	page.Limit = 1
+	for range pages {
+		res, err := db.SearchPackages(ctx, page)
+		must(t, err)
+		paged = append(paged, rows(res)...)
+		if res.Next == nil {
+			break
+		}
+		page.After = res.Next
+	}
+	return paged, whole
+}
+
 // TestSearchPagination walks every shape page by page and checks that the
 // pages together are exactly the single-page result.
 func TestSearchPagination(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)
-	ctx := context.Background()
 	searchFixture(t, db)
 	for _, q := range []store.SearchQuery{
 		{Text: "dragon"}, {Text: "dragon", GroupRows: true}, {Text: "dr"}, {Text: "dr", GroupRows: true},
@@ -165,24 +189,9 @@ func TestSearchPagination(t *testing.T) {
 		{Sort: store.SortName}, {Sort: store.SortSize, GroupRows: true}, {Text: "r", Sort: store.SortName}, {Text: "dr", Sort: store.SortNewest},
 		{Text: "dragon", Sort: store.SortNewest, GroupRows: true},
 	} {
-		all := q
-		all.Limit = 100
-		whole, err := db.SearchPackages(ctx, all)
-		must(t, err)
-		var paged []string
-		page := q
-		page.Limit = 1
-		for i := 0; i < 20; i++ {
-			res, err := db.SearchPackages(ctx, page)
-			must(t, err)
-			paged = append(paged, names(res)...)
-			if res.Next == nil {
-				break
-			}
-			page.After = res.Next
-		}
-		if !slices.Equal(paged, names(whole)) {
-			t.Errorf("%+v: pages %q, whole %q", q, paged, names(whole))
+		paged, whole := pagedAndWhole(t, db, q, 20, names)
+		if !slices.Equal(paged, whole) {
+			t.Errorf("%+v: pages %q, whole %q", q, paged, whole)
 		}
 	}
 }
