@@ -88,9 +88,9 @@ func (s *updatesState) change(ctx context.Context, userID int64, f func(d *state
 
 // saveLocked writes the state; s.mu is held.
 func (s *updatesState) saveLocked(ctx context.Context) error {
-	blob, err := json.Marshal(s.data)
+	blob, err := s.encodeLocked()
 	if err != nil {
-		return fmt.Errorf("save updates state: %w", err)
+		return err
 	}
 	return s.write(ctx, blob)
 }
@@ -99,12 +99,21 @@ func (s *updatesState) saveLocked(ctx context.Context) error {
 // database commits.
 func (s *updatesState) save(ctx context.Context) error {
 	s.mu.Lock()
-	blob, err := json.Marshal(s.data)
+	blob, err := s.encodeLocked()
 	s.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("save updates state: %w", err)
+		return err
 	}
 	return s.write(ctx, blob)
+}
+
+// encodeLocked encodes the state; s.mu is held.
+func (s *updatesState) encodeLocked() ([]byte, error) {
+	blob, err := json.Marshal(s.data)
+	if err != nil {
+		return nil, fmt.Errorf("save updates state: %w", err)
+	}
+	return blob, nil
 }
 
 func (s *updatesState) write(ctx context.Context, blob []byte) error {
