@@ -32,6 +32,12 @@ func queryStrings(t testing.TB, url, sql string, args ...any) []string {
 	t.Helper()
 	ctx, conn, done := dbConn(t, url, 30*time.Second)
 	defer done()
+	return connStrings(ctx, t, conn, sql, args...)
+}
+
+// connStrings is queryStrings on an open connection.
+func connStrings(ctx context.Context, t testing.TB, conn *pgx.Conn, sql string, args ...any) []string {
+	t.Helper()
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		t.Fatal(err)

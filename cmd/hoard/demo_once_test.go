@@ -76,15 +76,7 @@ func readCatalog(t *testing.T, url string) catalogState {
 	}
 	strs := func(sql string) []string {
 		t.Helper()
-		rows, err := conn.Query(ctx, sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return connStrings(ctx, t, conn, sql)
 	}
 	st.Skipped = strs(`SELECT file_name || '|' || reason || '|' || status || '|' || attempt_count FROM skipped_packages ORDER BY 1`)
 	st.Notifications = strs(`SELECT type FROM system_notifications WHERE NOT dismissed ORDER BY 1`)
