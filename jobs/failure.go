@@ -13,7 +13,8 @@ import (
 )
 
 // settled reports the errors a transfer-style job hands to River as they
-// are: none, a rate limit (snoozed, no attempt spent) and a cancellation
+// are: none, a rate limit or a part job still finishing (snoozed, no
+// attempt spent) and a cancellation
 // the job decided on. Everything else is a failed attempt the job records
 // before River sees it.
 func settled(err error) (error, bool) {
@@ -23,9 +24,22 @@ func settled(err error) (error, bool) {
 	if serr, ok := snoozeIfLimited(err); ok {
 		return serr, true
 	}
+	if serr, ok := snoozeIfPartJobUnfinished(err); ok {
+		return serr, true
+	}
 	var ce *river.JobCancelError
 	if errors.As(err, &ce) {
 		return err, true
+	}
+	return err, false
+}
+
+// snoozeIfPartJobUnfinished turns errPartJobUnfinished into a short
+// snooze (no attempt spent): River records the end of the earlier job in a
+// moment.
+func snoozeIfPartJobUnfinished(err error) (error, bool) {
+	if errors.Is(err, errPartJobUnfinished) {
+		return river.JobSnooze(time.Second), true
 	}
 	return err, false
 }

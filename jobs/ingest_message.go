@@ -392,7 +392,7 @@ func (d *Deps) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageA
 			if err := tx.ResumeTransfer(ctx, t); err != nil {
 				return err
 			}
-			return d.continueTransfer(ctx, tx, client, t, resume.parts, resume.present, job.MaxAttempts)
+			return d.continueTransfer(ctx, tx, client, t, resume.parts, resume.present, job.MaxAttempts, true)
 		}
 		if failed != nil {
 			if err := tx.DeleteTransfer(ctx, failed.ID); err != nil {

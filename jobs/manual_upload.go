@@ -71,8 +71,8 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if errors.Is(err, errPartJobUnfinished) {
-				return river.JobSnooze(time.Second) // a retry right after the failure: no attempt spent
+			if serr, ok := snoozeIfPartJobUnfinished(err); ok {
+				return serr // a retry right after the failure
 			}
 			d.Logger.Warn("manual upload file failed", "upload", up.ID, "file", f.FileName, "err", err)
 			if serr := db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadFailed, truncate(err.Error(), 2000), "", 0); serr != nil {
@@ -104,7 +104,7 @@ func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.Manua
 		if err := tx.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadProcessing, "", "", 0); err != nil {
 			return err
 		}
-		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts)
+		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts, true)
 	})
 }
 

@@ -227,7 +227,7 @@ func TestTakingUpAFailedTransferWaitsForItsPartJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := Deps{DB: db, Logger: discardLogger()}
-			err := d.continueTransfer(ctx, db, client, tr, []hoard.TransferPart{{TransferID: tr.ID, PartNo: 0}}, nil, 1)
+			err := d.continueTransfer(ctx, db, client, tr, []hoard.TransferPart{{TransferID: tr.ID, PartNo: 0}}, nil, 1, c.status == hoard.TransferFailed)
 			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 				t.Fatalf("continueTransfer = %v, want %v", err, c.want)
 			}

@@ -50,7 +50,7 @@ func (d *Deps) recoverTransfer(ctx context.Context, db *store.DB, t *hoard.Trans
 		return err
 	}
 	return db.InTx(ctx, func(tx *store.DB) error {
-		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts)
+		return d.continueTransfer(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), t, parts, present, d.MaxSkipAttempts, false)
 	})
 }
 
@@ -98,9 +98,11 @@ var errPartJobUnfinished = errors.New("the part's earlier upload job is still fi
 // upload_part job (maxAttempts attempts) per part not posted or whose post
 // vanished (forgotten first), else its verify job; and moves the transfer
 // to the matching state. Parts whose post is present are never posted
-// again.
+// again. resumingFailed says t was FAILED (a retry takes it up): a part
+// job then skipped as a duplicate is errPartJobUnfinished, where in
+// recovery the queued job is the one wanted.
 func (d *Deps) continueTransfer(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], t *hoard.Transfer,
-	parts []hoard.TransferPart, present map[int64]bool, maxAttempts int) error {
+	parts []hoard.TransferPart, present map[int64]bool, maxAttempts int, resumingFailed bool) error {
 	missing := 0
 	for _, p := range parts {
 		if p.DestMessageID != 0 && present[p.DestMessageID] {
@@ -118,7 +120,7 @@ func (d *Deps) continueTransfer(ctx context.Context, tx *store.DB, client *river
 		if err != nil {
 			return err
 		}
-		if res.UniqueSkippedAsDuplicate && t.Status == hoard.TransferFailed {
+		if res.UniqueSkippedAsDuplicate && resumingFailed {
 			return fmt.Errorf("transfer %d part %d: %w", t.ID, p.PartNo, errPartJobUnfinished)
 		}
 	}
