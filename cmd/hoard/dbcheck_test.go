@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hoard/hoard/messenger/emulator"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -53,21 +52,9 @@ func connStrings(ctx context.Context, t testing.TB, conn *pgx.Conn, sql string, 
 // (the emulator must have stopped), in every channel together.
 func postsIn(t testing.TB, stateDir string) int {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(stateDir, "world.json"))
+	n, err := emulator.SavedPosts(stateDir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var snap struct {
-		Channels []struct {
-			Posts []json.RawMessage `json:"posts"`
-		} `json:"channels"`
-	}
-	if err := json.Unmarshal(data, &snap); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, c := range snap.Channels {
-		n += len(c.Posts)
 	}
 	return n
 }

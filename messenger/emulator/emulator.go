@@ -125,6 +125,14 @@ type Emulator struct {
 	changes uint64
 	saveMu  sync.Mutex
 	saved   uint64
+	// The saved state is a base snapshot and a journal of what changed
+	// since (persist.go): their sizes, whether the next save must be a
+	// base, and the random ids in the order they were remembered with how
+	// many of them are saved.
+	baseBytes, journalBytes int64
+	baseNext                bool
+	randomIDOrder           []string
+	randomIDsSaved          int
 
 	seededUsers  []*user // the seed's extra users, in seed order
 	queries      map[int64]*callbackQuery

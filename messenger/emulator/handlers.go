@@ -512,7 +512,7 @@ func randomKey(u *user, id int64) string {
 func (c *call) postChannel(ch *channel, m *message, randomID int64) (*tg.Updates, []pending) {
 	c.e.appendMessage(ch, m)
 	if randomID != 0 {
-		c.e.randomIDs[randomKey(c.user, randomID)] = m.id
+		c.e.rememberRandomID(randomKey(c.user, randomID), m.id)
 	}
 	res := &tg.Updates{Date: now(), Updates: []tg.UpdateClass{
 		&tg.UpdateMessageID{ID: m.id, RandomID: randomID},
@@ -574,7 +574,7 @@ func (c *call) deliverTo(p peer, m *message, randomID int64) (*tg.Updates, []pen
 	if randomID != 0 {
 		upd := res.Updates[0].(*tg.UpdateNewMessage)
 		id := upd.Message.(*tg.Message).ID
-		c.e.randomIDs[randomKey(c.user, randomID)] = id
+		c.e.rememberRandomID(randomKey(c.user, randomID), id)
 		res.Updates = append([]tg.UpdateClass{&tg.UpdateMessageID{ID: id, RandomID: randomID}}, res.Updates...)
 	}
 	return res, pend, nil

@@ -98,6 +98,8 @@ type message struct {
 	// deleted is set by channels.deleteMessages: the message reads as
 	// empty and leaves history and search.
 	deleted bool
+	// saved is the message's saved form (persist.go).
+	saved *savedMessage
 }
 
 type document struct {
