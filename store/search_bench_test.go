@@ -21,8 +21,8 @@ import (
 // shape alone and with the most prolific creator as a filter; its last
 // sub-benchmark runs every shape once more through a connection that
 // records the statements SearchPackages sends and fails if PostgreSQL's
-// plan of any of them scans packages, package_files, package_paths or
-// package_groups sequentially. Run with `make bench`.
+// plan of any of them scans packages, package_files, package_paths,
+// package_words or package_groups sequentially. Run with `make bench`.
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.CatalogDB(b, storetest.BenchPackages(), 0)
@@ -246,7 +246,7 @@ func checkPlans(b *testing.B, db *store.DB, shape string, sent []sentStatement) 
 			b.Fatal(err)
 		}
 		text := strings.Join(plan, "\n")
-		for _, table := range []string{"packages", "package_files", "package_paths", "package_groups"} {
+		for _, table := range []string{"packages", "package_files", "package_paths", "package_groups", "package_words"} {
 			if strings.Contains(text, "Seq Scan on "+table+" ") || strings.HasSuffix(text, "Seq Scan on "+table) {
 				b.Errorf("%s: sequential scan of %s:\n%s\n%s", shape, table, st.sql, text)
 			}

@@ -186,15 +186,11 @@ func keyset(a *sqlArgs, c *SearchCursor, key, keyType, tie string, desc bool, va
 	return order, after
 }
 
-// estimateRows asks the planner how many packages satisfy the conditions;
-// it plans, it does not execute.
-func (db *DB) estimateRows(ctx context.Context, conds []string, args sqlArgs) (float64, error) {
-	where := "true"
-	if len(conds) > 0 {
-		where = strings.Join(conds, " AND ")
-	}
+// estimateRows asks the planner how many rows of from (packages p, or
+// another table) satisfy the conditions; it plans, it does not execute.
+func (db *DB) estimateRows(ctx context.Context, from string, conds []string, args sqlArgs) (float64, error) {
 	var plan []byte
-	err := db.q.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM packages p WHERE `+where,
+	err := db.q.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM `+from+` WHERE `+where(conds),
 		append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&plan)
 	if err != nil {
 		return 0, wrap("estimate search matches", err)
@@ -233,18 +229,18 @@ const walkFactor = 0.08
 func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk bool, matches float64, fence bool, err error) {
 	var a sqlArgs
 	filters := s.filters(&a)
-	if matches, err = db.estimateRows(ctx, append(filters, s.match(&a, false)), a); err != nil {
+	if matches, err = db.estimateRows(ctx, "packages p", append(filters, s.match(&a, false)), a); err != nil {
 		return false, 0, false, err
 	}
 	var b sqlArgs
-	base, err := db.estimateRows(ctx, s.filters(&b), b)
+	base, err := db.estimateRows(ctx, "packages p", s.filters(&b), b)
 	if err != nil {
 		return false, 0, false, err
 	}
 	walk = matches*matches > walkFactor*float64(want)*base
 	if !walk && len(filters) > 0 && !s.creatorWithWords() {
 		var c sqlArgs
-		text, err := db.estimateRows(ctx, []string{s.match(&c, false)}, c)
+		text, err := db.estimateRows(ctx, "packages p", []string{s.match(&c, false)}, c)
 		if err != nil {
 			return false, 0, false, err
 		}
@@ -347,7 +343,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		FROM ` + from + ` LEFT JOIN package_groups g ON g.id = p.package_group_id AND ` + fmt.Sprint(s.q.GroupRows) + `
 		WHERE ` + where(outer) + `
 		ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1)
-	res, err := db.runSearch(ctx, s, sql, a)
+	res, err := db.runSearch(ctx, s, sql, a, false)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +357,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		if m := s.match(&b, false); m != "" {
 			conds = append(conds, m)
 		}
-		if est, err = db.estimateRows(ctx, conds, b); err != nil {
+		if est, err = db.estimateRows(ctx, "packages p", conds, b); err != nil {
 			return nil, err
 		}
 	}
@@ -373,26 +369,34 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 // packages whose words match and the newest rankCandidates whose archives
 // hold a path containing the text form the candidates, ordered by rank
 // (matches of the path only rank 0, below every word match), name or size;
-// group rows keep each group's best-ranked member.
+// group rows keep each group's best-ranked member. The word matches and
+// their ranks come from package_words for one word without filters
+// (wordPostings), else from the full-text index.
 func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResult, error) {
-	walk, est, fence, err := db.chooseWalk(ctx, s, rankCandidates)
+	words, err := db.wordPostings(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	var a sqlArgs
 	filters := s.filters(&a)
-	tsq := "to_tsquery('english', " + a.add(tsQuery(s.words)) + ")"
-	match := "p.search_vector @@ " + tsq
-	newest := " ORDER BY p.created_at DESC, p.id DESC"
-	with := "WITH "
-	text := "SELECT p.id FROM (SELECT * FROM packages p WHERE " + where(filters) + newest + " OFFSET 0) p WHERE " + match + newest
-	if !walk {
-		with += "tm AS MATERIALIZED (SELECT p.id, p.created_at FROM " + collectSQL(filters, match, fence) + "), "
-		text = "SELECT p.id FROM tm p" + newest
+	with, text, candidates, est := "WITH ", "", "", -1.0
+	lookPaths := len([]rune(s.text)) >= 3 && !strings.Contains(s.text, "\n")
+	if words != nil {
+		text = "SELECT unnest(" + a.add(words.ids) + "::bigint[]) AS id"
+		lookPaths = lookPaths && len(words.ids) < rankCandidates
+		candidates = words.candidates(&a, s.q, lookPaths)
+	} else {
+		tsq := "to_tsquery('english', " + a.add(tsQuery(s.words)) + ")"
+		match := "p.search_vector @@ " + tsq
+		if with, text, est, err = db.newestByIndex(ctx, s, filters, match); err != nil {
+			return nil, err
+		}
+		candidates = `SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
+				(CASE WHEN ` + match + ` THEN ts_rank(p.search_vector, ` + tsq + `) ELSE 0 END)::real AS rank
+			FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)`
 	}
-	text += " LIMIT " + fmt.Sprint(rankCandidates)
 	files := "SELECT NULL::bigint AS id WHERE false"
-	if len([]rune(s.text)) >= 3 && !strings.Contains(s.text, "\n") {
+	if lookPaths {
 		// Only while the words' matches do not fill the candidates: paths
 		// rank below every word match, so with rankCandidates of those
 		// they would never be reached, and a common fragment costs the
@@ -420,27 +424,53 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	// package rows are joined: sorting 200 joined rows to keep 25 cost more
 	// than finding them.
 	sql := with + `t AS MATERIALIZED (` + text + `), f AS MATERIALIZED (` + files + `),
-		candidates AS MATERIALIZED (
-			SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
-				(CASE WHEN ` + match + ` THEN ts_rank(p.search_vector, ` + tsq + `) ELSE 0 END)::real AS rank
-			FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)),
+		candidates AS MATERIALIZED (` + candidates + `),
 		r AS (` + rows + `)
-		SELECT r.row_key, r.rank, r.sort_name,
+		SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
 			(SELECT count(*) FROM t) >= ` + fmt.Sprint(rankCandidates) + ` OR (SELECT count(*) FROM f) >= ` + fmt.Sprint(rankCandidates) + ` AS capped,
 			(SELECT count(*) FROM r) AS total_rows, ` + prefixedPackageColumns + `, ` + groupRowColumns + `
 		FROM (SELECT * FROM r WHERE ` + where(nonEmpty(after)) + ` ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1) + `) r
 		JOIN packages p ON p.id = r.id
 		LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
 		ORDER BY ` + order
-	res, err := db.runSearch(ctx, s, sql, a)
+	// A search served by package_words without a path lookup is one
+	// statement for every word (its candidates are parameters): prepared,
+	// it is planned once, not on every search.
+	res, err := db.runSearch(ctx, s, sql, a, words != nil && !lookPaths)
 	if err != nil {
 		return nil, err
 	}
 	res.CountExact = !res.Capped
 	if res.Capped {
+		if est < 0 { // the entries of the lexemes: one per package that holds one
+			var b sqlArgs
+			if est, err = db.estimateRows(ctx, "package_words", []string{"word = ANY(" + b.add(words.lexemes) + "::text[])"}, b); err != nil {
+				return nil, err
+			}
+		}
 		res.Count = max(res.Count, int64(est))
 	}
 	return res, nil
+}
+
+// newestByIndex is the start of a ranked search's statement whose word
+// matches come from the full-text index (walking the newest packages or
+// collecting the matches, as chooseWalk decides): the WITH clause, the
+// SELECT of the newest rankCandidates matches' ids and the estimate of
+// the matches.
+func (db *DB) newestByIndex(ctx context.Context, s *searchPlan, filters []string, match string) (with, text string, est float64, err error) {
+	walk, est, fence, err := db.chooseWalk(ctx, s, rankCandidates)
+	if err != nil {
+		return "", "", 0, err
+	}
+	with = "WITH "
+	newest := " ORDER BY p.created_at DESC, p.id DESC"
+	text = "SELECT p.id FROM (SELECT * FROM packages p WHERE " + where(filters) + newest + " OFFSET 0) p WHERE " + match + newest
+	if !walk {
+		with += "tm AS MATERIALIZED (SELECT p.id, p.created_at FROM " + collectSQL(filters, match, fence) + "), "
+		text = "SELECT p.id FROM tm p" + newest
+	}
+	return with, text + " LIMIT " + fmt.Sprint(rankCandidates), est, nil
 }
 
 // nonEmpty is the list of the non-empty conditions.
@@ -503,9 +533,13 @@ const groupRowColumns = `coalesce(g.name, '') AS group_name,
 // runSearch runs a search query and cuts the page. Search queries run with
 // QueryExecModeExec so that PostgreSQL plans each with its real parameters:
 // a cached generic plan can pick an index scan that returns every row for a
-// short pattern (the generic-plan trap).
-func (db *DB) runSearch(ctx context.Context, s *searchPlan, sql string, args sqlArgs) (*SearchResult, error) {
-	pgRows, err := db.q.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
+// short pattern (the generic-plan trap). With prepared, the query's plan
+// does not depend on its parameters, and it runs as a prepared statement.
+func (db *DB) runSearch(ctx context.Context, s *searchPlan, sql string, args sqlArgs, prepared bool) (*SearchResult, error) {
+	if !prepared {
+		args = append(sqlArgs{pgx.QueryExecModeExec}, args...)
+	}
+	pgRows, err := db.q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrap("search packages", err)
 	}

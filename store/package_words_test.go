@@ -1,0 +1,190 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// wordEntries is what package_words holds for one package, as the tests
+// compare it.
+type wordEntries struct {
+	Words     []string // sorted
+	CreatedAt time.Time
+}
+
+// packageWords reads package_words' entries of package id; every entry
+// must carry the same date.
+func packageWords(t *testing.T, db *store.DB, id int64) wordEntries {
+	t.Helper()
+	rows, err := db.Tx().Query(context.Background(), `SELECT word, created_at FROM package_words WHERE package_id = $1 ORDER BY word`, id)
+	must(t, err)
+	defer rows.Close()
+	var got wordEntries
+	for rows.Next() {
+		var w string
+		var at time.Time
+		must(t, rows.Scan(&w, &at))
+		if !got.CreatedAt.IsZero() && !at.Equal(got.CreatedAt) {
+			t.Fatalf("package %d's entries carry two dates: %s and %s", id, got.CreatedAt, at)
+		}
+		got.Words, got.CreatedAt = append(got.Words, w), at.UTC()
+	}
+	must(t, rows.Err())
+	return got
+}
+
+// TestPackageWordsFollowThePackages checks that package_words, the
+// lexemes one-word searches read, follows every change to a package's
+// words and date, by the store or by any other statement.
+func TestPackageWordsFollowThePackages(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	p := mustPackage(t, db, func(p *hoard.Package) {
+		p.FileName, p.Creator, p.Tags = "Dragon Keep.zip", "Forge Works", []string{"Terrain"}
+	})
+	other := mustPackage(t, db, func(p *hoard.Package) { p.FileName = "Goblin Camp.zip" })
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		_, err := db.Tx().Exec(ctx, sql, args...)
+		must(t, err)
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want wordEntries
+	}{
+		{"a new package: its name, creator and tags", func() { exec(`UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day) },
+			wordEntries{[]string{"dragon", "forg", "keep", "terrain", "work", "zip"}, day}},
+		{"a renamed package", func() { exec(`UPDATE packages SET file_name = 'Wyvern Keep.7z' WHERE id = $1`, p.ID) },
+			wordEntries{[]string{"7z", "forg", "keep", "terrain", "work", "wyvern"}, day}},
+		{"a caption", func() { exec(`UPDATE packages SET source_caption = 'Castles, towers!' WHERE id = $1`, p.ID) },
+			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day}},
+		{"a change that leaves the words alone", func() { exec(`UPDATE packages SET file_size = 7 WHERE id = $1`, p.ID) },
+			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day}},
+		{"a new date", func() { exec(`UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day.AddDate(0, 1, 0)) },
+			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day.AddDate(0, 1, 0)}},
+		{"tags and creator gone", func() { exec(`UPDATE packages SET tags = '{}', creator = NULL WHERE id = $1`, p.ID) },
+			wordEntries{[]string{"7z", "castl", "keep", "tower", "wyvern"}, day.AddDate(0, 1, 0)}},
+		{"a deleted package", func() { exec(`DELETE FROM packages WHERE id = $1`, p.ID) }, wordEntries{}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := packageWords(t, db, p.ID); !reflect.DeepEqual(got, s.want) {
+			t.Fatalf("after %s: package_words = %+v, want %+v", s.name, got, s.want)
+		}
+	}
+	if got := packageWords(t, db, other.ID); !reflect.DeepEqual(got.Words, []string{"camp", "goblin", "zip"}) {
+		t.Fatalf("another package's words = %v, want its own", got.Words)
+	}
+}
+
+// TestPackageWordsEmptiedByTruncate: truncating packages (a test reset, a
+// benchmark's reload) empties package_words too.
+func TestPackageWordsEmptiedByTruncate(t *testing.T) {
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	mustPackage(t, db, func(p *hoard.Package) { p.FileName = "Dragon Keep.zip" })
+	if _, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	must(t, db.Pool().QueryRow(ctx, `SELECT count(*) FROM package_words`).Scan(&n))
+	if n != 0 {
+		t.Fatalf("package_words keeps %d entries of truncated packages", n)
+	}
+}
+
+// TestOneWordSearchesReadPackageWords checks that a ranked one-word search
+// without filters gives the same page as the full-text index does (the
+// same search with a filter every package passes goes there), for words
+// that are whole lexemes, prefixes of several, stop words and prefixes of
+// too many lexemes; and that it is served by package_words.
+func TestOneWordSearchesReadPackageWords(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	// 260 packages over a few hours: "basilisk" in every one (capped),
+	// "basiliskborn" in every fifth (one prefix, two lexemes, some
+	// packages holding both), "kal…" made-up words of 40 lexemes, and a
+	// caption's stop word; the words also in creators, tags and captions,
+	// some twice, so that the ranks differ.
+	if _, err := db.Tx().Exec(ctx, `INSERT INTO packages (file_name, file_size, archive_type, creator, tags, source_caption, created_at)
+		SELECT 'Basilisk ' || CASE WHEN i % 5 = 0 THEN 'Basiliskborn ' ELSE '' END || 'Kal' || (i % 40) || 'x Lair ' || i || '.zip',
+			i, 'ZIP', CASE WHEN i % 3 = 0 THEN 'Basilisk Forge' ELSE 'Kal7x Works' END,
+			CASE WHEN i % 4 = 0 THEN '{Basiliskborn,Lair}'::text[] ELSE '{}' END,
+			'the lair of it' || CASE WHEN i % 6 = 0 THEN ', basilisks and a basilisk' ELSE '' END,
+			'2024-01-01'::timestamptz + (i % 97) * interval '1 minute'
+		FROM generate_series(1, 260) i`); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"basilisk", "Basiliskborn", "basil", "kal7x", "kal1", "kal", "ka", "lair", "the", "quetzal"} {
+		t.Run(text, func(t *testing.T) {
+			for _, q := range []store.SearchQuery{{Text: text, Limit: 30}, {Text: text, Limit: 30, GroupRows: true}, {Text: text, Sort: store.SortName, Limit: 30}} {
+				got, err := db.SearchPackages(ctx, q)
+				must(t, err)
+				q.ArchiveType = hoard.ArchiveZIP // every package: the full-text index's path
+				want, err := db.SearchPackages(ctx, q)
+				must(t, err)
+				if g, w := shown(got), shown(want); !reflect.DeepEqual(g, w) {
+					t.Fatalf("%+v: package_words found\n%+v\nthe full-text index\n%+v", q, g, w)
+				}
+			}
+		})
+	}
+	// Served by package_words: without one package's entries the search
+	// does not find it; the full-text index still does.
+	var newest int64
+	must(t, db.Tx().QueryRow(ctx, `SELECT id FROM packages ORDER BY created_at DESC, id DESC LIMIT 1`).Scan(&newest))
+	if _, err := db.Tx().Exec(ctx, `DELETE FROM package_words WHERE package_id = $1`, newest); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    store.SearchQuery
+		want bool
+	}{{store.SearchQuery{Text: "basilisk", Sort: store.SortName, Limit: 200}, false},
+		{store.SearchQuery{Text: "basilisk", Sort: store.SortName, Limit: 200, ArchiveType: hoard.ArchiveZIP}, true}} {
+		res, err := db.SearchPackages(ctx, c.q)
+		must(t, err)
+		found := false
+		for _, h := range res.Hits {
+			found = found || h.Package.ID == newest
+		}
+		if found != c.want {
+			t.Fatalf("%+v found the package without entries: %v, want %v", c.q, found, c.want)
+		}
+	}
+}
+
+// shownPage is what a page of results shows, for comparing two searches.
+type shownPage struct {
+	Rows       []string
+	Count      int64
+	CountExact bool
+	Capped     bool
+	Next       bool
+}
+
+func shown(r *store.SearchResult) shownPage {
+	p := shownPage{Count: r.Count, CountExact: r.CountExact, Capped: r.Capped, Next: r.Next != nil}
+	for _, h := range r.Hits {
+		row := fmt.Sprintf("%d %q %.4f", h.Package.ID, h.Package.FileName, h.Rank)
+		if h.Group != nil {
+			row += fmt.Sprintf(" group %d", h.Group.ID)
+		}
+		p.Rows = append(p.Rows, row)
+	}
+	if r.CountExact {
+		return p
+	}
+	p.Count = 0 // an estimate: each path asks the planner about its own table
+	return p
+}
