@@ -111,23 +111,21 @@ func (w *SendWorker) deliver(ctx context.Context, d *store.BotDelivery) error {
 		randomIDs[i] = messenger.DeriveRandomID(ridPart, r.ID, id)
 	}
 	n, err := w.deps.Bot.Copy(ctx, r.PlatformUserID, d.DestChannelPlatformID, msgIDs, randomIDs)
-	if err == nil && n == len(rest) {
-		r.PartsSent += n
-		// All delivered: SENT records every part in one write, which must
-		// land even when ctx ended meanwhile.
+	r.PartsSent += n
+	// What was delivered must be recorded even when ctx ended meanwhile.
+	if err == nil {
+		// Every part delivered: SENT records them all in one write.
 		return w.finish(context.WithoutCancel(ctx), r.ID, hoard.SendSent, "", DeliverySent)
 	}
 	if n > 0 {
-		r.PartsSent += n
-		// The progress must land even when ctx ended meanwhile.
-		if perr := db.SetBotSendProgress(context.WithoutCancel(ctx), r.ID, r.PartsSent); perr != nil && err == nil {
-			err = perr
+		// The copy's error decides what happens next (a flood wait, a
+		// blocked user); a progress not recorded only means those parts
+		// are copied again, with the same random ids, so none arrives twice.
+		if perr := db.SetBotSendProgress(context.WithoutCancel(ctx), r.ID, r.PartsSent); perr != nil {
+			w.deps.Logger.Warn("bot: record a delivery's progress", "request", r.ID, "err", perr)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("copy %s to %d: %w", d.FileName, r.PlatformUserID, err)
-	}
-	return w.finish(ctx, r.ID, hoard.SendSent, "", DeliverySent)
+	return fmt.Errorf("copy %s to %d: %w", d.FileName, r.PlatformUserID, err)
 }
 
 // finish records a request's final status and counts its outcome.

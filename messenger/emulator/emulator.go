@@ -118,7 +118,7 @@ type Emulator struct {
 	// awaiting2FA: auth key → user whose code was right but whose 2FA
 	// password is still due.
 	awaiting2FA map[[8]byte]int64
-	dirty       bool // world changed since the last save
+	dirty       bool // the world changed since the last change was numbered (call.finish)
 
 	// changes counts the changes handed to persist; saveMu orders the
 	// snapshots written, saved is the count the last one holds.
@@ -126,7 +126,7 @@ type Emulator struct {
 	saveMu  sync.Mutex
 	saved   uint64
 	// The saved state is a base snapshot and a journal of what changed
-	// since (persist.go): their sizes, whether the next save must be a
+	// since (save.go): their sizes, whether the next save must be a
 	// base, and the random ids in the order they were remembered with how
 	// many of them are saved.
 	baseBytes, journalBytes int64
@@ -497,10 +497,7 @@ func (e *Emulator) SendToBot(ctx context.Context, text string) error {
 	}
 	c := &call{e: e, ctx: ctx, user: e.account, method: "emulator.SendToBot"}
 	res, pend := e.sendPrivate(c, e.account, e.bot, &message{text: text, date: int(time.Now().Unix())})
-	e.dirty = true
-	_, pushes, err := c.finish(res, pend, nil)
-	e.mu.Unlock()
-	e.persist(c.change)
+	_, pushes, err := c.finishAndSave(res, pend, nil)
 	if err != nil {
 		return err
 	}

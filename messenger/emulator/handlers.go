@@ -64,10 +64,7 @@ func init() {
 func locked(h func(c *call, obj bin.Object) (bin.Encoder, []pending, error)) handler {
 	return func(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Lock()
-		res, pushes, err := c.finish(h(c, obj))
-		c.e.mu.Unlock()
-		c.e.persist(c.change)
-		return res, pushes, err
+		return c.finishAndSave(h(c, obj))
 	}
 }
 
@@ -77,9 +74,18 @@ type pending struct {
 	updates *tg.Updates
 }
 
+// finishAndSave is finish, then releases e.mu and returns once the call's
+// change (if it made one) is saved. Called under e.mu.
+func (c *call) finishAndSave(res bin.Encoder, pend []pending, err error) (bin.Encoder, []push, error) {
+	res, pushes, err := c.finish(res, pend, err)
+	c.e.mu.Unlock()
+	c.e.persist(c.change)
+	return res, pushes, err
+}
+
 // finish encodes a result and its pushes, and numbers the call's change
-// (if it made one) for persist, which the caller runs after releasing
-// e.mu and before answering. Called under e.mu.
+// (if it made one) for persist, which finishAndSave runs after releasing
+// e.mu and before the call is answered. Called under e.mu.
 func (c *call) finish(res bin.Encoder, pend []pending, err error) (bin.Encoder, []push, error) {
 	if c.e.dirty {
 		c.e.dirty = false
@@ -1101,10 +1107,7 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Unlock()
 	}
 	c.e.mu.Lock()
-	res, pushes, err := c.finish(c.deliverTo(p, m, r.RandomID))
-	c.e.mu.Unlock()
-	c.e.persist(c.change)
-	return res, pushes, err
+	return c.finishAndSave(c.deliverTo(p, m, r.RandomID))
 }
 
 func (e *Emulator) newIDLocked() int64 {

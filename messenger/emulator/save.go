@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gotd/td/tg"
 )
@@ -117,7 +119,7 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 	}
 	err := openObject(&b, head)
 	b.WriteString(`,"channels":[`)
-	for i, c := range mapValues(e.channels) {
+	for i, c := range slices.Collect(maps.Values(e.channels)) {
 		sc := snapChannel{ID: c.id, Members: c.members}
 		for id, r := range c.rights {
 			if sc.Rights == nil {
@@ -128,7 +130,7 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 		err = errors.Join(err, writePart(&b, i, sc, "posts", c.msgs[e.seeded[c.id]:], base))
 	}
 	b.WriteString(`],"users":[`)
-	for i, u := range mapValues(e.users) {
+	for i, u := range slices.Collect(maps.Values(e.users)) {
 		su := snapUser{ID: u.id, Pts: u.pts, Qts: u.qts}
 		for id := range u.blocked {
 			su.Blocked = append(su.Blocked, id)
@@ -144,14 +146,6 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-func mapValues[K comparable, V any](m map[K]V) []V {
-	out := make([]V, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 // openObject writes v, a struct, as a JSON object left open for more

@@ -98,7 +98,7 @@ type message struct {
 	// deleted is set by channels.deleteMessages: the message reads as
 	// empty and leaves history and search.
 	deleted bool
-	// saved is the message's saved form (persist.go).
+	// saved is the message's saved form (save.go).
 	saved *savedMessage
 }
 

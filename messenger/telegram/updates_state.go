@@ -83,11 +83,6 @@ func (s *updatesState) change(ctx context.Context, userID int64, f func(d *state
 		}
 		return nil
 	}
-	return s.saveLocked(ctx)
-}
-
-// saveLocked writes the state; s.mu is held.
-func (s *updatesState) saveLocked(ctx context.Context) error {
 	blob, err := s.encodeLocked()
 	if err != nil {
 		return err

@@ -186,7 +186,7 @@ func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
 		`ALTER INDEX packages_name_grams_idx ALTER COLUMN 1 SET STATISTICS 2000`,
 		`ALTER TABLE packages ENABLE TRIGGER packages_catalog_names`,
 		`INSERT INTO package_words (word, created_at, package_id, rank)
-			SELECT w, p.created_at, p.id, hoard_word_rank(p.search_vector, w) FROM packages p, unnest(tsvector_to_array(p.search_vector)) AS w`,
+			SELECT w.word, p.created_at, p.id, w.rank FROM packages p, hoard_words_of(p.search_vector) AS w`,
 		`ALTER TABLE package_words ADD PRIMARY KEY (word, created_at, package_id) INCLUDE (rank)`,
 		`ALTER TABLE packages ENABLE TRIGGER packages_words_insert`,
 		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages ON CONFLICT DO NOTHING`,
