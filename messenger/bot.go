@@ -3,6 +3,8 @@ package messenger
 import (
 	"context"
 	"time"
+
+	"github.com/hoard/hoard"
 )
 
 // This file is the bot half of the port: what the chat bot (package bot)
@@ -161,15 +163,15 @@ func DeriveRandomID(parts ...int64) int64 {
 	return int64(h)
 }
 
-// Pacer spaces requests that share a key (one bot's overall sends, one of
-// its chats, one account's requests) at rate per second with up to burst
-// at once. Implementations shared through the database hold the limit
-// across every process; the in-memory Limiter holds it within one.
+// Pacer spaces requests under rate limits. Implementations shared through
+// the database hold the limits across every process; the in-memory
+// MemoryPacer holds them within one.
 type Pacer interface {
-	// Wait blocks until one more request under key may be made, or ctx
-	// ends.
-	Wait(ctx context.Context, key string, rate float64, burst int) error
-	// WaitN blocks until n more requests under key may be made at once
-	// (one request carrying n messages), or ctx ends.
-	WaitN(ctx context.Context, key string, rate float64, burst, n int) error
+	// WaitN blocks until n more requests (one request carrying n
+	// messages) may be made under every one of limits, or ctx ends. The
+	// limits are taken in turn: a limit's n slots are reserved once the
+	// earlier limits' are due, so a request that waits for a narrow limit
+	// (its chat) does not hold slots of a broad one (the whole bot) that
+	// others could use meanwhile.
+	WaitN(ctx context.Context, n int, limits ...hoard.RateLimit) error
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -193,24 +194,71 @@ func (p *Pacer) Reserve(ctx context.Context, key string, rate float64, burst, n 
 // NewPacer returns a Pacer on db.
 func NewPacer(db *DB) *Pacer { return &Pacer{db: db} }
 
-// Wait blocks until one more request under key may be made at rate per
-// second with bursts of up to burst, or ctx ends. A request reserved and
-// then abandoned (ctx ended) still counts against the limit.
-func (p *Pacer) Wait(ctx context.Context, key string, rate float64, burst int) error {
-	return p.WaitN(ctx, key, rate, burst, 1)
+// WaitN implements messenger.Pacer. Two limits at a time are reserved in
+// one statement (the second only when the first's slots are due now, as
+// WaitN's turn asks), so a message under a chat's and the bot's limits
+// costs one round trip when neither makes it wait.
+func (p *Pacer) WaitN(ctx context.Context, n int, limits ...hoard.RateLimit) error {
+	limits = slices.DeleteFunc(slices.Clone(limits), func(l hoard.RateLimit) bool { return l.Rate <= 0 || math.IsInf(l.Rate, 1) })
+	for len(limits) > 0 {
+		reserved, wait, err := p.db.reserveInTurn(ctx, n, limits[0], limits[1:])
+		if err != nil {
+			return err
+		}
+		limits = limits[reserved:]
+		if wait > 0 {
+			if err := sleepCtx(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// WaitN implements messenger.Pacer: n requests reserved in one update,
-// waiting until the last of them may be made.
-func (p *Pacer) WaitN(ctx context.Context, key string, rate float64, burst, n int) error {
-	_, wait, err := p.db.reserveRate(ctx, key, rate, burst, n)
+// reserveInTurnSQL reserves n slots ($1) of a first limit (key $2, 1/rate
+// $3, burst slots $4) and, when those are due now, of a second ($5–$7; a
+// NULL key is none) in one statement, with the generic cell rate algorithm
+// of reserveRate, and returns the waits until the last slot of each
+// (NULL for the second when it was not reserved).
+const reserveInTurnSQL = `WITH a AS (
+		INSERT INTO rate_limits AS r (key, tat) VALUES ($2, clock_timestamp() + $3::interval * $1)
+		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $3::interval * $1
+		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval * $4 - clock_timestamp()) * 1e6)::bigint) AS wait
+	), b AS (
+		INSERT INTO rate_limits AS r (key, tat) SELECT $5, clock_timestamp() + $6::interval * $1 FROM a WHERE a.wait = 0 AND $5::text IS NOT NULL
+		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $6::interval * $1
+		RETURNING greatest(0, (extract(epoch FROM r.tat - $6::interval * $7 - clock_timestamp()) * 1e6)::bigint) AS wait
+	)
+	SELECT a.wait, (SELECT b.wait FROM b) FROM a`
+
+// reserveInTurn reserves n slots of first and, when they are due now, of
+// the first of rest; it returns how many limits it reserved (1 or 2) and
+// the wait until the last of their slots.
+func (db *DB) reserveInTurn(ctx context.Context, n int, first hoard.RateLimit, rest []hoard.RateLimit) (int, time.Duration, error) {
+	n = max(n, 1)
+	interval := func(l hoard.RateLimit) time.Duration { return time.Duration(float64(time.Second) / l.Rate) }
+	var secondKey *string
+	var secondInterval time.Duration
+	secondBurst := 1
+	if len(rest) > 0 {
+		secondKey, secondInterval, secondBurst = &rest[0].Key, interval(rest[0]), max(rest[0].Burst, 1)
+	}
+	var firstWait int64
+	var secondWait *int64
+	err := db.q.QueryRow(ctx, reserveInTurnSQL, n, first.Key, interval(first), max(first.Burst, 1),
+		secondKey, secondInterval, secondBurst).Scan(&firstWait, &secondWait)
 	if err != nil {
-		return err
+		return 0, 0, wrap("reserve rate", err)
 	}
-	if wait <= 0 {
-		return nil
+	if secondWait == nil {
+		return 1, time.Duration(firstWait) * time.Microsecond, nil
 	}
-	t := time.NewTimer(wait)
+	return 2, time.Duration(*secondWait) * time.Microsecond, nil
+}
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

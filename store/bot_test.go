@@ -236,12 +236,14 @@ func TestPacer(t *testing.T) {
 	db := storetest.NewTx(t)
 	p := store.NewPacer(db)
 	ctx := context.Background()
-	must(t, p.Wait(ctx, "k", 0.001, 1)) // the first of a burst waits for nothing
+	slow := hoard.RateLimit{Key: "k", Rate: 0.001, Burst: 1}
+	must(t, p.WaitN(ctx, 1, slow)) // the first of a burst waits for nothing
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if err := p.Wait(short, "k", 0.001, 1); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Wait for a slot 1000 s away with 200 ms to go = %v", err)
+	if err := p.WaitN(short, 1, slow); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitN for a slot 1000 s away with 200 ms to go = %v", err)
 	}
+	must(t, p.WaitN(ctx, 1000, hoard.RateLimit{Key: "free"})) // no rate: no limit
 }
 
 func TestPacerWaitN(t *testing.T) {
@@ -256,9 +258,41 @@ func TestPacerWaitN(t *testing.T) {
 		n    int
 		want time.Duration
 	}{{3, 100 * time.Millisecond}, {2, 300 * time.Millisecond}} {
-		must(t, p.WaitN(ctx, "n", 10, 2, tt.n))
+		must(t, p.WaitN(ctx, tt.n, hoard.RateLimit{Key: "n", Rate: 10, Burst: 2}))
 		if got := time.Since(start); got < tt.want-5*time.Millisecond || got > tt.want+250*time.Millisecond {
 			t.Fatalf("WaitN(%d) returned after %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestPacerTakesLimitsInTurn: a message waiting for its chat's limit does
+// not hold a slot of the bot's overall limit meanwhile.
+func TestPacerTakesLimitsInTurn(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	p := store.NewPacer(db)
+	ctx := context.Background()
+	chat := func(id int) hoard.RateLimit {
+		return hoard.RateLimit{Key: fmt.Sprintf("bot:1:chat:%d", id), Rate: 0.001, Burst: 1}
+	}
+	bot := hoard.RateLimit{Key: "bot:1", Rate: 0.001, Burst: 2}
+	// Each step's limits, and whether it gets its slots before a 100 ms
+	// deadline: the bot's two slots go to chats 7 and 8; chat 7's second
+	// message waits for its chat without taking the bot's second slot.
+	for i, step := range []struct {
+		limits []hoard.RateLimit
+		due    bool
+	}{
+		{[]hoard.RateLimit{chat(7), bot}, true},
+		{[]hoard.RateLimit{chat(7), bot}, false},
+		{[]hoard.RateLimit{chat(8), bot}, true},
+		{[]hoard.RateLimit{chat(9), bot}, false},
+	} {
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		err := p.WaitN(short, 1, step.limits...)
+		cancel()
+		if due := err == nil; due != step.due || (err != nil && !errors.Is(err, context.DeadlineExceeded)) {
+			t.Fatalf("step %d (%s): WaitN = %v, want due %v", i, step.limits[0].Key, err, step.due)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gotd/td/telegram/updates/hook"
 	"github.com/gotd/td/tg"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 )
 
@@ -286,11 +287,10 @@ func globalBurst(l messenger.BotLimits) int {
 func (b *Bot) pace(ctx context.Context, chatID int64, n int) error {
 	global, chat := b.paceKeys(chatID)
 	l := b.cfg.BotLimits
-	if err := b.cfg.Pacer.WaitN(ctx, chat, l.PerChat, l.PerChatBurst, n); err != nil {
+	err := b.cfg.Pacer.WaitN(ctx, n, hoard.RateLimit{Key: chat, Rate: l.PerChat, Burst: l.PerChatBurst},
+		hoard.RateLimit{Key: global, Rate: l.Global, Burst: globalBurst(l)})
+	if err != nil {
 		return fmt.Errorf("pace chat %d: %w", chatID, err)
-	}
-	if err := b.cfg.Pacer.WaitN(ctx, global, l.Global, globalBurst(l), n); err != nil {
-		return fmt.Errorf("pace bot: %w", err)
 	}
 	return nil
 }
