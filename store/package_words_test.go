@@ -140,6 +140,20 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 			}
 		})
 	}
+	// A caller that shows no total (the bot) gets the rows found instead
+	// of the planner's estimate (which, with statistics, is about 260).
+	if _, err := db.Tx().Exec(ctx, `ANALYZE package_words`); err != nil {
+		t.Fatal(err)
+	}
+	type count struct {
+		Count         int64
+		Exact, Capped bool
+	}
+	res, err := db.SearchPackages(ctx, store.SearchQuery{Text: "basilisk", Limit: 30, NoEstimate: true})
+	must(t, err)
+	if got, want := (count{res.Count, res.CountExact, res.Capped}), (count{200, false, true}); got != want {
+		t.Fatalf("basilisk without an estimate counts %+v, want %+v", got, want)
+	}
 	// Served by package_words: without one package's entries the search
 	// does not find it; the full-text index still does.
 	var newest int64

@@ -84,6 +84,11 @@ type SearchQuery struct {
 	// Extensions keeps packages whose file name ends with one of them,
 	// case-insensitively (".stl"): the formats of a document kind.
 	Extensions []string
+
+	// NoEstimate is for a caller that shows no total (the bot): a Count
+	// that is not exact is left at the rows found instead of asking the
+	// planner for an estimate, a statement saved.
+	NoEstimate bool
 }
 
 // SearchCursor is a keyset position in a result list.

@@ -103,6 +103,8 @@ func TestSearchFindsInsideNamesAndArchives(t *testing.T) {
 			found{store.SearchFullText, []string{forge + " [1: [Hoard Set/chest.stl]]"}, 1, true}},
 		{"creator prefix, any case", store.SearchQuery{Creator: "dragon"},
 			found{store.SearchRecent, []string{orc, forge}, 2, true}},
+		{"a first page without an estimate counts its rows", store.SearchQuery{Limit: 1, NoEstimate: true},
+			found{store.SearchRecent, []string{orc}, 1, false}},
 		{"longer creator prefix", store.SearchQuery{Creator: "DRAGON F"},
 			found{store.SearchRecent, []string{forge}, 1, true}},
 		{"creator prefix with words", store.SearchQuery{Text: "chest", Creator: "mammoth"},

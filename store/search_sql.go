@@ -351,7 +351,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		res.Count, res.CountExact = int64(len(res.Hits)), true
 		return res, nil
 	}
-	if est < 0 {
+	if est < 0 && !s.q.NoEstimate {
 		var b sqlArgs
 		conds := s.filters(&b)
 		if m := s.match(&b, false); m != "" {
@@ -442,7 +442,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	res.CountExact = !res.Capped
 	if res.Capped {
-		if est < 0 { // the entries of the lexemes: one per package that holds one
+		if est < 0 && !s.q.NoEstimate { // the entries of the lexemes: one per package that holds one
 			var b sqlArgs
 			if est, err = db.estimateRows(ctx, "package_words", []string{"word = ANY(" + b.add(words.lexemes) + "::text[])"}, b); err != nil {
 				return nil, err
@@ -585,11 +585,18 @@ func (db *DB) runSearch(ctx context.Context, s *searchPlan, sql string, args sql
 }
 
 // matchFiles sets the hits' FilesMatched and MatchedPaths: their files
-// whose paths contain text, in listing order.
+// whose paths contain text, in listing order. Only hits with a file
+// listing (FileCount, kept by ReplacePackageFiles) are looked up: a page
+// without one costs no statement.
 func (db *DB) matchFiles(ctx context.Context, hits []SearchHit, text string) error {
-	ids := make([]int64, len(hits))
-	for i, h := range hits {
-		ids[i] = h.Package.ID
+	var ids []int64
+	for _, h := range hits {
+		if h.Package.FileCount > 0 {
+			ids = append(ids, h.Package.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	var a sqlArgs
 	idsArg := a.add(ids)
