@@ -171,12 +171,14 @@ func (s *Service) HandleCallback(ctx context.Context, q messenger.CallbackQuery)
 
 // answer answers an update exactly once: in one transaction it claims the
 // update (a concurrent or earlier claim wins: nothing is sent; a message
-// from a user resumes their paused subscriptions), builds the
-// reply (its side effects in a savepoint of the same transaction), sends
+// from a user resumes their paused subscriptions), builds the reply, sends
 // it with random ids derived from the update, and commits. A crash before
 // the commit leaves the update unclaimed and its side effects undone; the
 // process that answers it again sends with the same random ids, which the
-// platform does not deliver twice.
+// platform does not deliver twice. A build that fails on a user's mistake
+// is rolled back whole, and a transaction of its own claims the update
+// and tells them (no savepoint around every build: two statements per
+// command saved).
 func (s *Service) answer(ctx context.Context, kind string, chatID, updateID, fromUser int64, build func(tx *store.DB) (*reply, error)) error {
 	select {
 	case s.slots <- struct{}{}:
@@ -184,31 +186,45 @@ func (s *Service) answer(ctx context.Context, kind string, chatID, updateID, fro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	err := s.deps.DB.InTx(ctx, func(tx *store.DB) error {
-		won, err := tx.ClaimBotUpdate(ctx, kind, chatID, updateID, fromUser)
-		if err != nil || !won {
-			return err
-		}
-		var r *reply
-		err = tx.InTx(ctx, func(sp *store.DB) error {
-			r, err = build(sp)
-			return err
+	err := s.claimAndSend(ctx, kind, chatID, updateID, fromUser, build)
+	var m *mistake
+	if errors.As(err, &m) {
+		err = s.claimAndSend(ctx, kind, chatID, updateID, fromUser, func(*store.DB) (*reply, error) {
+			r := new(reply).say(messenger.EscapeHTML(m.message))
+			r.notice = m.message
+			return r, nil
 		})
-		switch code := hoard.ErrorCode(err); {
-		case err == nil:
-		case code == hoard.EINTERNAL || ctx.Err() != nil:
-			return err
-		default: // a user's mistake: tell them
-			r = new(reply).say(messenger.EscapeHTML(hoard.ErrorMessage(err)))
-			r.notice = hoard.ErrorMessage(err)
-		}
-		return s.send(ctx, kind, chatID, updateID, r)
-	})
+	}
 	if err != nil && ctx.Err() == nil {
 		s.deps.Logger.Error("bot: answer failed", "chat", chatID, "kind", kind, "err", err)
 		s.sorry(ctx, kind, chatID, updateID)
 	}
 	return err
+}
+
+// mistake is a build's error that is the user's to fix (any code but
+// EINTERNAL): they are told its message.
+type mistake struct{ message string }
+
+func (m *mistake) Error() string { return m.message }
+
+// claimAndSend claims the update, builds its reply and sends it in one
+// transaction; the build's error rolls it back, and is a *mistake when
+// the user should be told.
+func (s *Service) claimAndSend(ctx context.Context, kind string, chatID, updateID, fromUser int64, build func(tx *store.DB) (*reply, error)) error {
+	return s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		won, err := tx.ClaimBotUpdate(ctx, kind, chatID, updateID, fromUser)
+		if err != nil || !won {
+			return err
+		}
+		r, err := build(tx)
+		if err != nil && hoard.ErrorCode(err) != hoard.EINTERNAL && ctx.Err() == nil {
+			return &mistake{message: hoard.ErrorMessage(err)}
+		} else if err != nil {
+			return err
+		}
+		return s.send(ctx, kind, chatID, updateID, r)
+	})
 }
 
 // send delivers a reply: the callback's answer and edit, then messages.

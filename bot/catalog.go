@@ -59,7 +59,7 @@ func (s *Service) search(ctx context.Context, tx *store.DB, u linkedUser, args s
 // searchPage renders page n of a search and records the cursor of page
 // n+1 in p when there is one.
 func (s *Service) searchPage(ctx context.Context, tx *store.DB, p *store.BotSearchPage, n int) (messenger.OutgoingMessage, error) {
-	res, err := tx.SearchPackages(ctx, store.SearchQuery{Text: p.Query, After: p.Cursors[n], Limit: searchPageSize})
+	res, err := tx.SearchPackages(ctx, store.SearchQuery{Text: p.Query, After: p.Cursors[n], Limit: searchPageSize, NoEstimate: true})
 	if err != nil {
 		return messenger.OutgoingMessage{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Service) latest(ctx context.Context, tx *store.DB, _ linkedUser, args s
 		}
 		n = int(min(id, latestMax))
 	}
-	res, err := tx.SearchPackages(ctx, store.SearchQuery{Limit: n})
+	res, err := tx.SearchPackages(ctx, store.SearchQuery{Limit: n, NoEstimate: true})
 	if err != nil {
 		return nil, err
 	}

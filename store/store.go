@@ -39,6 +39,10 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	MaxConns int32 // 0 = pgx's default (max(4, cores))
+	// MinConns connections are opened at once and kept open (0 = none):
+	// a process that must answer a burst quickly (the bot) does not open
+	// connections in the middle of it.
+	MinConns int32
 	// Tracer, when set, sees every statement the pool's connections run
 	// (the search benchmark captures the SQL a search sends this way).
 	Tracer pgx.QueryTracer
@@ -54,6 +58,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.MinConns > 0 {
+		cfg.MinConns = min(opts.MinConns, cfg.MaxConns)
 	}
 	// The catalog's working set lives in memory or on SSDs: random reads
 	// cost about as much as sequential ones. With PostgreSQL's default of 4

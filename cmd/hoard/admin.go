@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/web"
 )
 
@@ -51,7 +52,7 @@ func runAdmin(ctx context.Context, args []string, getenv func(string) string, st
 	if !ok {
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg, 0)
+	a, err := openApp(ctx, cfg, store.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard admin: %v\n", err)
 		return exitFailure

@@ -41,14 +41,15 @@ type app struct {
 	demoNote string
 }
 
-// botPoolSize is the database pool of a process that runs the chat bot:
-// each command being answered holds a connection for its transaction and
-// paces its reply on another, beside 50 deliveries at once.
-const botPoolSize = 40
+// botPool is the database pool of a process that runs the chat bot: each
+// command being answered holds a connection for its transaction and paces
+// its reply on another, beside 50 deliveries at once; the connections a
+// burst of commands needs are kept open.
+var botPool = store.Options{MaxConns: 40, MinConns: 20}
 
-// openApp starts or connects to the database (a pool of poolSize
-// connections; 0 = pgx's default) and applies migrations.
-func openApp(ctx context.Context, cfg Config, poolSize int32) (*app, error) {
+// openApp starts or connects to the database (a pool sized by pool; zero
+// values are pgx's defaults) and applies migrations.
+func openApp(ctx context.Context, cfg Config, pool store.Options) (*app, error) {
 	a := &app{cfg: cfg, log: cfg.newLogger()}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
@@ -64,7 +65,7 @@ func openApp(ctx context.Context, cfg Config, poolSize int32) (*app, error) {
 		a.dbDesc = describeURL(dbURL)
 	}
 	a.log.Info("using database", "database", a.dbDesc)
-	db, err := store.Open(ctx, dbURL, store.Options{MaxConns: poolSize})
+	db, err := store.Open(ctx, dbURL, pool)
 	if err != nil {
 		a.close()
 		return nil, err

@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"github.com/hoard/hoard/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -135,7 +137,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if !ok {
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg, 0)
+	a, err := openApp(ctx, cfg, store.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard migrate: %v\n", err)
 		return exitFailure

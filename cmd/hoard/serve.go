@@ -17,6 +17,7 @@ import (
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/web"
 	"github.com/riverqueue/river"
 )
@@ -47,9 +48,9 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 			return exitUsage
 		}
 	}
-	var pool int32
+	var pool store.Options
 	if p.bot {
-		pool = botPoolSize
+		pool = botPool
 	}
 	a, err := openApp(ctx, cfg, pool)
 	if err != nil {

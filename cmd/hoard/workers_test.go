@@ -16,6 +16,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
@@ -123,7 +124,7 @@ func newWorkerEnv(t *testing.T, seed string) *workerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := openApp(ctx, cfg, 0)
+	a, err := openApp(ctx, cfg, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/gotd/td/telegram/updates"
 
@@ -118,15 +119,17 @@ func (s *updatesState) write(ctx context.Context, blob []byte) error {
 	return nil
 }
 
-// writeBehind has a goroutine save the state after changes, so that the
-// updates manager, which saves after every update it hands out, does not
-// wait for a commit each time (a burst of commands queued behind one commit
-// each). Until stop, a crash may lose the last changes: the next Listen
+// writeBehind has a goroutine save the state after changes, at most once
+// per updatesStateEvery, so that the updates manager, which saves after
+// every update it hands out, does not wait for a commit each time (a burst
+// of commands queued behind one commit each), and a burst of updates costs
+// one save. Until stop, a crash may lose the last changes: the next Listen
 // then fetches those updates again, and every answer is claimed once
 // (store.ClaimBotUpdate), so nothing is answered twice. stop ends the
 // writer and saves the last state.
 func (s *updatesState) writeBehind(ctx context.Context, log *slog.Logger) (stop func() error) {
 	kick := make(chan struct{}, 1)
+	quit := make(chan struct{})
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.kick = kick
@@ -137,17 +140,26 @@ func (s *updatesState) writeBehind(ctx context.Context, log *slog.Logger) (stop 
 			if err := s.save(ctx); err != nil {
 				log.Warn("telegram: bot: the update state was not saved; the next change saves it", "error", err)
 			}
+			select { // the changes meanwhile wait to be saved together
+			case <-time.After(updatesStateEvery):
+			case <-quit:
+			}
 		}
 	}()
 	return func() error {
 		s.mu.Lock()
 		s.kick = nil
 		s.mu.Unlock()
+		close(quit)
 		close(kick)
 		<-done
 		return s.save(ctx)
 	}
 }
+
+// updatesStateEvery is the least time between two saves of the bot's
+// update state while it listens.
+const updatesStateEvery = 200 * time.Millisecond
 
 func (s *updatesState) read(userID int64, f func(d *stateData)) {
 	s.mu.Lock()

@@ -73,3 +73,27 @@ func TestUpdatesStateWritesBehind(t *testing.T) {
 		t.Errorf("after stop a change made %d saves, want 1 (written through)", store.saves-before)
 	}
 }
+
+// TestUpdatesStateSavesABurstTogether: changes a few milliseconds apart,
+// as a burst of commands makes them, are saved together, not one by one.
+func TestUpdatesStateSavesABurstTogether(t *testing.T) {
+	ctx := context.Background()
+	store := &gatedSessions{MemorySessionStore: messenger.NewMemorySessionStore(), gate: make(chan struct{})}
+	close(store.gate)
+	s := &updatesState{store: store, key: "bot/updates", data: stateData{ChannelPts: map[int64]int{}}}
+	stop := s.writeBehind(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for pts := 1; pts <= 20; pts++ { // 20 changes over about 100 ms
+		if err := s.SetPts(ctx, 7, pts); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The first change, the ones since (saved when the writer stops), and
+	// stop's own save.
+	if store.saves > 3 {
+		t.Errorf("%d saves for 20 changes within %v, want at most 3", store.saves, updatesStateEvery)
+	}
+}
