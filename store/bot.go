@@ -155,31 +155,14 @@ func (db *DB) ReserveRate(ctx context.Context, key string, rate float64, burst i
 // Reserving in batches keeps the database out of most requests of a high
 // rate.
 func (db *DB) ReserveRateN(ctx context.Context, key string, rate float64, burst, n int) (time.Duration, error) {
-	first, _, err := db.reserveRate(ctx, key, rate, burst, n)
-	return first, err
+	if unlimited(rate) {
+		return 0, nil
+	}
+	_, wait, err := db.reserveInTurn(ctx, n, []hoard.RateLimit{{Key: key, Rate: rate, Burst: burst}}, true)
+	return wait, err
 }
 
-// reserveRate reserves n requests under key and returns the waits before
-// the first of them and before the last.
-func (db *DB) reserveRate(ctx context.Context, key string, rate float64, burst, n int) (first, last time.Duration, err error) {
-	if rate <= 0 || math.IsInf(rate, 1) {
-		return 0, 0, nil
-	}
-	n = max(n, 1)
-	burst = max(burst, 1)
-	interval := time.Duration(float64(time.Second) / rate)
-	var firstMicros, lastMicros int64
-	err = db.q.QueryRow(ctx, `
-		INSERT INTO rate_limits AS r (key, tat) VALUES ($1, clock_timestamp() + $2::interval)
-		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $2::interval
-		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval - clock_timestamp()) * 1e6)::bigint),
-			greatest(0, (extract(epoch FROM r.tat - $4::interval - clock_timestamp()) * 1e6)::bigint)`,
-		key, interval*time.Duration(n), interval*time.Duration(burst+n-1), interval*time.Duration(burst)).Scan(&firstMicros, &lastMicros)
-	if err != nil {
-		return 0, 0, wrap("reserve rate", err)
-	}
-	return time.Duration(firstMicros) * time.Microsecond, time.Duration(lastMicros) * time.Microsecond, nil
-}
+func unlimited(rate float64) bool { return rate <= 0 || math.IsInf(rate, 1) }
 
 // Pacer implements messenger.Pacer and messenger.Reserver on PostgreSQL
 // (ReserveRateN), so a rate limit holds across every process that shares
@@ -197,11 +180,12 @@ func NewPacer(db *DB) *Pacer { return &Pacer{db: db} }
 // WaitN implements messenger.Pacer. Two limits at a time are reserved in
 // one statement (the second only when the first's slots are due now, as
 // WaitN's turn asks), so a message under a chat's and the bot's limits
-// costs one round trip when neither makes it wait.
+// costs one round trip when neither makes it wait. A request reserved and
+// then abandoned (ctx ended) still counts against the limits.
 func (p *Pacer) WaitN(ctx context.Context, n int, limits ...hoard.RateLimit) error {
-	limits = slices.DeleteFunc(slices.Clone(limits), func(l hoard.RateLimit) bool { return l.Rate <= 0 || math.IsInf(l.Rate, 1) })
+	limits = slices.DeleteFunc(slices.Clone(limits), func(l hoard.RateLimit) bool { return unlimited(l.Rate) })
 	for len(limits) > 0 {
-		reserved, wait, err := p.db.reserveInTurn(ctx, n, limits[0], limits[1:])
+		reserved, wait, err := p.db.reserveInTurn(ctx, n, limits, false)
 		if err != nil {
 			return err
 		}
@@ -215,38 +199,50 @@ func (p *Pacer) WaitN(ctx context.Context, n int, limits ...hoard.RateLimit) err
 	return nil
 }
 
-// reserveInTurnSQL reserves n slots ($1) of a first limit (key $2, 1/rate
-// $3, burst slots $4) and, when those are due now, of a second ($5–$7; a
-// NULL key is none) in one statement, with the generic cell rate algorithm
-// of reserveRate, and returns the waits until the last slot of each
-// (NULL for the second when it was not reserved).
+// reserveInTurnSQL reserves $1 slots under a first key ($2, slots $3
+// apart) and, when the first key's wait is 0, under a second ($5, slots
+// $6 apart; a NULL key is none), in one statement: a generic cell rate
+// algorithm on each key's row, whose theoretical arrival time advances by
+// the slots' time. Each wait is until the theoretical arrival time less
+// the key's allowance ($4, $7: the burst, and for the first of the slots
+// the other slots too); the second's is NULL when it was not reserved.
 const reserveInTurnSQL = `WITH a AS (
 		INSERT INTO rate_limits AS r (key, tat) VALUES ($2, clock_timestamp() + $3::interval * $1)
 		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $3::interval * $1
-		RETURNING greatest(0, (extract(epoch FROM r.tat - $3::interval * $4 - clock_timestamp()) * 1e6)::bigint) AS wait
+		RETURNING greatest(0, (extract(epoch FROM r.tat - $4::interval - clock_timestamp()) * 1e6)::bigint) AS wait
 	), b AS (
 		INSERT INTO rate_limits AS r (key, tat) SELECT $5, clock_timestamp() + $6::interval * $1 FROM a WHERE a.wait = 0 AND $5::text IS NOT NULL
 		ON CONFLICT (key) DO UPDATE SET tat = greatest(r.tat, clock_timestamp()) + $6::interval * $1
-		RETURNING greatest(0, (extract(epoch FROM r.tat - $6::interval * $7 - clock_timestamp()) * 1e6)::bigint) AS wait
+		RETURNING greatest(0, (extract(epoch FROM r.tat - $7::interval - clock_timestamp()) * 1e6)::bigint) AS wait
 	)
 	SELECT a.wait, (SELECT b.wait FROM b) FROM a`
 
-// reserveInTurn reserves n slots of first and, when they are due now, of
-// the first of rest; it returns how many limits it reserved (1 or 2) and
-// the wait until the last of their slots.
-func (db *DB) reserveInTurn(ctx context.Context, n int, first hoard.RateLimit, rest []hoard.RateLimit) (int, time.Duration, error) {
+// reserveInTurn reserves n slots under limits[0] and, when they are due
+// now, under limits[1]; it returns how many limits it reserved (1 or 2)
+// and the wait until the last of their slots, or with untilFirst until
+// the first (the others follow 1/rate apart). The rates must be limited.
+func (db *DB) reserveInTurn(ctx context.Context, n int, limits []hoard.RateLimit, untilFirst bool) (int, time.Duration, error) {
 	n = max(n, 1)
-	interval := func(l hoard.RateLimit) time.Duration { return time.Duration(float64(time.Second) / l.Rate) }
-	var secondKey *string
-	var secondInterval time.Duration
-	secondBurst := 1
-	if len(rest) > 0 {
-		secondKey, secondInterval, secondBurst = &rest[0].Key, interval(rest[0]), max(rest[0].Burst, 1)
+	type slots struct {
+		key              *string
+		apart, allowance time.Duration
+	}
+	of := func(l *hoard.RateLimit) slots {
+		apart := time.Duration(float64(time.Second) / l.Rate)
+		allowed := max(l.Burst, 1)
+		if untilFirst {
+			allowed += n - 1
+		}
+		return slots{&l.Key, apart, apart * time.Duration(allowed)}
+	}
+	first, second := of(&limits[0]), slots{}
+	if len(limits) > 1 {
+		second = of(&limits[1])
 	}
 	var firstWait int64
 	var secondWait *int64
-	err := db.q.QueryRow(ctx, reserveInTurnSQL, n, first.Key, interval(first), max(first.Burst, 1),
-		secondKey, secondInterval, secondBurst).Scan(&firstWait, &secondWait)
+	err := db.q.QueryRow(ctx, reserveInTurnSQL, n, first.key, first.apart, first.allowance,
+		second.key, second.apart, second.allowance).Scan(&firstWait, &secondWait)
 	if err != nil {
 		return 0, 0, wrap("reserve rate", err)
 	}
