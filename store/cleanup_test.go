@@ -15,11 +15,6 @@ func TestDeleteExpired(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)
 	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		_, err := db.Tx().Exec(ctx, sql, args...)
-		must(t, err)
-	}
 	keys := func(sql string) []string {
 		t.Helper()
 		rows, err := db.Tx().Query(ctx, sql)
@@ -42,15 +37,15 @@ func TestDeleteExpired(t *testing.T) {
 
 	// Web sessions: two expired, one live, one expiring exactly now (kept:
 	// only what is past its expiry goes).
-	exec(`INSERT INTO sessions (id, user_id, expires_at) VALUES
+	execTx(t, db, `INSERT INTO sessions (id, user_id, expires_at) VALUES
 		('s-expired-1', $1, now() - interval '1 second'), ('s-expired-2', $1, now() - interval '30 days'),
 		('s-live', $1, now() + interval '1 hour'), ('s-now', $1, now())`, userID)
 	// Link codes: one expired, one live.
-	exec(`INSERT INTO messenger_link_codes (code_hash, user_id, expires_at) VALUES
+	execTx(t, db, `INSERT INTO messenger_link_codes (code_hash, user_id, expires_at) VALUES
 		('c-expired', $1, now() - interval '1 minute'), ('c-live', $1, now() + interval '10 minutes')`, userID)
 	// Throttles: idle for more than a day and not locked (or lock over) go;
 	// recent windows and running locks stay.
-	exec(`INSERT INTO auth_throttle (key, failures, window_started, locked_until) VALUES
+	execTx(t, db, `INSERT INTO auth_throttle (key, failures, window_started, locked_until) VALUES
 		('t-old-unlocked', 3, now() - interval '2 days', NULL),
 		('t-old-lock-over', 9, now() - interval '2 days', now() - interval '1 hour'),
 		('t-old-still-locked', 9, now() - interval '2 days', now() + interval '1 hour'),
@@ -65,11 +60,11 @@ func TestDeleteExpired(t *testing.T) {
 	must(t, db.DismissNotification(ctx, old.ID))
 	must(t, db.DismissNotification(ctx, recent.ID))
 	must(t, db.MarkNotificationRead(ctx, read.ID))
-	exec(`UPDATE system_notifications SET dismissed_at = now() - interval '8 days' WHERE id = $1`, old.ID)
-	exec(`UPDATE system_notifications SET dismissed_at = now() - interval '6 days' WHERE id = $1`, recent.ID)
+	execTx(t, db, `UPDATE system_notifications SET dismissed_at = now() - interval '8 days' WHERE id = $1`, old.ID)
+	execTx(t, db, `UPDATE system_notifications SET dismissed_at = now() - interval '6 days' WHERE id = $1`, recent.ID)
 
 	// Sign-ins through a provider: one expired, one live.
-	exec(`INSERT INTO sign_in_flows (id, provider, verifier, nonce, expires_at) VALUES
+	execTx(t, db, `INSERT INTO sign_in_flows (id, provider, verifier, nonce, expires_at) VALUES
 		('f-expired', 'oidc', repeat('v', 43), repeat('n', 16), now() - interval '1 second'),
 		('f-live', 'oidc', repeat('v', 43), repeat('n', 16), now() + interval '10 minutes')`)
 

@@ -61,6 +61,14 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
+// execTx runs a statement in the test's transaction, failing the test
+// on an error.
+func execTx(t *testing.T, db *store.DB, sql string, args ...any) {
+	t.Helper()
+	_, err := db.Tx().Exec(context.Background(), sql, args...)
+	must(t, err)
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -42,11 +42,6 @@ func TestPackagePathsFollowTheListing(t *testing.T) {
 		must(t, rows.Err())
 		return out
 	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		_, err := db.Tx().Exec(ctx, sql, args...)
-		must(t, err)
-	}
 	var many []hoard.PackageFile
 	var first, second []string
 	for i := range 300 {
@@ -69,12 +64,12 @@ func TestPackagePathsFollowTheListing(t *testing.T) {
 		{"a replaced listing, in chunks of 256", func() { must(t, db.ReplacePackageFiles(ctx, p.ID, many)) },
 			[]pathChunk{{0, strings.Join(first, "\n")}, {1, strings.Join(second, "\n")}}},
 		{"an entry renamed by hand", func() {
-			exec(`UPDATE package_files SET path = 'Set/Crown.STL' WHERE package_id = $1 AND ordinal = 299`, p.ID)
+			execTx(t, db, `UPDATE package_files SET path = 'Set/Crown.STL' WHERE package_id = $1 AND ordinal = 299`, p.ID)
 		}, []pathChunk{{0, strings.Join(first, "\n")}, {1, strings.Join(append(second[:len(second)-1], "set/crown.stl"), "\n")}}},
-		{"entries deleted by hand", func() { exec(`DELETE FROM package_files WHERE package_id = $1 AND ordinal >= 1`, p.ID) },
+		{"entries deleted by hand", func() { execTx(t, db, `DELETE FROM package_files WHERE package_id = $1 AND ordinal >= 1`, p.ID) },
 			[]pathChunk{{0, "set/part_000.stl"}}},
 		{"an entry added by hand", func() {
-			exec(`INSERT INTO package_files (package_id, ordinal, path, file_name) VALUES ($1, 1, 'Extra/Base.stl', 'Base.stl')`, p.ID)
+			execTx(t, db, `INSERT INTO package_files (package_id, ordinal, path, file_name) VALUES ($1, 1, 'Extra/Base.stl', 'Base.stl')`, p.ID)
 		}, []pathChunk{{0, "set/part_000.stl\nextra/base.stl"}}},
 		{"an empty listing", func() { must(t, db.ReplacePackageFiles(ctx, p.ID, nil)) }, nil},
 	}
@@ -87,7 +82,7 @@ func TestPackagePathsFollowTheListing(t *testing.T) {
 	if got, want := chunks(other.ID), []pathChunk{{0, "other/keep.stl"}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("another package's paths = %+v, want %+v", got, want)
 	}
-	exec(`DELETE FROM packages WHERE id = $1`, other.ID)
+	execTx(t, db, `DELETE FROM packages WHERE id = $1`, other.ID)
 	if got := chunks(other.ID); got != nil {
 		t.Fatalf("a deleted package keeps its paths: %+v", got)
 	}

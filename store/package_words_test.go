@@ -46,35 +46,29 @@ func packageWords(t *testing.T, db *store.DB, id int64) wordEntries {
 func TestPackageWordsFollowThePackages(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)
-	ctx := context.Background()
 	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	p := mustPackage(t, db, func(p *hoard.Package) {
 		p.FileName, p.Creator, p.Tags = "Dragon Keep.zip", "Forge Works", []string{"Terrain"}
 	})
 	other := mustPackage(t, db, func(p *hoard.Package) { p.FileName = "Goblin Camp.zip" })
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		_, err := db.Tx().Exec(ctx, sql, args...)
-		must(t, err)
-	}
 	steps := []struct {
 		name string
 		do   func()
 		want wordEntries
 	}{
-		{"a new package: its name, creator and tags", func() { exec(`UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day) },
+		{"a new package: its name, creator and tags", func() { execTx(t, db, `UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day) },
 			wordEntries{[]string{"dragon", "forg", "keep", "terrain", "work", "zip"}, day}},
-		{"a renamed package", func() { exec(`UPDATE packages SET file_name = 'Wyvern Keep.7z' WHERE id = $1`, p.ID) },
+		{"a renamed package", func() { execTx(t, db, `UPDATE packages SET file_name = 'Wyvern Keep.7z' WHERE id = $1`, p.ID) },
 			wordEntries{[]string{"7z", "forg", "keep", "terrain", "work", "wyvern"}, day}},
-		{"a caption", func() { exec(`UPDATE packages SET source_caption = 'Castles, towers!' WHERE id = $1`, p.ID) },
+		{"a caption", func() { execTx(t, db, `UPDATE packages SET source_caption = 'Castles, towers!' WHERE id = $1`, p.ID) },
 			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day}},
-		{"a change that leaves the words alone", func() { exec(`UPDATE packages SET file_size = 7 WHERE id = $1`, p.ID) },
+		{"a change that leaves the words alone", func() { execTx(t, db, `UPDATE packages SET file_size = 7 WHERE id = $1`, p.ID) },
 			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day}},
-		{"a new date", func() { exec(`UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day.AddDate(0, 1, 0)) },
+		{"a new date", func() { execTx(t, db, `UPDATE packages SET created_at = $2 WHERE id = $1`, p.ID, day.AddDate(0, 1, 0)) },
 			wordEntries{[]string{"7z", "castl", "forg", "keep", "terrain", "tower", "work", "wyvern"}, day.AddDate(0, 1, 0)}},
-		{"tags and creator gone", func() { exec(`UPDATE packages SET tags = '{}', creator = NULL WHERE id = $1`, p.ID) },
+		{"tags and creator gone", func() { execTx(t, db, `UPDATE packages SET tags = '{}', creator = NULL WHERE id = $1`, p.ID) },
 			wordEntries{[]string{"7z", "castl", "keep", "tower", "wyvern"}, day.AddDate(0, 1, 0)}},
-		{"a deleted package", func() { exec(`DELETE FROM packages WHERE id = $1`, p.ID) }, wordEntries{}},
+		{"a deleted package", func() { execTx(t, db, `DELETE FROM packages WHERE id = $1`, p.ID) }, wordEntries{}},
 	}
 	for _, s := range steps {
 		s.do()
@@ -117,15 +111,13 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 	// packages holding both), "kal…" made-up words of 40 lexemes, and a
 	// caption's stop word; the words also in creators, tags and captions,
 	// some twice, so that the ranks differ.
-	if _, err := db.Tx().Exec(ctx, `INSERT INTO packages (file_name, file_size, archive_type, creator, tags, source_caption, created_at)
+	execTx(t, db, `INSERT INTO packages (file_name, file_size, archive_type, creator, tags, source_caption, created_at)
 		SELECT 'Basilisk ' || CASE WHEN i % 5 = 0 THEN 'Basiliskborn ' ELSE '' END || 'Kal' || (i % 40) || 'x Lair ' || i || '.zip',
 			i, 'ZIP', CASE WHEN i % 3 = 0 THEN 'Basilisk Forge' ELSE 'Kal7x Works' END,
 			CASE WHEN i % 4 = 0 THEN '{Basiliskborn,Lair}'::text[] ELSE '{}' END,
 			'the lair of it' || CASE WHEN i % 6 = 0 THEN ', basilisks and a basilisk' ELSE '' END,
 			'2024-01-01'::timestamptz + (i % 97) * interval '1 minute'
-		FROM generate_series(1, 260) i`); err != nil {
-		t.Fatal(err)
-	}
+		FROM generate_series(1, 260) i`)
 	for _, text := range []string{"basilisk", "Basiliskborn", "basil", "kal7x", "kal1", "kal", "ka", "lair", "the", "quetzal"} {
 		t.Run(text, func(t *testing.T) {
 			for _, q := range []store.SearchQuery{{Text: text, Limit: 30}, {Text: text, Limit: 30, GroupRows: true}, {Text: text, Sort: store.SortName, Limit: 30}} {
@@ -142,9 +134,7 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 	}
 	// A caller that shows no total (the bot) gets the rows found instead
 	// of the planner's estimate (which, with statistics, is about 260).
-	if _, err := db.Tx().Exec(ctx, `ANALYZE package_words`); err != nil {
-		t.Fatal(err)
-	}
+	execTx(t, db, `ANALYZE package_words`)
 	type count struct {
 		Count         int64
 		Exact, Capped bool
@@ -158,9 +148,7 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 	// does not find it; the full-text index still does.
 	var newest int64
 	must(t, db.Tx().QueryRow(ctx, `SELECT id FROM packages ORDER BY created_at DESC, id DESC LIMIT 1`).Scan(&newest))
-	if _, err := db.Tx().Exec(ctx, `DELETE FROM package_words WHERE package_id = $1`, newest); err != nil {
-		t.Fatal(err)
-	}
+	execTx(t, db, `DELETE FROM package_words WHERE package_id = $1`, newest)
 	for _, c := range []struct {
 		q    store.SearchQuery
 		want bool
