@@ -218,12 +218,14 @@ func (s *Service) claimAndSend(ctx context.Context, kind string, chatID, updateI
 			return err
 		}
 		r, err := build(tx)
-		if err != nil && hoard.ErrorCode(err) != hoard.EINTERNAL && ctx.Err() == nil {
+		switch {
+		case err == nil:
+			return s.send(ctx, kind, chatID, updateID, r)
+		case hoard.ErrorCode(err) != hoard.EINTERNAL && ctx.Err() == nil:
 			return &mistake{message: hoard.ErrorMessage(err)}
-		} else if err != nil {
+		default:
 			return err
 		}
-		return s.send(ctx, kind, chatID, updateID, r)
 	})
 }
 
