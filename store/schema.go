@@ -16,10 +16,15 @@ func (db *DB) SchemaStatus(ctx context.Context) (migrations.Status, error) {
 	return migrations.CurrentStatus(ctx, db.pool)
 }
 
-// Migrate applies every pending migration (River's and hoard's).
+// Migrate applies every pending migration (River's and hoard's), and
+// then starts warming connections (Options.Warm).
 func (db *DB) Migrate(ctx context.Context, logger *slog.Logger) error {
 	if db.pool == nil {
 		return errNoPool
 	}
-	return migrations.Migrate(ctx, db.pool, logger)
+	if err := migrations.Migrate(ctx, db.pool, logger); err != nil {
+		return err
+	}
+	db.startWarming(ctx)
+	return nil
 }

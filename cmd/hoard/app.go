@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/metrics"
 	"github.com/hoard/hoard/store"
@@ -44,8 +45,15 @@ type app struct {
 // botPool is the database pool of a process that runs the chat bot: each
 // command being answered holds a connection for its transaction and paces
 // its reply on another, beside 50 deliveries at once; the connections a
-// burst of commands needs are kept open.
-var botPool = store.Options{MaxConns: 40, MinConns: 20}
+// burst of commands needs are kept open, and each new one runs the
+// statements of an answer before it serves one (bot.WarmConnection).
+func botPool(log *slog.Logger) store.Options {
+	return store.Options{MaxConns: 40, MinConns: 20, Warm: func(ctx context.Context, conn *store.DB) {
+		if err := bot.WarmConnection(ctx, conn); err != nil {
+			log.Warn("bot: warm a database connection", "err", err)
+		}
+	}}
+}
 
 // openApp starts or connects to the database (a pool sized by pool; zero
 // values are pgx's defaults) and applies migrations.

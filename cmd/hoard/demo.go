@@ -60,7 +60,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg, botPool)
+	a, err := openApp(ctx, cfg, botPool(cfg.newLogger()))
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitFailure

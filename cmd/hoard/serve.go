@@ -50,7 +50,7 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 	}
 	var pool store.Options
 	if p.bot {
-		pool = botPool
+		pool = botPool(cfg.newLogger())
 	}
 	a, err := openApp(ctx, cfg, pool)
 	if err != nil {

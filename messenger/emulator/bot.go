@@ -296,6 +296,7 @@ func messagesEditMessage(c *call, obj bin.Object) (bin.Encoder, []pending, error
 // owner's update. Called under e.mu.
 func (e *Emulator) editPrivate(owner, other *user, m *message, text string, ents []tg.MessageEntityClass, rm *tg.ReplyInlineMarkup) *tg.Updates {
 	e.dirty = true
+	owner.unsaved.note(m)
 	m.text, m.entities, m.markup, m.editDate = text, ents, rm, now()
 	owner.pts++
 	m.editPts = owner.pts

@@ -420,8 +420,7 @@ func channelsDeleteMessages(c *call, obj bin.Object) (bin.Encoder, []pending, er
 	}
 	n := 0
 	for _, id := range r.ID {
-		if id >= 1 && id <= len(ch.msgs) && !ch.msgs[id-1].deleted {
-			ch.msgs[id-1].deleted = true
+		if ch.deletePost(id) {
 			n++
 		}
 	}

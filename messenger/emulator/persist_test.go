@@ -178,7 +178,21 @@ func TestSavedStateReloads(t *testing.T) {
 	say(e, "two")
 	e = check("a journal alone", dir, world(e))
 	say(e, "three") // the first save after a start writes a base
-	must(t, e.changeWorld(func() error { first(e).box[1].text = "two, first edit"; return nil }))
+	must(t, e.changeWorld(func() error {
+		for _, c := range e.channels {
+			e.appendMessage(c, &message{date: 100, text: "post"})
+		}
+		return nil
+	}))
+	// Messages a save wrote, changed: they are saved again.
+	must(t, e.changeWorld(func() error {
+		u := first(e)
+		e.editPrivate(u, u, u.box[1], "two, first edit", nil, nil)
+		for _, c := range e.channels {
+			c.deletePost(len(c.msgs))
+		}
+		return nil
+	}))
 	say(e, "four")
 	want := world(e)
 	check("a base and its journal", dir, want)

@@ -17,12 +17,13 @@ import (
 
 // The saved state is a base snapshot (worldFile) and a journal (logFile)
 // of one line per save since: a save writes what changed — the messages
-// new or changed since the last save, each encoded once and kept, and the
-// small state of every channel and user — so that its cost does not grow
-// with the history a long run piles up (the bot's benchmark sends
-// thousands of messages, and rewriting all of them on every change cost
-// more processor time than PostgreSQL). Once the journal outgrows the
-// base, the next save writes a new base and empties the journal.
+// added since the last save and the older ones noted as changed
+// (unsaved), each encoded once and kept, and the small state of every
+// channel and user — without looking at the others, so that its cost does
+// not grow with the history a long run piles up (the bot's benchmark
+// sends thousands of messages, and rewriting all of them on every change
+// cost more processor time than PostgreSQL). Once the journal outgrows
+// the base, the next save writes a new base and empties the journal.
 const (
 	worldFile = "world.json"
 	logFile   = "world.log"
@@ -127,7 +128,7 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 			}
 			sc.Rights[id] = encodeRights(r)
 		}
-		err = errors.Join(err, writePart(&b, i, sc, "posts", c.msgs[e.seeded[c.id]:], base))
+		err = errors.Join(err, writePart(&b, i, sc, "posts", c.unsaved.take(c.msgs, e.seeded[c.id], base), base))
 	}
 	b.WriteString(`],"users":[`)
 	for i, u := range slices.Collect(maps.Values(e.users)) {
@@ -139,7 +140,7 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 			su.QtsLog = append(su.QtsLog, snapParticipant{Qts: ev.Qts, Date: ev.Date, ChannelID: ev.ChannelID,
 				ActorID: ev.ActorID, WasAdmin: ev.WasAdmin, Admin: ev.Admin, Rights: encodeRights(ev.Rights)})
 		}
-		err = errors.Join(err, writePart(&b, i, su, "box", u.box, base))
+		err = errors.Join(err, writePart(&b, i, su, "box", u.unsaved.take(u.box, 0, base), base))
 	}
 	b.WriteString("]}")
 	if err != nil {
@@ -147,6 +148,33 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// take returns the messages of msgs (from index first on: the ones
+// before come from the seed) that a save writes — every one for a base,
+// else the ones changed or added since the last save — and starts
+// over: the next save writes what changes after this one. A failed save
+// is followed by a base.
+func (u *unsaved) take(msgs []*message, first int, base bool) []*message {
+	out := msgs[max(u.from, first):]
+	if base {
+		out = msgs[first:]
+	} else if len(u.changed) > 0 {
+		var older []*message
+		for _, m := range u.changed {
+			if m.id > first {
+				older = append(older, m)
+			}
+		}
+		out = append(older, out...)
+	}
+	u.from, u.changed = len(msgs), nil
+	return out
+}
+
+// note tells the next save that m, an older message (a save may have
+// written it), changed: every change to a message after it was added
+// must be noted, or a restart loses it.
+func (u *unsaved) note(m *message) { u.changed = append(u.changed, m) }
 
 // openObject writes v, a struct, as a JSON object left open for more
 // fields ("{…" without its closing brace).

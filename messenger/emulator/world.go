@@ -34,6 +34,14 @@ type user struct {
 	qtsLog []*participantEvent
 	// blocked holds the users (bots) this user blocked.
 	blocked map[int64]bool
+	unsaved unsaved
+}
+
+// unsaved is what the next save writes of a channel's or user's messages
+// besides the ones added since (see toSave).
+type unsaved struct {
+	from    int        // the index of the first message no save has written
+	changed []*message // older messages changed since the last save
 }
 
 type role int
@@ -59,6 +67,7 @@ type channel struct {
 	msgs      []*message                   // msgs[i].id == i+1
 	pts       int
 	topics    []*topic
+	unsaved   unsaved
 }
 
 type topic struct {
@@ -259,6 +268,17 @@ func (e *Emulator) newChannel(title, username, invite string, forum, protected b
 		c.topics = append(c.topics, &topic{id: 1, title: "General", date: c.date})
 	}
 	return c
+}
+
+// deletePost deletes post id of c (it reads as empty from now on) and
+// reports whether there was such a post to delete.
+func (c *channel) deletePost(id int) bool {
+	if id < 1 || id > len(c.msgs) || c.msgs[id-1].deleted {
+		return false
+	}
+	c.msgs[id-1].deleted = true
+	c.unsaved.note(c.msgs[id-1])
+	return true
 }
 
 func (e *Emulator) appendMessage(c *channel, m *message) *message {
