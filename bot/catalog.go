@@ -56,10 +56,15 @@ func (s *Service) search(ctx context.Context, tx *store.DB, u linkedUser, args s
 	return &reply{messages: []messenger.OutgoingMessage{msg}}, nil
 }
 
+// pageQuery is the search of page n of p (it shows no total).
+func pageQuery(p *store.BotSearchPage, n int) store.SearchQuery {
+	return store.SearchQuery{Text: p.Query, After: p.Cursors[n], Limit: searchPageSize, NoEstimate: true}
+}
+
 // searchPage renders page n of a search and records the cursor of page
 // n+1 in p when there is one.
 func (s *Service) searchPage(ctx context.Context, tx *store.DB, p *store.BotSearchPage, n int) (messenger.OutgoingMessage, error) {
-	res, err := tx.SearchPackages(ctx, store.SearchQuery{Text: p.Query, After: p.Cursors[n], Limit: searchPageSize, NoEstimate: true})
+	res, err := tx.SearchPackages(ctx, pageQuery(p, n))
 	if err != nil {
 		return messenger.OutgoingMessage{}, err
 	}

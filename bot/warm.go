@@ -20,18 +20,19 @@ const warmQuery = "model"
 // update or limit uses, so that the first commands the connection serves
 // are not the ones planned with cold caches. It returns the first error.
 func WarmConnection(ctx context.Context, tx *store.DB) error {
-	key := newToken() // the warm-up's own rows: no other transaction waits on them
+	// The warm-up's own keys: no other transaction waits on its rows.
+	key := newToken()
 	if _, err := tx.ClaimBotUpdate(ctx, store.UpdateMessage, 0, -time.Now().UnixNano(), 0); err != nil {
 		return fmt.Errorf("warm: %w", err)
 	}
 	if _, err := tx.FindMessengerLinkByPlatformUser(ctx, 0); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return fmt.Errorf("warm: %w", err)
 	}
-	p := &store.BotSearchPage{Token: key, Query: warmQuery, Cursors: []*store.SearchCursor{nil}}
-	if _, err := tx.SearchPackages(ctx, store.SearchQuery{Text: p.Query, Limit: searchPageSize, NoEstimate: true}); err != nil {
+	p := store.BotSearchPage{Token: key, Query: warmQuery, Cursors: []*store.SearchCursor{nil}}
+	if _, err := tx.SearchPackages(ctx, pageQuery(&p, 0)); err != nil {
 		return fmt.Errorf("warm: %w", err)
 	}
-	if err := tx.CreateBotSearchPage(ctx, *p, searchTTL); err != nil {
+	if err := tx.CreateBotSearchPage(ctx, p, searchTTL); err != nil {
 		return fmt.Errorf("warm: %w", err)
 	}
 	if _, err := tx.ReserveRateN(ctx, "warm:"+key, 1, 1, 1); err != nil {

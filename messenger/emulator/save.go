@@ -155,16 +155,17 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 // over: the next save writes what changes after this one. A failed save
 // is followed by a base.
 func (u *unsaved) take(msgs []*message, first int, base bool) []*message {
-	out := msgs[max(u.from, first):]
 	if base {
-		out = msgs[first:]
-	} else if len(u.changed) > 0 {
-		var older []*message
-		for _, m := range u.changed {
-			if m.id > first {
-				older = append(older, m)
-			}
+		u.from, u.changed = first, nil
+	}
+	out := msgs[max(u.from, first):]
+	var older []*message
+	for _, m := range u.changed {
+		if m.id > first {
+			older = append(older, m)
 		}
+	}
+	if older != nil {
 		out = append(older, out...)
 	}
 	u.from, u.changed = len(msgs), nil

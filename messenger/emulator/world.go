@@ -38,7 +38,7 @@ type user struct {
 }
 
 // unsaved is what the next save writes of a channel's or user's messages
-// besides the ones added since (see toSave).
+// besides the ones added since (see take).
 type unsaved struct {
 	from    int        // the index of the first message no save has written
 	changed []*message // older messages changed since the last save
