@@ -26,7 +26,8 @@ import (
 // archive when Debian's 7zip is installed, PDFs, 3D models (STL, OBJ, 3MF) on their own and in
 // archives without pictures, a repost, an album with a cover photo, a forum with
 // topics, captions and replies, and a generated file over the split
-// threshold). It returns the seed file's path.
+// threshold), its files spread over the platform's data centres as a real
+// channel's are (posters in other regions). It returns the seed file's path.
 func WriteWorld(dir string) (string, error) {
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o755); err != nil {
@@ -104,22 +105,22 @@ func WriteWorld(dir string) (string, error) {
 
 	mammothPosts := []map[string]any{
 		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z"},
-		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z"},
-		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z"},
+		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z", "dc": 1},
+		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z", "dc": 4},
 		{"file": "files/Mammoth Factory - 2024-01.zip", "same_document_as": 0, "date": "2024-02-10T09:00:00Z"},
 		{"text": "Thanks for the support!", "reply_to": 2},
-		{"generate": map[string]any{"name": "Mammoth Diorama.zip", "size": int64(2_300_000_000), "seed": 42}, "caption": "The big one"},
+		{"generate": map[string]any{"name": "Mammoth Diorama.zip", "size": int64(2_300_000_000), "seed": 42}, "caption": "The big one", "dc": 4},
 	}
 	forgePosts := []map[string]any{
-		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported"},
+		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported", "dc": 3},
 		{"file": "files/Hoard Set.zip.001"},
 		{"file": "files/Hoard Set.zip.002"},
 		{"file": "files/Painting Guide.pdf", "reply_to": 0},
-		{"file": "files/Goblin Camp.rar", "caption": "Goblin camp"},
+		{"file": "files/Goblin Camp.rar", "caption": "Goblin camp", "dc": 5},
 		{"file": "files/Painting Guide.pdf", "caption": "Guide, posted again (a second upload of the same file)"},
 	}
 	for i := range vols {
-		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1)})
+		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1), "dc": 1})
 	}
 	if _, err := exec.LookPath("7zz"); err == nil {
 		archive := filepath.Join(files, "Knight Helmet.7z")
@@ -151,7 +152,7 @@ func WriteWorld(dir string) (string, error) {
 			{"title": "STL Emporium", "invite": "EmporiumDemo", "joined": true, "forum": true, "category": "STL",
 				"posts": []map[string]any{{"file": "files/Terrain Rules.pdf", "caption": "Read me first"}},
 				"topics": []map[string]any{
-					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
+					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings", "dc": 4}}},
 					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
 					{"title": "Workshop", "posts": []map[string]any{{"file": "files/Temple Vase.obj", "caption": "A vase, as OBJ"},
 						{"file": "files/Crystal Gem.3mf", "caption": "A gem, as 3MF"}, {"file": "files/Ring Set.3mf", "caption": "Rings, with the slicer's thumbnail"},

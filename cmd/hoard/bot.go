@@ -119,8 +119,25 @@ func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername
 func telegramInfo(in emulator.Info) *telegram.EmulatorInfo {
 	out := &telegram.EmulatorInfo{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
 		BotToken: in.BotToken, BotUsername: in.BotUsername}
+	for _, d := range in.DCs {
+		out.DCs = append(out.DCs, telegram.EmulatorDC{ID: d.ID, Addr: d.Addr})
+	}
 	for _, u := range in.Users {
 		out.Users = append(out.Users, telegram.EmulatorUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
+	}
+	return out
+}
+
+// emulatorInfo is the adapter's reading of an emulator's info file as the
+// emulator writes it (the inverse of telegramInfo).
+func emulatorInfo(in telegram.EmulatorInfo) emulator.Info {
+	out := emulator.Info{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
+		BotToken: in.BotToken, BotUsername: in.BotUsername}
+	for _, d := range in.DCs {
+		out.DCs = append(out.DCs, emulator.InfoDC{ID: d.ID, Addr: d.Addr})
+	}
+	for _, u := range in.Users {
+		out.Users = append(out.Users, emulator.InfoUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger/emulator"
-	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
 )
 
@@ -35,7 +34,7 @@ func (c *accountClients) useEmulator(info emulator.Info) {
 	if c.base.Endpoint != nil {
 		return // TELEGRAM_EMULATOR set it already
 	}
-	c.base.Endpoint = telegram.EmulatorInfo{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys}.Endpoint()
+	c.base.Endpoint = telegramInfo(info).Endpoint()
 	if c.base.AppID == 0 || c.base.AppHash == "" {
 		c.base.AppID, c.base.AppHash = 1, "emulator" // the emulator accepts any application
 	}

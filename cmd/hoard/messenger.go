@@ -139,11 +139,7 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit b
 		if err != nil {
 			return nil, fmt.Errorf("TELEGRAM_EMULATOR: %w", err)
 		}
-		d.info = emulator.Info{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys, Phone: info.Phone,
-			Code: info.Code, BotToken: info.BotToken, BotUsername: info.BotUsername}
-		for _, u := range info.Users {
-			d.info.Users = append(d.info.Users, emulator.InfoUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
-		}
+		d.info = emulatorInfo(info)
 		if err := a.setupDemoMessenger(ctx, d, seed); err != nil {
 			d.close()
 			return nil, err
@@ -194,7 +190,7 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 		appID = 1 // the emulator accepts any application
 	}
 	base := telegram.Config{AppID: appID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions, StallTimeout: a.cfg.DownloadStall,
-		Endpoint: telegram.EmulatorInfo{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys}.Endpoint()}
+		Endpoint: telegramInfo(info).Endpoint()}
 	if base.AppHash == "" {
 		base.AppHash = "demo"
 	}

@@ -26,7 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,10 +39,7 @@ import (
 	"github.com/gotd/td/tg"
 	"github.com/gotd/td/tgerr"
 	"github.com/gotd/td/tgtest"
-	"github.com/gotd/td/transport"
 )
-
-const dcID = 2
 
 // DefaultLoginCode is the login code accepted when Options.LoginCode is empty.
 const DefaultLoginCode = "24680"
@@ -75,6 +72,15 @@ type Options struct {
 	// BotFlood is the bot's flood model; the zero value is
 	// DefaultBotFlood.
 	BotFlood BotFlood
+	// ExportFlood is the flood model of auth.exportAuthorization; the
+	// zero value is DefaultExportFlood.
+	ExportFlood ExportFlood
+	// RoundTrip is each DC's round-trip time, added to every answer of
+	// that DC (none for a DC not named). The seed's rtt_ms wins.
+	RoundTrip map[int]time.Duration
+	// DCAddrs are listen addresses of DCs other than the entry DC
+	// (default 127.0.0.1:0 each).
+	DCAddrs map[int]string
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -85,10 +91,8 @@ type Emulator struct {
 	dir    string
 	tmpDir bool
 	key    *rsa.PrivateKey
-	srv    *tgtest.Server
-	ln     net.Listener
+	dcs    [NumDCs + 1]*dataCentre // by DC id; dcs[0] is unused
 	cancel context.CancelFunc
-	done   chan struct{}
 
 	mu        sync.Mutex
 	rng       rng
@@ -103,18 +107,24 @@ type Emulator struct {
 	account   *user
 	bot       *user
 	dest      *channel
-	auth      map[[8]byte]int64                  // auth key → user id
-	sessions  map[int64]map[int64]tgtest.Session // user id → main sessions
-	codes     map[string]string                  // phone code hash → phone
-	uploads   map[string]*upload
-	randomIDs map[string]int
-	faults    []*fault
-	calls     map[string]int
-	perSecond map[int64]*secondCount // user id → requests in the current and the busiest second
-	latency   time.Duration
-	dropPush  map[int64]int // user id → pushes still to lose
-	seeded    map[int64]int // channel id → number of seeded messages
-	srp       map[int64]*srpSession
+	auth      map[[8]byte]int64               // auth key → user id
+	sessions  map[int64]map[int64]mainSession // user id → main sessions by session id
+	// exports are the authorizations exported for other DCs (by token),
+	// exportWindows each user's export budget.
+	exports       map[string]exportedAuth
+	exportWindows map[int64]*window
+	exportFlood   ExportFlood
+	codes         map[string]string // phone code hash → phone
+	uploads       map[string]*upload
+	randomIDs     map[string]int
+	faults        []*fault
+	calls         map[string]int
+	refusals      map[string]int         // "method: ERROR_TYPE" → errors answered
+	perSecond     map[int64]*secondCount // user id → requests in the current and the busiest second
+	latency       time.Duration
+	dropPush      map[int64]int // user id → pushes still to lose
+	seeded        map[int64]int // channel id → number of seeded messages
+	srp           map[int64]*srpSession
 	// awaiting2FA: auth key → user whose code was right but whose 2FA
 	// password is still due.
 	awaiting2FA map[[8]byte]int64
@@ -167,9 +177,10 @@ func New(opts Options) (*Emulator, error) {
 		opts: opts, log: opts.Logger.With("component", "emulator"),
 		users: map[int64]*user{}, phones: map[string]*user{}, usernames: map[string]int64{},
 		invites: map[string]*channel{}, channels: map[int64]*channel{}, docs: map[int64]*document{},
-		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]tgtest.Session{},
+		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]mainSession{},
+		exports: map[string]exportedAuth{}, exportWindows: map[int64]*window{}, exportFlood: opts.ExportFlood.withDefaults(),
 		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
-		calls: map[string]int{}, perSecond: map[int64]*secondCount{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
+		calls: map[string]int{}, refusals: map[string]int{}, perSecond: map[int64]*secondCount{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
 		queries: map[int64]*callbackQuery{}, flood: opts.BotFlood.withDefaults(), floodBuckets: map[int64]*bucket{},
 		botForwards: map[int64][]time.Time{},
 	}
@@ -212,8 +223,13 @@ func New(opts Options) (*Emulator, error) {
 		}
 	}
 	e.key = key
-	e.srv = tgtest.NewServer(exchange.PrivateKey{RSA: key}, tgtest.UnpackInvoke(tgtest.HandlerFunc(e.onMessage)),
-		tgtest.ServerOptions{DC: dcID, ReadTimeout: opts.ReadTimeout})
+	for dc, ms := range opts.Seed.RoundTripMS {
+		if e.opts.RoundTrip == nil {
+			e.opts.RoundTrip = map[int]time.Duration{}
+		}
+		e.opts.RoundTrip[dc] = time.Duration(ms) * time.Millisecond
+	}
+	e.newDataCentres(exchange.PrivateKey{RSA: key}, tgtest.UnpackInvoke(tgtest.HandlerFunc(e.onMessage)))
 	return e, nil
 }
 
@@ -239,23 +255,34 @@ func GenerateKey() (*rsa.PrivateKey, error) {
 	return rsa.GenerateKey(rand.Reader, crypto.RSAKeyBits)
 }
 
-// Start listens on Options.Addr and serves until Close or ctx ends.
+// Start listens (the entry DC on Options.Addr, the others on
+// Options.DCAddrs or free ports) and serves until Close or ctx ends.
 func (e *Emulator) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp4", e.opts.Addr)
-	if err != nil {
-		return fmt.Errorf("emulator: listen: %w", err)
-	}
-	e.ln = ln
 	ctx, e.cancel = context.WithCancel(ctx)
-	e.done = make(chan struct{})
-	go func() {
-		defer close(e.done)
-		if err := e.srv.Serve(ctx, transport.ListenCodec(nil, ln)); err != nil && ctx.Err() == nil {
-			e.log.Error("emulator stopped", "error", err)
-		}
-	}()
-	e.log.Info("emulator listening", "addr", ln.Addr().String())
+	if err := e.listen(ctx); err != nil {
+		e.stop()
+		return err
+	}
+	e.log.Info("emulator listening", "addr", e.Addr(), "dcs", NumDCs)
 	return nil
+}
+
+// stop stops serving and waits a few seconds at most for the DCs to end.
+func (e *Emulator) stop() {
+	e.cancel()
+	wait, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for _, dc := range e.dcs[1:] {
+		if dc.ln == nil {
+			continue
+		}
+		_ = dc.ln.Close()
+		select {
+		case <-dc.done:
+		case <-wait.Done():
+			e.log.Warn("emulator: clients still connected at shutdown; not waiting for them", "dc", dc.id)
+		}
+	}
 }
 
 // Close stops serving and removes a temporary state directory. The world is
@@ -264,13 +291,7 @@ func (e *Emulator) Start(ctx context.Context) error {
 // timeout) rather than hang.
 func (e *Emulator) Close() error {
 	if e.cancel != nil {
-		e.cancel()
-		_ = e.ln.Close()
-		select {
-		case <-e.done:
-		case <-time.After(3 * time.Second):
-			e.log.Warn("emulator: clients still connected at shutdown; not waiting for them")
-		}
+		e.stop()
 	}
 	if e.tmpDir {
 		return os.RemoveAll(e.dir)
@@ -278,14 +299,20 @@ func (e *Emulator) Close() error {
 	return nil
 }
 
-// Addr returns the listen address (host:port) after Start.
-func (e *Emulator) Addr() string { return e.ln.Addr().String() }
+// Addr returns the entry DC's listen address (host:port) after Start.
+func (e *Emulator) Addr() string { return e.dcs[EntryDC].ln.Addr().String() }
+
+// DCAddr returns DC dc's listen address after Start.
+func (e *Emulator) DCAddr(dc int) string { return e.dcs[dc].ln.Addr().String() }
 
 // Info is what a client needs to connect; its JSON form is the emulator info
 // file read by messenger/telegram.
 type Info struct {
+	// Addr and DC are the entry DC clients connect to first; DCs lists
+	// every DC (help.getConfig tells connected clients the same).
 	Addr       string   `json:"addr"`
 	DC         int      `json:"dc"`
+	DCs        []InfoDC `json:"dcs,omitempty"`
 	PublicKeys []string `json:"public_keys"`
 	Phone      string   `json:"phone"`
 	Code       string   `json:"code"`
@@ -295,6 +322,12 @@ type Info struct {
 	// Users are the seed's extra users, who sign in with Code to talk to
 	// the bot.
 	Users []InfoUser `json:"users,omitempty"`
+}
+
+// InfoDC is one DC of the info file.
+type InfoDC struct {
+	ID   int    `json:"id"`
+	Addr string `json:"addr"`
 }
 
 // InfoUser is a seeded user of the info file.
@@ -308,8 +341,11 @@ type InfoUser struct {
 func (e *Emulator) Info() Info {
 	pub := pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&e.key.PublicKey)})
 	info := Info{
-		Addr: e.Addr(), DC: dcID, PublicKeys: []string{string(pub)},
+		Addr: e.Addr(), DC: EntryDC, PublicKeys: []string{string(pub)},
 		Phone: "+" + e.account.phone, Code: e.opts.LoginCode, BotToken: e.opts.Seed.Bot.Token,
+	}
+	for id := 1; id <= NumDCs; id++ {
+		info.DCs = append(info.DCs, InfoDC{ID: id, Addr: e.DCAddr(id)})
 	}
 	if e.bot != nil {
 		info.BotUsername = e.bot.username
@@ -397,11 +433,20 @@ func (e *Emulator) MostRequestsPerSecond() map[string]int {
 	return out
 }
 
-// ResetCalls zeroes every call counter.
+// Refusals returns how many errors were answered, by "method: ERROR_TYPE"
+// (e.g. "upload.getFile: FILE_MIGRATE", "messages.getHistory: FLOOD_WAIT").
+func (e *Emulator) Refusals() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.refusals)
+}
+
+// ResetCalls zeroes every call and refusal counter.
 func (e *Emulator) ResetCalls() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls = map[string]int{}
+	e.refusals = map[string]int{}
 	e.perSecond = map[int64]*secondCount{}
 }
 
@@ -690,9 +735,12 @@ func encode(obj bin.Encoder) (raw, error) {
 
 // call is one request being served.
 type call struct {
-	e       *Emulator
-	ctx     context.Context
-	req     *tgtest.Request
+	e   *Emulator
+	ctx context.Context
+	req *tgtest.Request
+	// dc is the DC the request came to, srv that DC's server.
+	dc      int
+	srv     *tgtest.Server
 	method  string
 	user    *user
 	session tgtest.Session
@@ -728,7 +776,8 @@ func (e *Emulator) onMessage(srv *tgtest.Server, req *tgtest.Request) error {
 }
 
 func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
-	c := &call{e: e, ctx: req.RequestCtx, req: req, method: name, session: req.Session}
+	dc := e.dcs[req.DC]
+	c := &call{e: e, ctx: req.RequestCtx, req: req, dc: dc.id, srv: dc.srv, method: name, session: req.Session}
 	e.mu.Lock()
 	e.calls[name]++
 	if uid, ok := e.auth[req.Session.AuthKey.ID]; ok {
@@ -755,7 +804,7 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		fired = f
 		break
 	}
-	latency := e.latency
+	latency := e.latency + dc.rtt
 	e.mu.Unlock()
 
 	if latency > 0 && !sleep(c.ctx, latency) {
@@ -768,7 +817,7 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 			return
 		}
 		if fired.Drop {
-			e.srv.ForceDisconnect(req.Session)
+			c.srv.ForceDisconnect(req.Session)
 			return
 		}
 		if fired.Error != "" {
@@ -787,6 +836,10 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		c.fail(tgerr.New(401, "AUTH_KEY_UNREGISTERED"))
 		return
 	}
+	if err := onForeignDC(name, c.user, c.dc); err != nil {
+		c.fail(err)
+		return
+	}
 	res, push, err := h(c, obj)
 	switch {
 	case dropAnswer:
@@ -797,19 +850,24 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		c.fail(err)
 		return
 	}
-	if err := e.srv.SendResult(req, res); err != nil {
+	if err := c.srv.SendResult(req, res); err != nil {
 		e.log.Debug("emulator: send result", "method", name, "error", err)
 	}
 	c.deliver(push)
 }
 
+// fail answers the call with err, a platform error (anything else is
+// logged and answered 500 INTERNAL), and counts the refusal.
 func (c *call) fail(err error) {
 	var rpcErr *tgerr.Error
 	if !errors.As(err, &rpcErr) {
 		c.e.log.Error("emulator: internal error", "method", c.method, "error", err)
 		rpcErr = tgerr.New(500, "INTERNAL")
 	}
-	if err := c.e.srv.SendErr(c.req, rpcErr); err != nil {
+	c.e.mu.Lock()
+	c.e.refusals[c.method+": "+rpcErr.Type]++
+	c.e.mu.Unlock()
+	if err := c.srv.SendErr(c.req, rpcErr); err != nil {
 		c.e.log.Debug("emulator: send error", "method", c.method, "error", err)
 	}
 }
@@ -845,7 +903,7 @@ func (e *Emulator) LosePushes(userID int64, n int) {
 func (c *call) deliver(pushes []push) {
 	for _, p := range pushes {
 		c.e.mu.Lock()
-		var targets []tgtest.Session
+		var targets []mainSession
 		for _, s := range c.e.sessions[p.userID] {
 			targets = append(targets, s)
 		}
@@ -855,13 +913,20 @@ func (c *call) deliver(pushes []push) {
 		}
 		c.e.mu.Unlock()
 		for _, s := range targets {
-			if err := c.e.srv.Send(context.Background(), s, tgtest.MessageFromServer, p.data); err != nil {
+			if err := c.e.dcs[s.dc].srv.Send(context.Background(), s.Session, tgtest.MessageFromServer, p.data); err != nil {
 				c.e.mu.Lock()
 				delete(c.e.sessions[p.userID], s.ID)
 				c.e.mu.Unlock()
 			}
 		}
 	}
+}
+
+// mainSession is a client's main session, to which updates are pushed,
+// and the DC it is connected to.
+type mainSession struct {
+	tgtest.Session
+	dc int
 }
 
 // track remembers the caller's session as a main session for pushes.
@@ -872,10 +937,10 @@ func (c *call) track() {
 	}
 	m := c.e.sessions[c.user.id]
 	if m == nil {
-		m = map[int64]tgtest.Session{}
+		m = map[int64]mainSession{}
 		c.e.sessions[c.user.id] = m
 	}
-	m[c.session.ID] = c.session
+	m[c.session.ID] = mainSession{Session: c.session, dc: c.dc}
 }
 
 // Serve runs an emulator until ctx ends: the standalone form used by the

@@ -72,8 +72,11 @@ type upload struct {
 	parts    map[int]int // part → size
 }
 
-func uploadKey(owner int64, fileID int64) string {
-	return strconv.FormatInt(owner, 10) + "-" + strconv.FormatUint(uint64(fileID), 16)
+// uploadKey names an upload: parts are stored by the DC they were sent
+// to, per owner and file id, so parts sent to another DC than the one the
+// file is posted from are missing there.
+func uploadKey(owner int64, dc int, fileID int64) string {
+	return strconv.FormatInt(owner, 10) + "-" + strconv.Itoa(dc) + "-" + strconv.FormatUint(uint64(fileID), 16)
 }
 
 func (u *upload) partPath(part int) string {

@@ -24,6 +24,8 @@ var handlers map[string]handler
 func init() {
 	handlers = map[string]handler{
 		"help.getConfig":                locked(helpGetConfig),
+		"auth.exportAuthorization":      locked(authExportAuthorization),
+		"auth.importAuthorization":      locked(authImportAuthorization),
 		"auth.sendCode":                 locked(authSendCode),
 		"auth.signIn":                   locked(authSignIn),
 		"auth.importBotAuthorization":   locked(authImportBot),
@@ -120,11 +122,9 @@ func (c *call) encodePushes(pend []pending) []push {
 func now() int { return int(time.Now().Unix()) }
 
 func helpGetConfig(c *call, _ bin.Object) (bin.Encoder, []pending, error) {
-	host, port, _ := strings.Cut(c.e.Addr(), ":")
-	p, _ := strconv.Atoi(port)
 	return &tg.Config{
-		Date: now(), Expires: now() + 3600, ThisDC: dcID,
-		DCOptions:   []tg.DCOption{{ID: dcID, IPAddress: host, Port: p, Static: true}},
+		Date: now(), Expires: now() + 3600, ThisDC: c.dc,
+		DCOptions:   c.e.dcOptions(),
 		ChatSizeMax: 200, MegagroupSizeMax: 200000, ForwardedCountMax: 100,
 		OnlineUpdatePeriodMs: 120000, OfflineBlurTimeoutMs: 5000, OfflineIdleTimeoutMs: 30000,
 		OnlineCloudTimeoutMs: 300000, NotifyCloudDelayMs: 30000, NotifyDefaultDelayMs: 1500,
@@ -132,15 +132,19 @@ func helpGetConfig(c *call, _ bin.Object) (bin.Encoder, []pending, error) {
 		RevokePmTimeLimit: 172800, RatingEDecay: 2419200, StickersRecentLimit: 200,
 		ChannelsReadMediaPeriod: 604800, CallReceiveTimeoutMs: 20000, CallRingTimeoutMs: 90000,
 		CallConnectTimeoutMs: 30000, CallPacketTimeoutMs: 10000, MeURLPrefix: "https://t.me/",
-		CaptionLengthMax: 1024, MessageLengthMax: 4096, WebfileDCID: dcID,
+		CaptionLengthMax: 1024, MessageLengthMax: 4096, WebfileDCID: EntryDC,
 	}, nil, nil
 }
 
 func authSendCode(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.AuthSendCodeRequest)
 	phone := normPhone(r.PhoneNumber)
-	if c.e.phones[phone] == nil {
+	u := c.e.phones[phone]
+	if u == nil {
 		return nil, nil, tgerr.New(400, "PHONE_NUMBER_INVALID")
+	}
+	if u.dc != c.dc {
+		return nil, nil, tgerr.New(303, fmt.Sprintf("PHONE_MIGRATE_%d", u.dc))
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -161,8 +165,11 @@ func authSignIn(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	if r.PhoneCode != c.e.opts.LoginCode {
 		return nil, nil, tgerr.New(400, "PHONE_CODE_INVALID")
 	}
-	delete(c.e.codes, r.PhoneCodeHash)
 	u := c.e.phones[phone]
+	if u.dc != c.dc {
+		return nil, nil, tgerr.New(303, fmt.Sprintf("PHONE_MIGRATE_%d", u.dc))
+	}
+	delete(c.e.codes, r.PhoneCodeHash)
 	if u.password != nil {
 		c.e.awaiting2FA[c.session.AuthKey.ID] = u.id
 		return nil, nil, tgerr.New(401, "SESSION_PASSWORD_NEEDED")
@@ -177,6 +184,9 @@ func authImportBot(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.AuthImportBotAuthorizationRequest)
 	if c.e.bot == nil || r.BotAuthToken != c.e.bot.token {
 		return nil, nil, tgerr.New(400, "ACCESS_TOKEN_INVALID")
+	}
+	if c.e.bot.dc != c.dc {
+		return nil, nil, tgerr.New(303, fmt.Sprintf("USER_MIGRATE_%d", c.e.bot.dc))
 	}
 	c.e.auth[c.session.AuthKey.ID] = c.e.bot.id
 	c.user = c.e.bot
@@ -828,6 +838,10 @@ func (e *Emulator) maxParts(u *user) int {
 	return 4000
 }
 
+// fileMigrate is the platform's answer to a file request on a DC that
+// does not hold the file.
+func fileMigrate(dc int) error { return tgerr.New(303, fmt.Sprintf("FILE_MIGRATE_%d", dc)) }
+
 func uploadGetFile(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 	r := obj.(*tg.UploadGetFileRequest)
 	if r.Limit <= 0 || r.Limit > chunkMax {
@@ -858,6 +872,9 @@ func uploadGetFile(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		case d == nil || loc.AccessHash != c.e.accessHash(0, d.id):
 			c.e.mu.Unlock()
 			return nil, nil, tgerr.New(400, "FILE_ID_INVALID")
+		case d.dc != c.dc:
+			c.e.mu.Unlock()
+			return nil, nil, fileMigrate(d.dc)
 		case string(loc.FileReference) != string(c.e.fileReference("d", d.id, d.refVer)):
 			c.e.mu.Unlock()
 			return nil, nil, tgerr.New(400, "FILE_REFERENCE_EXPIRED")
@@ -872,6 +889,9 @@ func uploadGetFile(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		case p == nil || loc.AccessHash != c.e.accessHash(0, p.id):
 			c.e.mu.Unlock()
 			return nil, nil, tgerr.New(400, "FILE_ID_INVALID")
+		case p.dc != c.dc:
+			c.e.mu.Unlock()
+			return nil, nil, fileMigrate(p.dc)
 		case string(loc.FileReference) != string(c.e.fileReference("p", p.id, p.refVer)):
 			c.e.mu.Unlock()
 			return nil, nil, tgerr.New(400, "FILE_REFERENCE_EXPIRED")
@@ -928,7 +948,7 @@ func uploadSavePart(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		c.e.mu.Unlock()
 		return nil, nil, tgerr.New(400, "FILE_PART_SIZE_INVALID")
 	}
-	key := uploadKey(c.user.id, fileID)
+	key := uploadKey(c.user.id, c.dc, fileID)
 	u := c.e.uploads[key]
 	if u == nil {
 		u = &upload{dir: filepath.Join(c.e.dir, "uploads", key), big: big, total: total, parts: map[int]int{}}
@@ -980,7 +1000,7 @@ func (c *call) takeUpload(in tg.InputFileClass) (*upload, int, string, error) {
 	default:
 		return nil, 0, "", tgerr.New(400, "FILE_ID_INVALID")
 	}
-	key := uploadKey(c.user.id, id)
+	key := uploadKey(c.user.id, c.dc, id)
 	u := c.e.uploads[key]
 	if u == nil || parts <= 0 {
 		return nil, 0, "", tgerr.New(400, "FILE_PARTS_INVALID")
@@ -1088,7 +1108,7 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 		}
 		c.e.mu.Lock()
 		if photo {
-			ph, err := c.e.newPhoto(path, now())
+			ph, err := c.e.newPhoto(path, now(), c.dc)
 			if err != nil {
 				c.e.mu.Unlock()
 				return nil, nil, tgerr.New(400, "PHOTO_INVALID_DIMENSIONS")
@@ -1099,7 +1119,7 @@ func messagesSendMedia(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 			if mime == "" {
 				mime = mimeOf(name)
 			}
-			d := &document{id: id, name: name, mime: mime, size: size, path: path, date: now(), uploaded: true}
+			d := &document{id: id, name: name, mime: mime, size: size, path: path, date: now(), dc: c.dc, uploaded: true}
 			c.e.docs[id] = d
 			m.doc = id
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func rpcType(err error) string {
 
 func TestUploadRules(t *testing.T) {
 	e := testEmulator(t, false)
-	c := &call{e: e, user: e.account, method: "upload.saveBigFilePart"}
+	c := &call{e: e, dc: EntryDC, user: e.account, method: "upload.saveBigFilePart"}
 	part := func(id int64, n, total, size int) string {
 		_, _, err := uploadSavePart(c, &tg.UploadSaveBigFilePartRequest{FileID: id, FilePart: n, FileTotalParts: total, Bytes: make([]byte, size)})
 		return rpcType(err)
@@ -79,7 +80,7 @@ func TestUploadRules(t *testing.T) {
 	}
 
 	prem := testEmulator(t, true)
-	pc := &call{e: prem, user: prem.account}
+	pc := &call{e: prem, dc: EntryDC, user: prem.account}
 	if _, _, err := uploadSavePart(pc, &tg.UploadSaveBigFilePartRequest{FileID: 1, FilePart: 0, FileTotalParts: 8000, Bytes: make([]byte, partMax)}); err != nil {
 		t.Fatalf("premium 8000 parts: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestUploadRules(t *testing.T) {
 
 func TestDownloadRules(t *testing.T) {
 	e := testEmulator(t, false)
-	c := &call{e: e, user: e.account}
+	c := &call{e: e, dc: EntryDC, user: e.account}
 	var d *document
 	for _, doc := range e.docs {
 		d = doc
@@ -126,7 +127,7 @@ func TestDownloadRules(t *testing.T) {
 
 func TestSearch(t *testing.T) {
 	e := testEmulator(t, false)
-	c := &call{e: e, user: e.account}
+	c := &call{e: e, dc: EntryDC, user: e.account}
 	id := e.ChannelID("A")
 	peer := &tg.InputPeerChannel{ChannelID: id, AccessHash: e.accessHash(e.account.id, id)}
 	search := func(q string, filter tg.MessagesFilterClass) int {
@@ -180,5 +181,138 @@ func TestServe(t *testing.T) {
 	// The server key is kept in the state directory for the next start.
 	if _, err := os.Stat(filepath.Join(state, "server-key.pem")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDataCentreRules(t *testing.T) {
+	dir := writeFiles(t)
+	s, err := ParseSeed([]byte(`{"account": {"phone": "+15550000001"}, "users": [{"phone": "+15550000002", "dc": 4}],
+		"channels": [{"title": "A", "joined": true, "posts": [
+			{"file": "files/a.zip"}, {"generate": {"name": "far.zip", "size": 4096, "seed": 1}, "dc": 4},
+			{"photo": "files/cover.jpg", "dc": 5}]}]}`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{Seed: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	var near, far *document
+	for _, d := range e.docs {
+		if d.name == "far.zip" {
+			far = d
+		} else {
+			near = d
+		}
+	}
+	var ph *photo
+	for _, p := range e.photos {
+		ph = p
+	}
+	docLoc := func(d *document) tg.InputFileLocationClass {
+		return &tg.InputDocumentFileLocation{ID: d.id, AccessHash: e.accessHash(0, d.id), FileReference: e.fileReference("d", d.id, d.refVer)}
+	}
+	photoLoc := &tg.InputPhotoFileLocation{ID: ph.id, AccessHash: e.accessHash(0, ph.id), FileReference: e.fileReference("p", ph.id, ph.refVer), ThumbSize: "x"}
+	for _, tt := range []struct {
+		name string
+		dc   int
+		loc  tg.InputFileLocationClass
+		want string
+	}{
+		{"a file on the entry DC, asked there", EntryDC, docLoc(near), ""},
+		{"a file on the entry DC, asked on DC 4", 4, docLoc(near), "FILE_MIGRATE_2"},
+		{"a file on DC 4, asked on the entry DC", EntryDC, docLoc(far), "FILE_MIGRATE_4"},
+		{"a file on DC 4, asked there", 4, docLoc(far), ""},
+		{"a photo on DC 5, asked on the entry DC", EntryDC, photoLoc, "FILE_MIGRATE_5"},
+		{"a photo on DC 5, asked there", 5, photoLoc, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &call{e: e, dc: tt.dc, user: e.account}
+			_, _, err := uploadGetFile(c, &tg.UploadGetFileRequest{Location: tt.loc, Limit: 4096})
+			if got := rpcType(err); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	for _, tt := range []struct {
+		name, method string
+		user         *user
+		dc           int
+		want         string
+	}{
+		{"history at home", "messages.getHistory", e.account, EntryDC, ""},
+		{"history abroad", "messages.getHistory", e.account, 3, "USER_MIGRATE_2"},
+		{"a file abroad", "upload.getFile", e.account, 3, ""},
+		{"a user of DC 4 at home", "messages.sendMessage", e.phones["15550000002"], 4, ""},
+		{"a user of DC 4 on the entry DC", "messages.sendMessage", e.phones["15550000002"], EntryDC, "USER_MIGRATE_4"},
+		{"before sign-in", "auth.sendCode", nil, 3, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rpcType(onForeignDC(tt.method, tt.user, tt.dc)); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	t.Run("a login starts on the phone's DC", func(t *testing.T) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		c := &call{e: e, dc: EntryDC}
+		_, _, err := authSendCode(c, &tg.AuthSendCodeRequest{PhoneNumber: "+15550000002"})
+		if got := rpcType(err); got != "PHONE_MIGRATE_4" {
+			t.Fatalf("send code on the entry DC: %q", got)
+		}
+		c.dc = 4
+		if _, _, err := authSendCode(c, &tg.AuthSendCodeRequest{PhoneNumber: "+15550000002"}); err != nil {
+			t.Fatalf("send code on DC 4: %v", err)
+		}
+	})
+
+	t.Run("an authorization moves to another DC once, through its token", func(t *testing.T) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		home := &call{e: e, dc: EntryDC, user: e.account}
+		res, _, err := authExportAuthorization(home, &tg.AuthExportAuthorizationRequest{DCID: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := res.(*tg.AuthExportedAuthorization)
+		other := &call{e: e, dc: 3}
+		if _, _, err := authImportAuthorization(other, &tg.AuthImportAuthorizationRequest{ID: ex.ID, Bytes: ex.Bytes}); rpcType(err) != "AUTH_BYTES_INVALID" {
+			t.Fatalf("import on the wrong DC: %v", err)
+		}
+		far := &call{e: e, dc: 4}
+		far.session.AuthKey.ID = [8]byte{4}
+		if _, _, err := authImportAuthorization(far, &tg.AuthImportAuthorizationRequest{ID: ex.ID, Bytes: ex.Bytes}); err != nil {
+			t.Fatalf("import on DC 4: %v", err)
+		}
+		if e.auth[[8]byte{4}] != e.account.id {
+			t.Fatal("the key of DC 4 is not the account's after the import")
+		}
+		if _, _, err := authImportAuthorization(far, &tg.AuthImportAuthorizationRequest{ID: ex.ID, Bytes: ex.Bytes}); rpcType(err) != "AUTH_BYTES_INVALID" {
+			t.Fatalf("second import of one token: %v", err)
+		}
+		if _, _, err := authExportAuthorization(home, &tg.AuthExportAuthorizationRequest{DCID: EntryDC}); rpcType(err) != "DC_ID_INVALID" {
+			t.Fatalf("export to the own DC: %v", err)
+		}
+	})
+}
+
+func TestExportFlood(t *testing.T) {
+	e := testEmulator(t, false)
+	e.exportFlood = ExportFlood{Budget: 3, Window: time.Minute}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := &call{e: e, dc: EntryDC, user: e.account}
+	var got []string
+	for range 5 {
+		_, _, err := authExportAuthorization(c, &tg.AuthExportAuthorizationRequest{DCID: 4})
+		got = append(got, rpcType(err))
+	}
+	want := []string{"", "", "", "FLOOD_WAIT_60", "FLOOD_WAIT_60"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("exports answered %q, want %q", got, want)
 	}
 }

@@ -95,6 +95,7 @@ type snapDocument struct {
 	Size int64  `json:"size"`
 	Path string `json:"path"`
 	Date int    `json:"date"`
+	DC   int    `json:"dc,omitempty"`
 }
 
 type snapPhoto struct {
@@ -104,6 +105,16 @@ type snapPhoto struct {
 	W    int    `json:"w"`
 	H    int    `json:"h"`
 	Date int    `json:"date"`
+	DC   int    `json:"dc,omitempty"`
+}
+
+// savedDC is the DC of a saved file; states saved before DCs existed
+// kept every file on the entry DC.
+func savedDC(dc int) int {
+	if validDC(dc) {
+		return dc
+	}
+	return EntryDC
 }
 
 // fieldsOf is a message's saved form without its entities and keyboard.

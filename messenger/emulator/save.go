@@ -110,12 +110,12 @@ func (e *Emulator) snapshotLocked(seq uint64, base bool) ([]byte, error) {
 	}
 	for _, d := range e.docs {
 		if d.uploaded {
-			head.Docs = append(head.Docs, snapDocument{ID: d.id, Name: d.name, Mime: d.mime, Size: d.size, Path: d.path, Date: d.date})
+			head.Docs = append(head.Docs, snapDocument{ID: d.id, Name: d.name, Mime: d.mime, Size: d.size, Path: d.path, Date: d.date, DC: d.dc})
 		}
 	}
 	for _, p := range e.photos {
 		if p.uploaded {
-			head.Photos = append(head.Photos, snapPhoto{ID: p.id, Path: p.path, Size: p.size, W: p.w, H: p.h, Date: p.date})
+			head.Photos = append(head.Photos, snapPhoto{ID: p.id, Path: p.path, Size: p.size, W: p.w, H: p.h, Date: p.date, DC: p.dc})
 		}
 	}
 	err := openObject(&b, head)
@@ -398,10 +398,10 @@ func (e *Emulator) apply(snap snapshot) error {
 	}
 	e.botCommands = snap.BotCommands
 	for _, d := range snap.Docs {
-		e.docs[d.ID] = &document{id: d.ID, name: d.Name, mime: d.Mime, size: d.Size, path: d.Path, date: d.Date, uploaded: true}
+		e.docs[d.ID] = &document{id: d.ID, name: d.Name, mime: d.Mime, size: d.Size, path: d.Path, date: d.Date, dc: savedDC(d.DC), uploaded: true}
 	}
 	for _, p := range snap.Photos {
-		e.photos[p.ID] = &photo{id: p.ID, path: p.Path, size: p.Size, w: p.W, h: p.H, date: p.Date, uploaded: true}
+		e.photos[p.ID] = &photo{id: p.ID, path: p.Path, size: p.Size, w: p.W, h: p.H, date: p.Date, dc: savedDC(p.DC), uploaded: true}
 	}
 	for _, sc := range snap.Channels {
 		if err := e.applyChannel(sc); err != nil {

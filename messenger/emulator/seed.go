@@ -26,12 +26,18 @@ type Seed struct {
 	// IDSeed makes ids, access hashes and file references deterministic;
 	// default 1.
 	IDSeed int64 `json:"id_seed,omitempty"`
+	// RoundTripMS is the round-trip time of DCs in milliseconds, by DC
+	// id ("1".."5"); it overrides Options.RoundTrip.
+	RoundTripMS map[int]int `json:"rtt_ms,omitempty"`
 }
 
 // SeedAccount is the user account the worker signs in with.
 type SeedAccount struct {
 	Phone   string `json:"phone"`
 	Premium bool   `json:"premium"`
+	// DC is the account's home DC (default EntryDC): a login that starts
+	// elsewhere is told to migrate there (PHONE_MIGRATE_X).
+	DC int `json:"dc,omitempty"`
 	// Password, when set, turns on two-step verification (SRP).
 	Password string `json:"password,omitempty"`
 }
@@ -41,12 +47,16 @@ type SeedUser struct {
 	Phone     string `json:"phone"`
 	Username  string `json:"username,omitempty"`
 	FirstName string `json:"first_name,omitempty"`
+	// DC is the user's home DC (default EntryDC).
+	DC int `json:"dc,omitempty"`
 }
 
 // SeedBot is the bot. Its token has the form "<id>:<secret>".
 type SeedBot struct {
 	Username string `json:"username"`
 	Token    string `json:"token"`
+	// DC is the bot's home DC (default EntryDC).
+	DC int `json:"dc,omitempty"`
 }
 
 // SeedDestination is the destination channel: the account is its creator and
@@ -98,6 +108,9 @@ type SeedPost struct {
 	Date           string    `json:"date,omitempty"`
 	ReplyTo        *int      `json:"reply_to,omitempty"`
 	SameDocumentAs *int      `json:"same_document_as,omitempty"`
+	// DC is the DC that stores the post's file or photo (default
+	// EntryDC): downloading it elsewhere answers FILE_MIGRATE_X.
+	DC int `json:"dc,omitempty"`
 	// NameBytes and CaptionBytes, when set, are the name and caption as
 	// exact bytes (rawtext.go).
 	NameBytes    []byte `json:"name_bytes,omitempty"`
@@ -173,6 +186,17 @@ func (s *Seed) validate(baseDir string) error {
 	if s.IDSeed == 0 {
 		s.IDSeed = 1
 	}
+	if err := defaultDC(&s.Account.DC, "account"); err != nil {
+		return err
+	}
+	if err := defaultDC(&s.Bot.DC, "bot"); err != nil {
+		return err
+	}
+	for dc, ms := range s.RoundTripMS {
+		if !validDC(dc) || ms < 0 {
+			return fmt.Errorf("rtt_ms: DC %d: %d ms (DCs are 1..%d, times not negative)", dc, ms, NumDCs)
+		}
+	}
 	names := map[string]bool{}
 	addName := func(n, where string) error {
 		if n == "" {
@@ -206,6 +230,9 @@ func (s *Seed) validate(baseDir string) error {
 		}
 		if s.Users[i].FirstName == "" {
 			s.Users[i].FirstName = "User " + strconv.Itoa(i+1)
+		}
+		if err := defaultDC(&s.Users[i].DC, where); err != nil {
+			return err
 		}
 	}
 	for i := range s.Channels {
@@ -260,10 +287,24 @@ func (s *Seed) validate(baseDir string) error {
 	return nil
 }
 
+// defaultDC sets *dc to EntryDC when unset and checks it names a DC.
+func defaultDC(dc *int, where string) error {
+	if *dc == 0 {
+		*dc = EntryDC
+	}
+	if !validDC(*dc) {
+		return fmt.Errorf("%s.dc: %d is not a DC (1..%d)", where, *dc, NumDCs)
+	}
+	return nil
+}
+
 func validatePosts(posts []SeedPost, baseDir, where string) error {
 	for i := range posts {
 		p := &posts[i]
 		pw := fmt.Sprintf("%s[%d]", where, i)
+		if err := defaultDC(&p.DC, pw); err != nil {
+			return err
+		}
 		kinds := 0
 		for _, set := range []bool{p.File != "", p.Photo != "", p.Generate != nil, p.Text != "" && p.File == "" && p.Photo == "" && p.Generate == nil && p.SameDocumentAs == nil} {
 			if set {

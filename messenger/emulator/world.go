@@ -18,7 +18,9 @@ import (
 // The world model. Every field is guarded by Emulator.mu.
 
 type user struct {
-	id        int64
+	id int64
+	// dc is the user's home DC.
+	dc        int
 	phone     string
 	username  string
 	firstName string
@@ -112,7 +114,9 @@ type message struct {
 }
 
 type document struct {
-	id     int64
+	id int64
+	// dc is the DC that stores the bytes.
+	dc     int
 	name   string
 	mime   string
 	size   int64
@@ -125,7 +129,9 @@ type document struct {
 }
 
 type photo struct {
-	id       int64
+	id int64
+	// dc is the DC that stores the bytes.
+	dc       int
 	path     string
 	size     int64
 	w, h     int
@@ -163,7 +169,7 @@ func (e *Emulator) newID() int64 {
 func (e *Emulator) build(s *Seed) error {
 	e.rng = rng{state: uint64(s.IDSeed)}
 	e.idSeed = s.IDSeed
-	acc := &user{id: e.newID(), phone: normPhone(s.Account.Phone), firstName: "Hoard", premium: s.Account.Premium}
+	acc := &user{id: e.newID(), dc: orEntry(s.Account.DC), phone: normPhone(s.Account.Phone), firstName: "Hoard", premium: s.Account.Premium}
 	if s.Account.Password != "" {
 		pw, err := e.newSRPPassword(s.Account.Password)
 		if err != nil {
@@ -174,7 +180,7 @@ func (e *Emulator) build(s *Seed) error {
 	e.addUser(acc)
 	e.account = acc
 	if s.Bot.Token != "" {
-		b := &user{id: e.newID(), username: strings.ToLower(s.Bot.Username), firstName: s.Bot.Username, bot: true, token: s.Bot.Token}
+		b := &user{id: e.newID(), dc: orEntry(s.Bot.DC), username: strings.ToLower(s.Bot.Username), firstName: s.Bot.Username, bot: true, token: s.Bot.Token}
 		if id, _, ok := strings.Cut(s.Bot.Token, ":"); ok {
 			var n int64
 			if _, err := fmt.Sscan(id, &n); err == nil && n > 0 {
@@ -211,7 +217,7 @@ func (e *Emulator) build(s *Seed) error {
 		}
 	}
 	for _, su := range s.Users {
-		u := &user{id: e.userIDFor(normPhone(su.Phone)), phone: normPhone(su.Phone), username: strings.ToLower(su.Username),
+		u := &user{id: e.userIDFor(normPhone(su.Phone)), dc: orEntry(su.DC), phone: normPhone(su.Phone), username: strings.ToLower(su.Username),
 			firstName: su.FirstName}
 		e.addUser(u)
 		e.seededUsers = append(e.seededUsers, u)
@@ -232,6 +238,14 @@ func (e *Emulator) userIDFor(phone string) int64 {
 		id++
 	}
 	return id
+}
+
+// orEntry is dc, or EntryDC for a seed built in code that left it unset.
+func orEntry(dc int) int {
+	if validDC(dc) {
+		return dc
+	}
+	return EntryDC
 }
 
 func normPhone(p string) string {
@@ -336,7 +350,7 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 			if name == "" {
 				name = filepath.Base(p.File)
 			}
-			d := &document{id: e.newID(), name: name, mime: mimeOf(name), size: st.Size(), path: p.File, date: m.date}
+			d := &document{id: e.newID(), dc: orEntry(p.DC), name: name, mime: mimeOf(name), size: st.Size(), path: p.File, date: m.date}
 			e.docs[d.id] = d
 			m.doc = d.id
 		case p.Generate != nil:
@@ -345,11 +359,11 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 				name = p.name()
 			}
 			g := *p.Generate
-			d := &document{id: e.newID(), name: name, mime: mimeOf(name), size: g.Size, gen: &g, date: m.date}
+			d := &document{id: e.newID(), dc: orEntry(p.DC), name: name, mime: mimeOf(name), size: g.Size, gen: &g, date: m.date}
 			e.docs[d.id] = d
 			m.doc = d.id
 		case p.Photo != "":
-			ph, err := e.newPhoto(p.Photo, m.date)
+			ph, err := e.newPhoto(p.Photo, m.date, orEntry(p.DC))
 			if err != nil {
 				return fmt.Errorf("%s[%d]: %w", where, i, err)
 			}
@@ -362,7 +376,8 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 	return nil
 }
 
-func (e *Emulator) newPhoto(path string, date int) (*photo, error) {
+// newPhoto stores a photo on DC dc.
+func (e *Emulator) newPhoto(path string, date, dc int) (*photo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -376,7 +391,7 @@ func (e *Emulator) newPhoto(path string, date int) (*photo, error) {
 	if cfg, _, err := image.DecodeConfig(f); err == nil {
 		w, h = cfg.Width, cfg.Height
 	}
-	p := &photo{id: e.newID(), path: path, size: st.Size(), w: w, h: h, date: date}
+	p := &photo{id: e.newID(), dc: dc, path: path, size: st.Size(), w: w, h: h, date: date}
 	e.photos[p.id] = p
 	return p, nil
 }
@@ -447,7 +462,7 @@ func (e *Emulator) fileReference(kind string, id int64, ver int) []byte {
 func (e *Emulator) docView(d *document) *tg.Document {
 	return &tg.Document{
 		ID: d.id, AccessHash: e.accessHash(0, d.id), FileReference: e.fileReference("d", d.id, d.refVer),
-		Date: d.date, MimeType: d.mime, Size: d.size, DCID: dcID,
+		Date: d.date, MimeType: d.mime, Size: d.size, DCID: d.dc,
 		Attributes: []tg.DocumentAttributeClass{&tg.DocumentAttributeFilename{FileName: d.name}},
 	}
 }
@@ -455,7 +470,7 @@ func (e *Emulator) docView(d *document) *tg.Document {
 func (e *Emulator) photoView(p *photo) *tg.Photo {
 	return &tg.Photo{
 		ID: p.id, AccessHash: e.accessHash(0, p.id), FileReference: e.fileReference("p", p.id, p.refVer),
-		Date: p.date, DCID: dcID,
+		Date: p.date, DCID: p.dc,
 		Sizes: []tg.PhotoSizeClass{&tg.PhotoSize{Type: "x", W: p.w, H: p.h, Size: int(p.size)}},
 	}
 }

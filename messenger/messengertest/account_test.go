@@ -103,7 +103,7 @@ func TestLoginCodeHook(t *testing.T) {
 	defer emu.Close()
 	info := emu.Info()
 	acc, err := telegram.NewAccount(ctx, telegram.Config{
-		Endpoint: &telegram.Endpoint{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys},
+		Endpoint: endpointOf(info),
 		Sessions: messenger.NewMemorySessionStore(), SessionKey: "a", Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -342,4 +342,13 @@ func TestTopicsPaged(t *testing.T) {
 	if n := env.Emu.Calls("messages.getForumTopics"); n != 2 {
 		t.Fatalf("getForumTopics calls = %d, want 2 pages", n)
 	}
+}
+
+// endpointOf is the adapter's endpoint for an emulator's info.
+func endpointOf(info emulator.Info) *telegram.Endpoint {
+	ep := &telegram.Endpoint{Addr: info.Addr, DC: info.DC, PublicKeys: info.PublicKeys}
+	for _, d := range info.DCs {
+		ep.DCs = append(ep.DCs, telegram.EmulatorDC{ID: d.ID, Addr: d.Addr})
+	}
+	return ep
 }

@@ -41,7 +41,11 @@ func (b *Bot) Send(ctx context.Context, chatID int64, m messenger.OutgoingMessag
 		if name == "" {
 			name = "photo.jpg"
 		}
-		file, err := uploader.NewUploader(b.conn.transfer).WithPartSize(messenger.UploadPartSize).FromBytes(ctx, name, m.Photo)
+		pool, err := b.conn.pools.get(ctx, 0)
+		if err != nil {
+			return 0, mapErr(op+": upload photo", err)
+		}
+		file, err := uploader.NewUploader(pool.transfer).WithPartSize(messenger.UploadPartSize).FromBytes(ctx, name, m.Photo)
 		if err != nil {
 			return 0, mapErr(op+": upload photo", err)
 		}

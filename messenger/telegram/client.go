@@ -18,17 +18,13 @@ import (
 	"github.com/hoard/hoard/messenger"
 )
 
-// conn is a running gotd client: api for ordinary calls, transfer for file
-// parts over a connection pool. Both go through the account's limiter and
-// flood handling.
+// conn is a running gotd client: api for ordinary calls, pools for file
+// parts over a connection pool per data centre. Both go through the
+// account's limiter and flood handling.
 type conn struct {
-	client   *telegram.Client
-	api      *tg.Client
-	transfer *tg.Client
-	// chunks is the transfer pool without in-place flood handling: the
-	// downloader times each attempt for stall detection and sleeps through
-	// short floods outside that timer.
-	chunks *tg.Client
+	client *telegram.Client
+	api    *tg.Client
+	pools  *dcPools
 	raw    tg.Invoker
 	log    *slog.Logger
 	cancel context.CancelFunc
@@ -51,13 +47,8 @@ func start(ctx context.Context, cfg *Config, opts telegram.Options, setup func(c
 	ready := make(chan error, 1)
 	go func() {
 		err := client.Run(runCtx, func(ctx context.Context) error {
-			pool, err := client.Pool(int64(cfg.Connections))
-			if err != nil {
-				return fmt.Errorf("transfer pool: %w", err)
-			}
-			defer pool.Close()
-			c.transfer = tg.NewClient(&limitedInvoker{next: pool, cfg: cfg})
-			c.chunks = tg.NewClient(&limitedInvoker{next: pool, cfg: cfg, noInline: true})
+			c.pools = newDCPools(client, cfg)
+			defer c.pools.close()
 			if setup != nil {
 				if err := setup(ctx, c); err != nil {
 					return err

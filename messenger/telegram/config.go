@@ -24,11 +24,13 @@ import (
 	"github.com/hoard/hoard/messenger"
 )
 
-// Endpoint is a non-default MTProto endpoint (the emulator): one DC at Addr
-// with its RSA public keys.
+// Endpoint is a non-default MTProto endpoint (the emulator): the DC at
+// Addr clients connect to first, every DC's address (DCs; the connected
+// client learns them again from help.getConfig) and the RSA public keys.
 type Endpoint struct {
 	Addr       string
 	DC         int
+	DCs        []EmulatorDC
 	PublicKeys []string // PEM
 }
 
@@ -38,12 +40,19 @@ type Endpoint struct {
 type EmulatorInfo struct {
 	Addr        string         `json:"addr"`
 	DC          int            `json:"dc"`
+	DCs         []EmulatorDC   `json:"dcs,omitempty"`
 	PublicKeys  []string       `json:"public_keys"`
 	Phone       string         `json:"phone"`
 	Code        string         `json:"code"`
 	BotToken    string         `json:"bot_token"`
 	BotUsername string         `json:"bot_username,omitempty"`
 	Users       []EmulatorUser `json:"users,omitempty"`
+}
+
+// EmulatorDC is one DC of the emulator.
+type EmulatorDC struct {
+	ID   int    `json:"id"`
+	Addr string `json:"addr"`
 }
 
 // EmulatorUser is a seeded user of the emulator.
@@ -55,7 +64,7 @@ type EmulatorUser struct {
 
 // Endpoint returns the connection part of the info.
 func (i EmulatorInfo) Endpoint() *Endpoint {
-	return &Endpoint{Addr: i.Addr, DC: i.DC, PublicKeys: i.PublicKeys}
+	return &Endpoint{Addr: i.Addr, DC: i.DC, DCs: i.DCs, PublicKeys: i.PublicKeys}
 }
 
 // LoadEmulatorInfo reads an emulator info file (JSON).
@@ -172,17 +181,13 @@ func (c *Config) options() (telegram.Options, error) {
 	if c.Endpoint == nil {
 		return opts, nil
 	}
-	host, portStr, err := net.SplitHostPort(c.Endpoint.Addr)
-	if err != nil {
-		return opts, fmt.Errorf("telegram: endpoint addr: %w", err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return opts, fmt.Errorf("telegram: endpoint port: %w", err)
-	}
 	dc := c.Endpoint.DC
 	if dc == 0 {
 		dc = 2
+	}
+	list, err := dcList(dc, c.Endpoint)
+	if err != nil {
+		return opts, err
 	}
 	for _, p := range c.Endpoint.PublicKeys {
 		block, _ := pem.Decode([]byte(p))
@@ -196,7 +201,31 @@ func (c *Config) options() (telegram.Options, error) {
 		opts.PublicKeys = append(opts.PublicKeys, telegram.PublicKey{RSA: key})
 	}
 	opts.DC = dc
-	opts.DCList = dcs.List{Options: []tg.DCOption{{ID: dc, IPAddress: host, Port: port, Static: true}}}
+	opts.DCList = dcs.List{Options: list}
 	opts.Resolver = dcs.Plain(dcs.PlainOptions{})
 	return opts, nil
+}
+
+// dcList is the endpoint's DC addresses: the entry DC at Addr and every
+// other DC it names.
+func dcList(entry int, ep *Endpoint) ([]tg.DCOption, error) {
+	addrs := []EmulatorDC{{ID: entry, Addr: ep.Addr}}
+	for _, d := range ep.DCs {
+		if d.ID != entry {
+			addrs = append(addrs, d)
+		}
+	}
+	var out []tg.DCOption
+	for _, d := range addrs {
+		host, portStr, err := net.SplitHostPort(d.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("telegram: endpoint address of DC %d: %w", d.ID, err)
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil {
+			return nil, fmt.Errorf("telegram: endpoint port of DC %d: %w", d.ID, err)
+		}
+		out = append(out, tg.DCOption{ID: d.ID, IPAddress: host, Port: port, Static: true})
+	}
+	return out, nil
 }

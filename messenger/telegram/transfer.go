@@ -24,7 +24,8 @@ const chunkSize = 1 << 20
 var errStall = errors.New("download stalled")
 
 // Download implements messenger.Account: Threads chunks of 1 MiB in flight
-// over the transfer pool, written to w at their offsets. A stalled attempt is
+// over the connection pool of the file's DC (a FILE_MIGRATE_X answer is
+// followed to the DC it names), written to w at their offsets. A stalled attempt is
 // aborted and resumed from the last contiguous good offset; an expired file
 // reference is refreshed by re-fetching the message. Short flood waits are
 // slept through in place. Errors are *messenger.DownloadError with the
@@ -40,8 +41,9 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 		done = 0
 	}
 	stalls, refreshes := 0, 0
+	dc := newFileDC(doc.DCID)
 	for {
-		err := a.downloadFrom(ctx, &doc, w, threads, &done, req.Progress)
+		err := a.downloadFrom(ctx, &doc, dc, w, threads, &done, req.Progress)
 		switch {
 		case err == nil:
 			return nil
@@ -62,9 +64,9 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 	}
 }
 
-// downloadFrom runs one attempt from *done on; *done advances over the
-// contiguous prefix of finished chunks.
-func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
+// downloadFrom runs one attempt from *done on, asking DC dc; *done
+// advances over the contiguous prefix of finished chunks.
+func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, dc *fileDC, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
 	loc := &tg.InputDocumentFileLocation{ID: doc.ID, AccessHash: doc.AccessHash, FileReference: doc.FileReference}
 	if *done >= doc.Size {
 		return nil
@@ -72,7 +74,7 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w i
 	chunks := (doc.Size + chunkSize - 1) / chunkSize
 	fetch := func(ctx context.Context, c int64, _ []byte) error {
 		off := c * chunkSize
-		data, err := a.chunk(ctx, loc, off)
+		data, err := a.chunk(ctx, dc, loc, off)
 		if err != nil {
 			return err
 		}
@@ -95,16 +97,21 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, w i
 		})
 }
 
-// chunk fetches one chunk. Each attempt has StallTimeout to answer; a short
-// flood wait is slept through (outside that timer) and the same chunk asked
-// again. The bytes returned are the answer's own (gotd decodes them into a
-// slice of their own), not shared with anything.
-func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off int64) ([]byte, error) {
+// chunk fetches one chunk from DC dc. Each attempt has StallTimeout to
+// answer; a short flood wait is slept through (outside that timer) and the
+// same chunk asked again; FILE_MIGRATE_X moves dc to DC X (a few times at
+// most) and asks there. The bytes returned are the answer's own (gotd
+// decodes them into a slice of their own), not shared with anything.
+func (a *Account) chunk(ctx context.Context, dc *fileDC, loc tg.InputFileLocationClass, off int64) ([]byte, error) {
+	migrations := 0
 	for attempt := 0; ; attempt++ {
-		rctx, cancel := context.WithTimeout(ctx, a.cfg.StallTimeout)
-		res, err := a.conn.chunks.UploadGetFile(rctx, &tg.UploadGetFileRequest{Location: loc, Offset: off, Limit: chunkSize})
-		stalled := ctx.Err() == nil && rctx.Err() != nil
-		cancel()
+		res, stalled, err := a.chunkAttempt(ctx, dc.get(), loc, off)
+		if to, ok := fileMigrate(err); ok && migrations < maxFileMigrations {
+			migrations++
+			a.cfg.Logger.Debug("telegram: file lives on another DC", "from", dc, "to", to)
+			dc.set(to)
+			continue
+		}
 		if fw, ok := messenger.AsFloodWait(err); ok && fw.RetryAfter <= a.cfg.MaxInlineFloodWait && attempt < 5 {
 			a.cfg.Logger.Info("telegram: flood wait on a chunk, retrying in place", "offset", off, "wait", fw.RetryAfter)
 			t := time.NewTimer(fw.RetryAfter)
@@ -130,6 +137,23 @@ func (a *Account) chunk(ctx context.Context, loc tg.InputFileLocationClass, off 
 	}
 }
 
+// maxFileMigrations bounds how often one chunk follows FILE_MIGRATE_X: a
+// file moves rarely, and a loop between DCs must end in an error.
+const maxFileMigrations = 3
+
+// chunkAttempt asks DC dc once for the chunk at off, within StallTimeout;
+// stalled reports an attempt that timed out.
+func (a *Account) chunkAttempt(ctx context.Context, dc int, loc tg.InputFileLocationClass, off int64) (tg.UploadFileClass, bool, error) {
+	pool, err := a.conn.pools.get(ctx, dc)
+	if err != nil {
+		return nil, false, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.StallTimeout)
+	defer cancel()
+	res, err := pool.chunks.UploadGetFile(rctx, &tg.UploadGetFileRequest{Location: loc, Offset: off, Limit: chunkSize})
+	return res, ctx.Err() == nil && rctx.Err() != nil, err
+}
+
 // DownloadThumbnail implements messenger.Account: the bytes of the largest
 // size of msg's photo.
 func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, msg messenger.Message) ([]byte, error) {
@@ -138,13 +162,14 @@ func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, m
 	}
 	ph := *msg.Photo
 	for attempt := 0; ; attempt++ {
+		dc := newFileDC(ph.DCID)
 		loc := &tg.InputPhotoFileLocation{ID: ph.ID, AccessHash: ph.AccessHash, FileReference: ph.FileReference, ThumbSize: ph.Thumb}
 		var out bytes.Buffer
 		var err error
 		stalls := 0
 		for off := int64(0); ; {
 			var data []byte
-			data, err = a.chunk(ctx, loc, off)
+			data, err = a.chunk(ctx, dc, loc, off)
 			if errors.Is(err, errStall) && stalls < 5 {
 				stalls++ // ask for the same chunk again, as Download does
 				continue
@@ -196,10 +221,13 @@ func (a *Account) Upload(ctx context.Context, req messenger.UploadRequest) (int,
 		resume messenger.UploadResume
 		err    error
 	)
-	if size > bigFileThreshold {
-		file, resume, err = a.uploadBig(ctx, req, size, threads)
-	} else {
-		up := uploader.NewUploader(a.conn.transfer).WithPartSize(messenger.UploadPartSize).WithThreads(threads)
+	pool, err := a.conn.pools.get(ctx, 0)
+	switch {
+	case err != nil:
+	case size > bigFileThreshold:
+		file, resume, err = a.uploadBig(ctx, pool.transfer, req, size, threads)
+	default:
+		up := uploader.NewUploader(pool.transfer).WithPartSize(messenger.UploadPartSize).WithThreads(threads)
 		file, err = up.Upload(ctx, uploader.NewUpload(req.FileName, io.NewSectionReader(req.Data, 0, size), size))
 	}
 	if err != nil {
@@ -236,9 +264,10 @@ func (a *Account) Upload(ctx context.Context, req messenger.UploadRequest) (int,
 	return id, nil
 }
 
-// uploadBig sends the parts of a big file from the resume point on and
-// returns the resume point reached (the contiguous prefix of stored parts).
-func (a *Account) uploadBig(ctx context.Context, req messenger.UploadRequest, size int64, threads int) (tg.InputFileClass, messenger.UploadResume, error) {
+// uploadBig sends the parts of a big file over api (the home DC's pool)
+// from the resume point on and returns the resume point reached (the
+// contiguous prefix of stored parts).
+func (a *Account) uploadBig(ctx context.Context, api *tg.Client, req messenger.UploadRequest, size int64, threads int) (tg.InputFileClass, messenger.UploadResume, error) {
 	const partSize = messenger.UploadPartSize
 	total := int((size + partSize - 1) / partSize)
 	resume := messenger.UploadResume{FileID: randomID()}
@@ -253,7 +282,7 @@ func (a *Account) uploadBig(ctx context.Context, req messenger.UploadRequest, si
 		if _, err := req.Data.ReadAt(buf[:n], off); err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 			return fmt.Errorf("read part %d: %w", p, err)
 		}
-		_, err := a.conn.transfer.UploadSaveBigFilePart(ctx, &tg.UploadSaveBigFilePartRequest{
+		_, err := api.UploadSaveBigFilePart(ctx, &tg.UploadSaveBigFilePartRequest{
 			FileID: fileID, FilePart: p, FileTotalParts: total, Bytes: buf[:n],
 		})
 		if err != nil {
