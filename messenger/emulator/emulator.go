@@ -75,6 +75,9 @@ type Options struct {
 	// BotFlood is the bot's flood model; the zero value is
 	// DefaultBotFlood.
 	BotFlood BotFlood
+	// UserFlood, when set, is the user accounts' flood model
+	// (userflood.go); nil: the seed's "flood", else the platform's.
+	UserFlood *UserFlood
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -141,6 +144,7 @@ type Emulator struct {
 	floodBuckets map[int64]*bucket // chat id → bucket; 0: the bot overall
 	floodTrips   int
 	botForwards  map[int64][]time.Time // chat id → when each message the bot forwarded there arrived
+	uflood       *userFloodState       // the user flood model (userflood.go)
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.
@@ -785,6 +789,10 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 	}
 	if c.user == nil && !strings.HasPrefix(name, "auth.") && !strings.HasPrefix(name, "help.") && name != "account.getPassword" {
 		c.fail(tgerr.New(401, "AUTH_KEY_UNREGISTERED"))
+		return
+	}
+	if err := e.userFlood(c, obj); err != nil {
+		c.fail(err)
 		return
 	}
 	res, push, err := h(c, obj)

@@ -26,6 +26,9 @@ type Seed struct {
 	// IDSeed makes ids, access hashes and file references deterministic;
 	// default 1.
 	IDSeed int64 `json:"id_seed,omitempty"`
+	// Flood is the user accounts' flood model: false switches it off,
+	// {"scale": S} scales its windows; absent, the platform's (userflood.go).
+	Flood *UserFlood `json:"flood,omitempty"`
 }
 
 // SeedAccount is the user account the worker signs in with.
