@@ -55,6 +55,9 @@ func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src 
 		if err := s.commitPage(ctx); err != nil {
 			return err
 		}
+		progress := wm.scanning(src)
+		progress.Activity += fmt.Sprintf(" (%d messages read, up to message %d)", s.read, s.last)
+		act.set(ctx, progress)
 		// Past three quarters of its time, the job continues in a fresh
 		// attempt rather than fail this one on its timeout.
 		if deadline, ok := ctx.Deadline(); ok && time.Since(start) > deadline.Sub(start)*3/4 {
@@ -86,12 +89,16 @@ type historyScan struct {
 	// when the watermark passes it or the scan ends).
 	uncounted []int64
 	queued    bool // a commit of this scan queued work
-	// pages, totals and queuedN are what the scan did, for its log line.
+	// pages, read, totals and queuedN are what this attempt did, for the
+	// run's activity and the log.
 	pages   int
+	read    int
 	totals  hoard.RunCounters
 	queuedN int
 }
 
+// newHistoryScan starts a scan at wm's watermark, with the scan state the
+// last finished scan left.
 func newHistoryScan(d *Deps, src *channelAccess, wm watermark, runID int64) *historyScan {
 	mark, state := wm.position()
 	return &historyScan{d: d, src: src, wm: wm, runID: runID, state: state, mark: mark, last: mark,
@@ -109,6 +116,7 @@ func (s *historyScan) query() messenger.HistoryQuery {
 // decisions, every message for the run's count.
 func (s *historyScan) add(page messenger.HistoryPage) {
 	s.pages++
+	s.read += len(page.Messages)
 	s.last = max(s.last, int64(page.Last))
 	for _, m := range page.Messages {
 		id := int64(m.ID)
