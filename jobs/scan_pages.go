@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -88,7 +89,11 @@ type historyScan struct {
 	// MessagesScanned does not count yet (it counts a message once,
 	// when the watermark passes it or the scan ends).
 	uncounted []int64
-	queued    bool // a commit of this scan queued work
+	// singles are the single files this attempt decided, by lower-cased
+	// name and size (repostKey): a later page's re-post of one is a
+	// duplicate, as GroupSets makes it within what it groups.
+	singles map[string]bool
+	queued  bool // a commit of this scan queued work
 	// pages, read, totals and queuedN are what this attempt did, for the
 	// run's activity and the log.
 	pages   int
@@ -102,7 +107,7 @@ type historyScan struct {
 func newHistoryScan(d *Deps, src *channelAccess, wm watermark, runID int64) *historyScan {
 	mark, state := wm.position()
 	return &historyScan{d: d, src: src, wm: wm, runID: runID, state: state, mark: mark, last: mark,
-		byID: map[int64]messenger.Message{}}
+		byID: map[int64]messenger.Message{}, singles: map[string]bool{}}
 }
 
 // query is the request for the next page: after the newest message read.
@@ -152,13 +157,14 @@ func (s *historyScan) decide(ref time.Time, settle time.Duration) (decided, held
 }
 
 // albumFloor is the lowest id a set's preview may have among the photos
-// kept: its first message's album's photos precede it or follow it, and
-// a resume that started past them would lose the preview.
+// kept above the watermark: its first message's album's photos precede it
+// or follow it, and a resume that started past them would lose the
+// preview (one below the watermark is lost to a resume already).
 func (s *historyScan) albumFloor(set archive.Set) int64 {
 	floor := set.FirstMessageID
 	if album := s.byID[set.FirstMessageID].GroupedID; album != 0 {
 		for _, p := range s.photos {
-			if p.AlbumID == album {
+			if p.AlbumID == album && p.ID > s.mark {
 				floor = min(floor, p.ID)
 			}
 		}
@@ -230,7 +236,7 @@ func lastMessageID(set archive.Set) int64 {
 // back.
 func (s *historyScan) commitPage(ctx context.Context) error {
 	decided, _, hold := s.decide(s.newest, max(s.d.SettleTime, pageSettleFloor))
-	plan, err := s.d.planSets(ctx, s.src, s.wm.topic(), decided, s.byID, s.photos, s.runID)
+	plan, err := s.plan(ctx, decided)
 	if err != nil {
 		return err
 	}
@@ -270,7 +276,7 @@ func finishScan[T river.JobArgs](ctx context.Context, s *historyScan, job *river
 	d := s.d
 	now := d.Now()
 	decided, held, hold := s.decide(now, d.SettleTime)
-	plan, err := d.planSets(ctx, s.src, s.wm.topic(), decided, s.byID, s.photos, s.runID)
+	plan, err := s.plan(ctx, decided)
 	if err != nil {
 		return err
 	}
@@ -305,6 +311,42 @@ func finishScan[T river.JobArgs](ctx context.Context, s *historyScan, job *river
 	return nil
 }
 
+// plan plans the decided sets (Deps.planSets), but for re-posts of single
+// files an earlier commit of this attempt decided: those count as
+// duplicates by name and size.
+func (s *historyScan) plan(ctx context.Context, decided []archive.Set) (scanPlan, error) {
+	var fresh, reposts []archive.Set
+	for _, set := range decided {
+		if k, ok := repostKey(set); ok && s.singles[k] {
+			reposts = append(reposts, set)
+		} else {
+			fresh = append(fresh, set)
+		}
+	}
+	plan, err := s.d.planSets(ctx, s.src, s.wm.topic(), fresh, s.byID, s.photos, s.runID)
+	if err != nil {
+		return scanPlan{}, err
+	}
+	for _, set := range reposts {
+		n := 1 + len(set.Duplicates)
+		plan.counters.ArchivesFound += n
+		plan.counters.Duplicates += n
+		for range n {
+			plan.dupRules = append(plan.dupRules, store.DupNameAndSize)
+		}
+	}
+	return plan, nil
+}
+
+// repostKey is a single file's lower-cased name and size; ok is false for
+// a multi-part set.
+func repostKey(set archive.Set) (string, bool) {
+	if set.MultiPart() || len(set.Parts) != 1 {
+		return "", false
+	}
+	return fmt.Sprintf("%s|%d", strings.ToLower(set.Parts[0].Name), set.Parts[0].Size), true
+}
+
 // countUpTo is how many of the messages read and not counted yet lie at
 // or below mark.
 func (s *historyScan) countUpTo(mark int64) int {
@@ -322,6 +364,9 @@ func (s *historyScan) countUpTo(mark int64) int {
 func (s *historyScan) committed(plan scanPlan, decided []archive.Set, counted int) {
 	done := map[int64]bool{}
 	for _, set := range decided {
+		if k, ok := repostKey(set); ok {
+			s.singles[k] = true
+		}
 		for _, p := range set.Parts {
 			done[p.ID] = true
 		}

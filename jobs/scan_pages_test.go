@@ -98,7 +98,8 @@ func TestSplitSettled(t *testing.T) {
 // pages, in one emulator: documents every 25 posts, a multi-part set on a
 // page boundary, an album whose photo ends one page and whose archive
 // starts the next, a cover photo matched by caption a page before its
-// archive. Posts are a minute apart.
+// archive, a re-post of an archive three pages after it. Posts are a
+// minute apart.
 type longWorld struct {
 	env  *messengertest.Env
 	acc  messenger.Account
@@ -112,8 +113,9 @@ type longWorld struct {
 	// scan must queue, sorted; last is the history's newest message id.
 	want map[string][]string
 	last map[string]int
-	// messages is how many posts (not service messages) each history has.
-	messages map[string]int
+	// messages is how many posts (not service messages) each history has;
+	// reposts how many of its archives re-post an earlier one.
+	messages, reposts map[string]int
 }
 
 // longPosts lays out n posts whose ids start at first: specials by post
@@ -166,6 +168,8 @@ func newLongWorld(t *testing.T) *longWorld {
 		198: photo("", 7), 199: inAlbum(gen("Album Pack.zip", 4), 7),
 		247: photo("Cover of the Far Pack", 0), 257: gen("Far Pack.zip", 5),
 		298: gen("Split.zip.001", 6), 299: gen("Split.zip.002", 7),
+		// A re-post of Pack 010.zip (post 10) three pages later.
+		320: {"generate": map[string]any{"name": "Pack 010.zip", "size": 2048, "seed": 12}},
 	}, []string{"Boundary.rar|[99 100 101]|0", "Album Pack.zip|[201]|200", "Far Pack.zip|[259]|249", "Split.zip|[300 301]|0"})
 	// The topic's ids: 1 is the forum's creation (and General's root), 2
 	// this topic's, posts start at 3; its pages end at ids 102 and 202.
@@ -195,7 +199,8 @@ func newLongWorld(t *testing.T) *longWorld {
 		sources: map[string]messenger.Channel{"channel": resolveChannel(t, acc, "@longshelf"),
 			"early": resolveChannel(t, acc, "@earlyshelf"), "topic": resolveChannel(t, acc, "@longforum")},
 		want: map[string][]string{"channel": shelfWant, "topic": topicWant, "early": earlyWant},
-		last: map[string]int{"channel": 431, "early": 251}, messages: map[string]int{"channel": 430, "topic": 250, "early": 250}}
+		last: map[string]int{"channel": 431, "early": 251}, messages: map[string]int{"channel": 430, "topic": 250, "early": 250},
+		reposts: map[string]int{"channel": 1}}
 	topics, err := acc.Topics(context.Background(), w.sources["topic"])
 	if err != nil {
 		t.Fatal(err)
@@ -256,11 +261,18 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 		faults []emulator.Fault
 		pages  int // of the history read in one go
 		runs   []rivertype.JobState
+		// repostQueued: an interruption came between the commit of
+		// Pack 010.zip and its re-post's; the resumed attempt knows
+		// only the watermark, so the re-post is queued, and its
+		// ingest_message job finds the package by name and size (rule
+		// c) before any download. Read in one attempt, it is a
+		// duplicate at once, as within a page.
+		repostQueued bool
 	}{
 		{name: "channel in one go", what: "channel", pages: 5, runs: []rivertype.JobState{completed}},
 		{name: "channel, a long flood wait after two pages", what: "channel", pages: 5,
 			faults: []emulator.Fault{{Method: "messages.getHistory", Error: "FLOOD_WAIT_60", After: 2, Times: 1}},
-			runs:   []rivertype.JobState{snoozed, completed}},
+			runs:   []rivertype.JobState{snoozed, completed}, repostQueued: true},
 		{name: "channel, flood waits after every page", what: "channel", pages: 5,
 			// A fault counts the calls the faults before it let pass: these
 			// fire on calls 2, 4, 6 and 8.
@@ -268,10 +280,10 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 				{Method: "messages.getHistory", Error: "FLOOD_WAIT_45", After: 2, Times: 1},
 				{Method: "messages.getHistory", Error: "FLOOD_WAIT_45", After: 3, Times: 1},
 				{Method: "messages.getHistory", Error: "FLOOD_WAIT_45", After: 4, Times: 1}},
-			runs: []rivertype.JobState{snoozed, snoozed, snoozed, snoozed, completed}},
+			runs: []rivertype.JobState{snoozed, snoozed, snoozed, snoozed, completed}, repostQueued: true},
 		{name: "channel, a failed request", what: "channel", pages: 5,
 			faults: []emulator.Fault{{Method: "messages.getHistory", Error: "INTERNAL", After: 3, Times: 1}},
-			runs:   []rivertype.JobState{rivertype.JobStateDiscarded, completed}},
+			runs:   []rivertype.JobState{rivertype.JobStateDiscarded, completed}, repostQueued: true},
 		// The run that finishes finds nothing: what the pages before the
 		// flood wait queued still makes the scan one that found archives.
 		{name: "early archives, a long flood wait after two pages", what: "early", pages: 3,
@@ -339,8 +351,13 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 			if !slices.Equal(states, tt.runs) {
 				t.Fatalf("runs ended %v, want %v", states, tt.runs)
 			}
-			if got := queuedSets(t, db); !slices.Equal(got, w.want[tt.what]) {
-				t.Errorf("queued sets\n got  %q\n want %q", got, w.want[tt.what])
+			wantSets, dups := w.want[tt.what], w.reposts[tt.what]
+			if tt.repostQueued {
+				wantSets, dups = append(slices.Clone(wantSets), "Pack 010.zip|[322]|0"), 0
+				slices.Sort(wantSets)
+			}
+			if got := queuedSets(t, db); !slices.Equal(got, wantSets) {
+				t.Errorf("queued sets\n got  %q\n want %q", got, wantSets)
 			}
 			mark, state := int64(0), hoard.ScanState{}
 			if tt.what != "topic" {
@@ -361,12 +378,14 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			type outcome struct {
-				Mark                    int64
-				Found, Partial          bool
-				Scanned, Archives, Held int
+				Mark                                int64
+				Found, Partial                      bool
+				Scanned, Archives, Duplicates, Held int
 			}
-			want := outcome{Mark: int64(w.last[tt.what]), Found: true, Scanned: w.messages[tt.what], Archives: len(w.want[tt.what])}
-			if o := (outcome{mark, state.LastScanFoundArchives, state.PartialScanFound, got.MessagesScanned, got.ArchivesFound, got.HeldBack}); o != want {
+			want := outcome{Mark: int64(w.last[tt.what]), Found: true, Scanned: w.messages[tt.what],
+				Archives: len(w.want[tt.what]) + w.reposts[tt.what], Duplicates: dups}
+			if o := (outcome{mark, state.LastScanFoundArchives, state.PartialScanFound, got.MessagesScanned, got.ArchivesFound,
+				got.Duplicates, got.HeldBack}); o != want {
 				t.Errorf("watermark, scan state and run counters\n got  %+v\n want %+v", o, want)
 			}
 			// A resume starts at the watermark: it reads again only the
@@ -381,8 +400,11 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 
 func TestAlbumFloor(t *testing.T) {
 	s := &historyScan{
-		byID:   map[int64]messenger.Message{100: {ID: 100, GroupedID: 7}, 200: {ID: 200}, 300: {ID: 300, GroupedID: 9}},
-		photos: []archive.Photo{{ID: 95, AlbumID: 7}, {ID: 97, AlbumID: 8}, {ID: 105, AlbumID: 7}, {ID: 150}},
+		mark: 90,
+		byID: map[int64]messenger.Message{100: {ID: 100, GroupedID: 7}, 200: {ID: 200}, 300: {ID: 300, GroupedID: 9},
+			400: {ID: 400, GroupedID: 5}},
+		photos: []archive.Photo{{ID: 80, AlbumID: 5}, {ID: 95, AlbumID: 7}, {ID: 97, AlbumID: 8}, {ID: 105, AlbumID: 7},
+			{ID: 150}, {ID: 401, AlbumID: 5}},
 	}
 	tests := []struct {
 		name  string
@@ -392,6 +414,7 @@ func TestAlbumFloor(t *testing.T) {
 		{"its album's first photo", 100, 95},
 		{"no album", 200, 200},
 		{"an album without photos read", 300, 300},
+		{"a photo below the watermark does not count", 400, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
