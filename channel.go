@@ -54,6 +54,10 @@ type ScanState struct {
 	LastScannedAt         time.Time
 	LastScanFoundArchives bool
 	ConsecutiveEmptyScans int
+	// PartialScanFound reports that pages of a scan not finished yet (one
+	// interrupted by a flood wait, a crash or a restart) queued archives:
+	// the scan that finishes counts them as found, and resets it.
+	PartialScanFound bool
 }
 
 // ChannelMap is one account's view of one channel: its access hash, its

@@ -262,6 +262,11 @@ type watermark interface {
 	// tx, the transaction that enqueues the work for the messages below
 	// mark, so that no message is forgotten.
 	advance(ctx context.Context, tx *store.DB, mark int64, state hoard.ScanState) error
+	// progress moves the watermark to mark in tx, the transaction of a
+	// page of a scan not finished yet, and records that the page queued
+	// work when found (ScanState.PartialScanFound); the scan state is
+	// left to the scan's end.
+	progress(ctx context.Context, tx *store.DB, mark int64, found bool) error
 	// topic is the forum topic scanned, nil for a channel scanned whole: it
 	// names the sets' source posts and skipped records.
 	topic() *hoard.TopicProgress
@@ -296,6 +301,17 @@ func (c channelMark) advance(ctx context.Context, tx *store.DB, mark int64, stat
 		return err
 	}
 	return tx.SetMapScanState(ctx, c.m.ID, state)
+}
+
+// progress implements watermark on the map.
+func (c channelMark) progress(ctx context.Context, tx *store.DB, mark int64, found bool) error {
+	if err := tx.AdvanceWatermark(ctx, c.m.ID, mark); err != nil {
+		return err
+	}
+	if found {
+		return tx.MarkMapPartialScanFound(ctx, c.m.ID)
+	}
+	return nil
 }
 
 // topic implements watermark: no topic.
@@ -339,6 +355,17 @@ func (m topicMark) advance(ctx context.Context, tx *store.DB, mark int64, state 
 	return tx.SetTopicScanState(ctx, m.mapID, m.t.TopicID, state)
 }
 
+// progress implements watermark on the topic's progress row.
+func (m topicMark) progress(ctx context.Context, tx *store.DB, mark int64, found bool) error {
+	if err := tx.AdvanceTopicWatermark(ctx, m.mapID, m.t.TopicID, mark); err != nil {
+		return err
+	}
+	if found {
+		return tx.MarkTopicPartialScanFound(ctx, m.mapID, m.t.TopicID)
+	}
+	return nil
+}
+
 // topic implements watermark.
 func (m topicMark) topic() *hoard.TopicProgress { return m.t }
 
@@ -357,88 +384,10 @@ func topicIDOf(topic *hoard.TopicProgress) int64 {
 	return topic.TopicID
 }
 
-// scan reads the history of a channel or forum topic after its watermark
-// wm, groups the candidate files into sets (readBatch), drops duplicates by
-// the rules that need no bytes (planSets), and in the transaction that
-// completes job enqueues an ingest_message job per remaining set, advances
-// the watermark and records the scan state (scanPlan.commit). A set not
-// settled yet holds the watermark before it. It is generic only to
-// complete job, of either scan kind, in that transaction.
-func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src *channelAccess, wm watermark, runID int64) error {
-	act := &activity{deps: d, db: d.DB, runID: runID}
-	act.set(ctx, wm.scanning(src))
-	msgs, err := src.account.History(ctx, src.peer, wm.history())
-	if err != nil {
-		return d.scanFailed(ctx, src, err)
-	}
-	last, state := wm.position()
-	b := readBatch(msgs, last)
-	now := d.Now()
-	plan, err := d.planSets(ctx, src, wm.topic(), b, now, runID)
-	if err != nil {
-		return err
-	}
-	mark := wm.next(b.maxID, plan.hold)
-	next, err := d.nextScanState(ctx, src, plan, state, now)
-	if err != nil {
-		return err
-	}
-	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		return plan.commit(ctx, tx, client, wm, mark, next, runID)
-	})
-	if err != nil {
-		return fmt.Errorf("scan %s: %w", src.channel.Title, err)
-	}
-	for _, rule := range plan.dupRules {
-		d.metrics().Duplicate(rule)
-	}
-	for _, s := range plan.skips {
-		d.metrics().Skipped(s.Reason)
-	}
-	d.Logger.Info("scanned", "channel", src.channel.Title, "topic", topicIDOf(wm.topic()), "messages", len(msgs), "sets", len(b.sets),
-		"queued", len(plan.params), "duplicates", plan.counters.Duplicates, "held", plan.hold != 0, "watermark", mark)
-	return nil
-}
-
-// batch is what a scan read after the watermark: how many messages, the
-// messages by id, the
-// candidate files grouped into sets in message order, the photos that may
-// be their previews, and the newest message id seen (maxID, the watermark
-// when nothing is newer).
-type batch struct {
-	messages int
-	byID     map[int64]messenger.Message
-	sets     []archive.Set
-	photos   []archive.Photo
-	maxID    int64
-}
-
-// readBatch sorts the messages read after watermark into a batch:
-// documents whose names make them candidates are grouped into sets,
-// photos kept aside for matching, anything else only counts for maxID.
-func readBatch(msgs []messenger.Message, watermark int64) batch {
-	b := batch{messages: len(msgs), byID: make(map[int64]messenger.Message, len(msgs)), maxID: watermark}
-	var cands []archive.Message
-	for _, m := range msgs {
-		id := int64(m.ID)
-		b.maxID = max(b.maxID, id)
-		b.byID[id] = m
-		switch {
-		case m.Document != nil && archive.IsCandidate(m.Document.FileName):
-			cands = append(cands, archive.Message{ID: id, Name: m.Document.FileName, Size: m.Document.Size, Date: m.Date})
-		case m.Photo != nil:
-			b.photos = append(b.photos, archive.Photo{ID: id, AlbumID: m.GroupedID, Caption: m.Text, Date: m.Date})
-		}
-	}
-	b.sets = archive.GroupSets(cands)
-	slices.SortFunc(b.sets, func(x, y archive.Set) int { return int(x.FirstMessageID - y.FirstMessageID) })
-	return b
-}
-
-// scanPlan is what a scan writes in its transaction: the run's counters,
-// the ingest_message jobs, the skipped records, the duplicates' claims on
-// their packages, and hold, the first set held back (0 when none). dupRules
-// are told to the metrics once the scan commits.
+// scanPlan is what a commit of a scan writes: the run's counters, the
+// ingest_message jobs, the skipped records, the duplicates' claims on
+// their packages, and (at the scan's end) hold, the first set held back (0
+// when none). dupRules are told to the metrics once the commit is done.
 type scanPlan struct {
 	counters hoard.RunCounters
 	params   []river.InsertManyParams
@@ -448,29 +397,20 @@ type scanPlan struct {
 	hold     int64
 }
 
-// planSets decides what the scan does with each set of batch b (planSet),
-// as of now: a set not settled yet is held back and counted, re-posts of
-// the same name and size within the batch (rules a and c, set aside by
-// GroupSets) are duplicates.
-func (d *Deps) planSets(ctx context.Context, src *channelAccess, topic *hoard.TopicProgress, b batch, now time.Time, runID int64) (scanPlan, error) {
+// planSets applies the rules that need no bytes to each decided set
+// (planSet), with the candidates' messages byID and the photos read for
+// their previews; re-posts of the same name and size among the messages
+// read (rules a and c, set aside by GroupSets) are duplicates.
+func (d *Deps) planSets(ctx context.Context, src *channelAccess, topic *hoard.TopicProgress, sets []archive.Set,
+	byID map[int64]messenger.Message, photos []archive.Photo, runID int64) (scanPlan, error) {
 	var plan scanPlan
-	plan.counters.MessagesScanned = b.messages
-	for _, set := range b.sets {
+	for _, set := range sets {
 		plan.counters.ArchivesFound += 1 + len(set.Duplicates)
-		if !set.Settled(now, d.SettleTime) {
-			if plan.hold == 0 || set.FirstMessageID < plan.hold {
-				plan.hold = set.FirstMessageID
-			}
-			plan.counters.HeldBack += 1 + len(set.Duplicates)
-			continue
-		}
-		// Re-posts of the same name and size within the batch (rules a
-		// and c) were set aside by GroupSets.
 		plan.counters.Duplicates += len(set.Duplicates)
 		for range set.Duplicates {
 			plan.dupRules = append(plan.dupRules, store.DupNameAndSize)
 		}
-		out, err := d.planSet(ctx, src, set, b.byID, b.photos, topic, runID)
+		out, err := d.planSet(ctx, src, set, byID, photos, topic, runID)
 		if err != nil {
 			return scanPlan{}, err
 		}
@@ -493,17 +433,22 @@ func (d *Deps) planSets(ctx context.Context, src *channelAccess, topic *hoard.To
 	return plan, nil
 }
 
+// empty reports a plan that writes nothing but counters.
+func (plan *scanPlan) empty() bool {
+	return len(plan.params) == 0 && len(plan.skips) == 0 && len(plan.claims) == 0 && plan.counters == hoard.RunCounters{}
+}
+
 // nextScanState is the scan state a scan as of now records, from the
-// state the last one left: it found something when it queued work, held a
-// set back or the channel has skipped sets still pending; a scan that
-// found nothing adds one to the empty scans in a row (cold-channel
-// backoff).
+// state the last one left: it found something when it queued work (in its
+// last commit or, PartialScanFound, an earlier one), held a set back or
+// the channel has skipped sets still pending; a scan that found nothing
+// adds one to the empty scans in a row (cold-channel backoff).
 func (d *Deps) nextScanState(ctx context.Context, src *channelAccess, plan scanPlan, state hoard.ScanState, now time.Time) (hoard.ScanState, error) {
 	pending, err := d.DB.CountPendingSkipped(ctx, src.channel.ID)
 	if err != nil {
 		return hoard.ScanState{}, err
 	}
-	found := len(plan.params) > 0 || plan.hold != 0 || pending > 0
+	found := len(plan.params) > 0 || plan.hold != 0 || pending > 0 || state.PartialScanFound
 	next := hoard.ScanState{LastScannedAt: now, LastScanFoundArchives: found}
 	if !found {
 		next.ConsecutiveEmptyScans = state.ConsecutiveEmptyScans + 1
@@ -511,10 +456,10 @@ func (d *Deps) nextScanState(ctx context.Context, src *channelAccess, plan scanP
 	return next, nil
 }
 
-// commit writes the plan in tx, the transaction that completes the scan's
-// job: the ingest_message jobs, the skipped records, the claims, the
-// watermark advanced to mark with scan state next, and the run's counters.
-func (plan *scanPlan) commit(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], wm watermark, mark int64, next hoard.ScanState, runID int64) error {
+// commit writes the plan in tx: the ingest_message jobs, the skipped
+// records, the claims and the run's counters. The caller moves the
+// watermark in the same transaction.
+func (plan *scanPlan) commit(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], runID int64) error {
 	if len(plan.params) > 0 {
 		if _, err := client.InsertManyTx(ctx, tx.Tx(), plan.params); err != nil {
 			return fmt.Errorf("enqueue ingestion: %w", err)
@@ -532,9 +477,6 @@ func (plan *scanPlan) commit(ctx context.Context, tx *store.DB, client *river.Cl
 		if _, err := tx.ClaimPackageSource(ctx, c.packageID, c.post); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 			return err
 		}
-	}
-	if err := wm.advance(ctx, tx, mark, next); err != nil {
-		return err
 	}
 	if runID != 0 {
 		if err := tx.AddRunCounters(ctx, runID, plan.counters); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {

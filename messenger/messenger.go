@@ -130,6 +130,26 @@ type HistoryQuery struct {
 	AfterID int
 }
 
+// HistoryPageSize is the most messages one history request returns: the
+// platform's limit.
+const HistoryPageSize = 100
+
+// HistoryPage is one page of a history read oldest first
+// (Account.HistoryPage).
+type HistoryPage struct {
+	// Messages are the page's messages in ascending id order: those after
+	// the query's AfterID the port carries (service messages are left
+	// out, and for General the other topics' messages).
+	Messages []Message
+	// Last is the newest message id the page covered, left-out messages
+	// included (the query's AfterID when it covered none): the next page
+	// starts after it.
+	Last int
+	// More reports that the history may go on after Last: the page was
+	// full.
+	More bool
+}
+
 // DownloadRequest describes one download attempt.
 type DownloadRequest struct {
 	Channel   Channel
@@ -249,6 +269,12 @@ type Account interface {
 	Topics(ctx context.Context, ch Channel) ([]Topic, error)
 	// History returns the messages after q.AfterID in ascending id order.
 	History(ctx context.Context, ch Channel, q HistoryQuery) ([]Message, error)
+	// HistoryPage returns the oldest page of messages after q.AfterID, at
+	// most HistoryPageSize of them, in one request: a long history is
+	// read in order, page by page, each page after the previous one's
+	// Last, so that a reader can keep what it read before a flood wait
+	// or a crash.
+	HistoryPage(ctx context.Context, ch Channel, q HistoryQuery) (HistoryPage, error)
 	// Messages fetches messages by id; missing ids are left out.
 	Messages(ctx context.Context, ch Channel, ids []int) ([]Message, error)
 	// Download writes a document to w from req.Offset on. Errors are

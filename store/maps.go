@@ -7,10 +7,10 @@ import (
 )
 
 const mapColumns = `id, account_id, channel_id, access_hash, role, last_processed_message_id, last_scanned_at,
-	last_scan_found_archives, consecutive_empty_scans, created_at`
+	last_scan_found_archives, consecutive_empty_scans, partial_scan_found, created_at`
 
 const topicColumns = `id, account_channel_map_id, topic_id, topic_name, is_general, fetch_enabled, last_processed_message_id,
-	last_scanned_at, last_scan_found_archives, consecutive_empty_scans, created_at, updated_at`
+	last_scanned_at, last_scan_found_archives, consecutive_empty_scans, partial_scan_found, created_at, updated_at`
 
 // UpsertChannelMap links an account to a channel with its access hash and
 // role; an existing link gets the new hash and role and keeps its watermark.
@@ -70,11 +70,12 @@ func (db *DB) RewindWatermarks(ctx context.Context, channelID, messageID int64) 
 // (a full rescan) and clears its scan state.
 func (db *DB) ResetChannelProgress(ctx context.Context, channelID int64) error {
 	if _, err := db.q.Exec(ctx, `UPDATE account_channel_maps SET last_processed_message_id = 0,
-		last_scanned_at = 'epoch', last_scan_found_archives = true, consecutive_empty_scans = 0 WHERE channel_id = $1`, channelID); err != nil {
+		last_scanned_at = 'epoch', last_scan_found_archives = true, consecutive_empty_scans = 0, partial_scan_found = false
+		WHERE channel_id = $1`, channelID); err != nil {
 		return wrap("reset channel progress", err)
 	}
 	_, err := db.q.Exec(ctx, `UPDATE topic_progress SET last_processed_message_id = 0, last_scanned_at = 'epoch',
-		last_scan_found_archives = true, consecutive_empty_scans = 0, updated_at = now()
+		last_scan_found_archives = true, consecutive_empty_scans = 0, partial_scan_found = false, updated_at = now()
 		WHERE account_channel_map_id IN (SELECT id FROM account_channel_maps WHERE channel_id = $1)`, channelID)
 	return wrap("reset channel progress", err)
 }
@@ -82,8 +83,16 @@ func (db *DB) ResetChannelProgress(ctx context.Context, channelID int64) error {
 // SetMapScanState records the outcome of a scan of a whole channel.
 func (db *DB) SetMapScanState(ctx context.Context, mapID int64, s hoard.ScanState) error {
 	tag, err := db.q.Exec(ctx, `UPDATE account_channel_maps SET last_scanned_at = $2, last_scan_found_archives = $3,
-		consecutive_empty_scans = $4 WHERE id = $1`, mapID, s.LastScannedAt, s.LastScanFoundArchives, s.ConsecutiveEmptyScans)
+		consecutive_empty_scans = $4, partial_scan_found = $5 WHERE id = $1`,
+		mapID, s.LastScannedAt, s.LastScanFoundArchives, s.ConsecutiveEmptyScans, s.PartialScanFound)
 	return notFoundIfNone("set map scan state", tag, err)
+}
+
+// MarkMapPartialScanFound records that a page of a scan of a whole
+// channel, not finished yet, queued archives (ScanState.PartialScanFound).
+func (db *DB) MarkMapPartialScanFound(ctx context.Context, mapID int64) error {
+	tag, err := db.q.Exec(ctx, `UPDATE account_channel_maps SET partial_scan_found = true WHERE id = $1`, mapID)
+	return notFoundIfNone("mark partial scan found", tag, err)
 }
 
 // UpsertTopic records a forum topic under a map (its name may change) and
@@ -138,9 +147,17 @@ func (db *DB) AdvanceTopicWatermark(ctx context.Context, mapID, topicID, message
 // SetTopicScanState records the outcome of a scan of one topic.
 func (db *DB) SetTopicScanState(ctx context.Context, mapID, topicID int64, s hoard.ScanState) error {
 	tag, err := db.q.Exec(ctx, `UPDATE topic_progress SET last_scanned_at = $3, last_scan_found_archives = $4,
-		consecutive_empty_scans = $5, updated_at = now() WHERE account_channel_map_id = $1 AND topic_id = $2`,
-		mapID, topicID, s.LastScannedAt, s.LastScanFoundArchives, s.ConsecutiveEmptyScans)
+		consecutive_empty_scans = $5, partial_scan_found = $6, updated_at = now() WHERE account_channel_map_id = $1 AND topic_id = $2`,
+		mapID, topicID, s.LastScannedAt, s.LastScanFoundArchives, s.ConsecutiveEmptyScans, s.PartialScanFound)
 	return notFoundIfNone("set topic scan state", tag, err)
+}
+
+// MarkTopicPartialScanFound records that a page of a scan of one topic,
+// not finished yet, queued archives (ScanState.PartialScanFound).
+func (db *DB) MarkTopicPartialScanFound(ctx context.Context, mapID, topicID int64) error {
+	tag, err := db.q.Exec(ctx, `UPDATE topic_progress SET partial_scan_found = true, updated_at = now()
+		WHERE account_channel_map_id = $1 AND topic_id = $2`, mapID, topicID)
+	return notFoundIfNone("mark topic partial scan found", tag, err)
 }
 
 // ListChannelTopics returns the topics of a channel as its scanning (READER)

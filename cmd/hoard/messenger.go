@@ -74,7 +74,8 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "emulator listening on %s; info in %s (TELEGRAM_EMULATOR=%s)\n", em.Addr(), *info, *info)
 	<-ctx.Done()
-	counts, busiest := em.CallCounts(), em.MostRequestsPerSecond()
+	counts, busiest, floods := em.CallCounts(), em.MostRequestsPerSecond(), em.UserFloodWaits()
+	botFloods := em.BotFloodTrips()
 	_ = em.Close()
 	fmt.Fprintln(stdout, "most requests in one second, per user:")
 	for _, u := range slices.Sorted(maps.Keys(busiest)) {
@@ -84,6 +85,11 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, m := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Fprintf(stdout, "  %-36s %d\n", m, counts[m])
 	}
+	fmt.Fprintln(stdout, "flood waits answered per method (the account's flood model):")
+	for _, m := range slices.Sorted(maps.Keys(floods)) {
+		fmt.Fprintf(stdout, "  %-36s %d\n", m, floods[m])
+	}
+	fmt.Fprintf(stdout, "flood waits answered to the bot: %d\n", botFloods)
 	return exitOK
 }
 

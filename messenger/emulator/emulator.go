@@ -81,6 +81,9 @@ type Options struct {
 	// DCAddrs are listen addresses of DCs other than the entry DC
 	// (default 127.0.0.1:0 each).
 	DCAddrs map[int]string
+	// UserFlood, when set, is the user accounts' flood model
+	// (userflood.go); nil: the seed's "flood", else the platform's.
+	UserFlood *UserFlood
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -151,6 +154,7 @@ type Emulator struct {
 	floodBuckets map[int64]*bucket // chat id → bucket; 0: the bot overall
 	floodTrips   int
 	botForwards  map[int64][]time.Time // chat id → when each message the bot forwarded there arrived
+	uflood       *userFloodState       // the user flood model (userflood.go)
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.
@@ -837,6 +841,10 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		return
 	}
 	if err := onForeignDC(name, c.user, c.dc); err != nil {
+		c.fail(err)
+		return
+	}
+	if err := e.userFlood(c, obj); err != nil {
 		c.fail(err)
 		return
 	}

@@ -338,17 +338,21 @@ func page(sel []*message, offsetID, addOffset, limit, maxID, minID int) []*messa
 			}
 		}
 	}
-	start += addOffset
-	if start < 0 {
-		start = 0
-	}
 	if limit <= 0 || limit > 100 {
 		limit = 100
 	}
-	if start >= len(desc) {
+	// The window is [offset, offset+limit) with offset = offsetFromID +
+	// add_offset (core.telegram.org/api/offsets); a negative offset cuts
+	// the window short rather than moving it: offset_id = W+1 with
+	// add_offset = -limit is "the limit messages just after W", the
+	// ones newer than W only, which reverse iteration relies on
+	// (Telethon's _MessagesIter with reverse=True).
+	start += addOffset
+	end := min(start+limit, len(desc))
+	start = max(start, 0)
+	if start >= end {
 		return nil
 	}
-	end := min(start+limit, len(desc))
 	return desc[start:end]
 }
 

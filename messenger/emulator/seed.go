@@ -29,6 +29,9 @@ type Seed struct {
 	// RoundTripMS is the round-trip time of DCs in milliseconds, by DC
 	// id ("1".."5"); it overrides Options.RoundTrip.
 	RoundTripMS map[int]int `json:"rtt_ms,omitempty"`
+	// Flood is the user accounts' flood model: false switches it off,
+	// {"scale": S} scales its windows; absent, the platform's (userflood.go).
+	Flood *UserFlood `json:"flood,omitempty"`
 }
 
 // SeedAccount is the user account the worker signs in with.

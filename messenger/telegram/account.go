@@ -332,6 +332,52 @@ func (a *Account) History(ctx context.Context, ch messenger.Channel, q messenger
 	return out, nil
 }
 
+// HistoryPage implements messenger.Account the way reverse iteration
+// reads a history (Telethon's _MessagesIter with reverse=True): offset_id
+// W+1 with add_offset -limit asks for the limit messages just after W.
+// min_id stays 0, as Telethon keeps it, because the platform has been seen
+// to answer nothing when min_id lies far below the newest message; the
+// messages at or below W are dropped here instead. The page is full when
+// the platform returned limit messages.
+func (a *Account) HistoryPage(ctx context.Context, ch messenger.Channel, q messenger.HistoryQuery) (messenger.HistoryPage, error) {
+	const limit = messenger.HistoryPageSize
+	var (
+		res tg.MessagesMessagesClass
+		err error
+	)
+	if q.TopicID == 0 || q.TopicID == messenger.GeneralTopicID {
+		res, err = a.conn.api.MessagesGetHistory(ctx, &tg.MessagesGetHistoryRequest{Peer: inputPeer(ch),
+			OffsetID: q.AfterID + 1, AddOffset: -limit, Limit: limit})
+	} else {
+		res, err = a.conn.api.MessagesGetReplies(ctx, &tg.MessagesGetRepliesRequest{Peer: inputPeer(ch), MsgID: q.TopicID,
+			OffsetID: q.AfterID + 1, AddOffset: -limit, Limit: limit})
+	}
+	if err != nil {
+		return messenger.HistoryPage{}, mapErr(fmt.Sprintf("history of %d after %d", ch.ID, q.AfterID), err)
+	}
+	mm, ok := res.AsModified()
+	if !ok {
+		return messenger.HistoryPage{}, fmt.Errorf("history of %d: unexpected answer %T", ch.ID, res)
+	}
+	raw := mm.GetMessages()
+	page := messenger.HistoryPage{Last: q.AfterID}
+	for _, msg := range raw {
+		if msg.GetID() <= q.AfterID {
+			continue
+		}
+		page.Last = max(page.Last, msg.GetID())
+		m, ok := convertMessage(msg, ch.Forum, ch.Protected)
+		if !ok || (q.TopicID == messenger.GeneralTopicID && m.TopicID != messenger.GeneralTopicID) {
+			continue
+		}
+		page.Messages = append(page.Messages, m)
+	}
+	slices.SortFunc(page.Messages, func(x, y messenger.Message) int { return x.ID - y.ID })
+	// A full page that brought nothing new would ask for itself again.
+	page.More = len(raw) >= limit && page.Last > q.AfterID
+	return page, nil
+}
+
 // Messages implements messenger.Account.
 func (a *Account) Messages(ctx context.Context, ch messenger.Channel, ids []int) ([]messenger.Message, error) {
 	in := make([]tg.InputMessageClass, len(ids))
