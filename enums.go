@@ -55,11 +55,14 @@ const (
 	// NotifyOrphanedPost is a document in the destination channel that no
 	// package and no publication in flight points to.
 	NotifyOrphanedPost NotificationType = "ORPHANED_POST"
+	// NotifySessionEnded is a messenger account the platform signed out
+	// (a revoked session, or one used from two places at once).
+	NotifySessionEnded NotificationType = "SESSION_ENDED"
 )
 
 // NotificationTypes lists every notification type.
 var NotificationTypes = []NotificationType{NotifyHashMismatch, NotifyMissingPart, NotifyGroupingConflict,
-	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex, NotifyOrphanedPost}
+	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex, NotifyOrphanedPost, NotifySessionEnded}
 
 // Valid reports whether t is one of NotificationTypes.
 func (t NotificationType) Valid() bool { return oneOf(t, NotificationTypes) }

@@ -449,6 +449,24 @@ func (JoinChannelArgs) InsertOpts() river.InsertOpts {
 	return uniqueByArgs(QueueIngest, 3)
 }
 
+// AddBotAdminArgs makes the chat bot an administrator of a destination
+// channel through the account that posts there, in the process that holds
+// that account's session: a bot process asks for it this way when another
+// process (the worker) holds the session, since one session is never used
+// by two processes at once.
+type AddBotAdminArgs struct {
+	ChannelID   int64  `json:"channel_id" river:"unique"`
+	BotUsername string `json:"bot_username" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (AddBotAdminArgs) Kind() string { return "add_bot_admin" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AddBotAdminArgs) InsertOpts() river.InsertOpts {
+	return uniqueByArgs(QueueMaintenance, 3)
+}
+
 // AccountLoginArgs starts (or repeats) the sign-in of a messenger account on
 // the worker, which holds the account's client: a session that is still
 // signed in only refreshes the profile; otherwise the platform sends a login

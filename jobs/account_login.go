@@ -69,6 +69,11 @@ func (w *AccountLoginWorker) Work(ctx context.Context, job *river.Job[hoard.Acco
 	}
 	code, ok := client.PendingCode()
 	if !ok {
+		// No code to wait for: the platform signed the session in at once
+		// (auth.sentCodeSuccess).
+		if signed, err := client.Authorized(ctx); err == nil && signed {
+			return signedIn(ctx, &w.deps, job, a.ID, client)
+		}
 		return w.deps.loginFailed(ctx, a.ID, "send code", errors.New("the client kept no code request"))
 	}
 	plain, err := json.Marshal(code)
@@ -192,6 +197,12 @@ func loginStep[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T],
 // reason and, for a rate limit, when to try again), clears its secrets and
 // returns the error for River, which does not retry login jobs.
 func (d *Deps) loginFailed(ctx context.Context, id int64, step string, cause error) error {
+	if errors.Is(cause, messenger.ErrSessionBusy) {
+		// Another process holds the account's session (its login client):
+		// the step waits for it, the login has not failed.
+		serr, _ := snoozeIfLimited(cause)
+		return serr
+	}
 	if err := d.DB.FinishAccountLogin(ctx, id, hoard.AuthFailed, step+": "+loginReason(cause)); err != nil {
 		d.Logger.Warn("login: record failure", "account", id, "err", err)
 	}

@@ -73,10 +73,7 @@ func (d *Deps) account(ctx context.Context, accountID int64) (messenger.Account,
 }
 
 // peerOf is the platform's view of a channel through one account's map.
-func peerOf(ch *hoard.Channel, m *hoard.ChannelMap) messenger.Channel {
-	return messenger.Channel{ID: ch.PlatformID, AccessHash: m.AccessHash, Title: ch.Title, Username: ch.Username,
-		Forum: ch.IsForum, Protected: ch.IsProtected, Member: true}
-}
+func peerOf(ch *hoard.Channel, m *hoard.ChannelMap) messenger.Channel { return messenger.PeerOf(ch, m) }
 
 // writer resolves the destination channel and the map of the account that
 // posts to it, preferring preferAccountID.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -44,14 +45,28 @@ func snoozeIfPartJobUnfinished(err error) (error, bool) {
 	return err, false
 }
 
-// snoozeIfLimited turns a platform rate limit into a snooze (no attempt
-// spent), waiting what the platform asked plus a second.
+// snoozeIfLimited turns a rate limit into a snooze (no attempt spent): a
+// platform FLOOD_WAIT waits what the platform asked plus a second; an
+// account whose session another process holds waits a few seconds (that
+// process works the account's jobs it fetches; this one hands them back);
+// any other rate limit waits rateLimitWait.
 func snoozeIfLimited(err error) (error, bool) {
 	if fw, ok := messenger.AsFloodWait(err); ok {
 		return river.JobSnooze(fw.RetryAfter + time.Second), true
 	}
+	if errors.Is(err, messenger.ErrSessionBusy) {
+		return river.JobSnooze(sessionBusyWait + rand.N(sessionBusyWait)), true
+	}
+	if hoard.ErrorCode(err) == hoard.ERATELIMITED {
+		return river.JobSnooze(rateLimitWait), true
+	}
 	return err, false
 }
+
+// sessionBusyWait is the least a job snoozes for an account whose session
+// another process holds (plus as much again at random, so the hand-backs
+// spread).
+const sessionBusyWait = 3 * time.Second
 
 // nextAttemptAt is when a source set's job (ingest_message, upload_part,
 // verify_transfer) runs again after its failed attempt: RetryBase after the

@@ -186,6 +186,7 @@ func Register(workers *river.Workers, deps Deps) error {
 		func() error { return river.AddWorkerSafely(workers, &AccountLoginWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &AccountSignInWorker{deps: deps}) },
 		func() error { return river.AddWorkerSafely(workers, &ExtractPreviewWorker{deps: deps}) },
+		func() error { return river.AddWorkerSafely(workers, &AddBotAdminWorker{deps: deps}) },
 	} {
 		if err := add(); err != nil {
 			return fmt.Errorf("jobs: register: %w", err)

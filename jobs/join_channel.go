@@ -49,6 +49,9 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 	}
 	acc, err := w.deps.account(ctx, j.AccountID)
 	if err != nil {
+		if serr, ok := snoozeIfLimited(err); ok {
+			return serr // another process holds the account's session
+		}
 		if errors.Is(err, messenger.ErrUnauthorized) || hoard.ErrorCode(err) == hoard.EINVALID {
 			return finish(hoard.JoinFailed, 0, "", fmt.Sprintf("The account cannot reach the platform: %v", err))
 		}

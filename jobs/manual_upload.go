@@ -57,6 +57,9 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 	}
 	wr, err := d.writer(ctx, db, 0)
 	if err != nil {
+		if serr, ok := snoozeIfLimited(err); ok {
+			return serr // another process holds the writer's session
+		}
 		if job.Attempt >= job.MaxAttempts {
 			return d.failUpload(ctx, up, truncate(err.Error(), 2000))
 		}

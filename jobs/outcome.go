@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
-	"github.com/hoard/hoard/messenger"
 	"github.com/riverqueue/river"
 )
 
@@ -34,8 +33,8 @@ func jobOutcome(err error) error {
 	if errors.As(err, &snooze) || errors.As(err, &cancel) {
 		return err
 	}
-	if fw, ok := messenger.AsFloodWait(err); ok {
-		return river.JobSnooze(fw.RetryAfter + time.Second)
+	if serr, ok := snoozeIfLimited(err); ok {
+		return serr
 	}
 	switch hoard.ErrorCode(err) {
 	case hoard.ERATELIMITED:

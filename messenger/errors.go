@@ -37,6 +37,11 @@ var (
 	// ErrAdminRequired: the account may not make administrators in the
 	// channel (only its owner may), so the bot must be added by hand.
 	ErrAdminRequired = &hoard.Error{Code: hoard.EFORBIDDEN, Message: "Only the channel's owner can make the bot an administrator."}
+	// ErrSessionBusy: another hoard process holds the messaging session
+	// (only one process uses an auth key at a time); the work waits for
+	// it, or runs in that process.
+	ErrSessionBusy = &hoard.Error{Code: hoard.ERATELIMITED,
+		Message: "Another hoard process is using this messaging session; this one waits for it."}
 	// ErrRateLimited is matched by every *FloodWait.
 	ErrRateLimited = &hoard.Error{Code: hoard.ERATELIMITED, Message: "Rate limited by the messaging platform."}
 )

@@ -164,6 +164,9 @@ type DownloadRequest struct {
 	// written so far. It must be fast and is called from several goroutines
 	// but never concurrently.
 	Progress func(done int64)
+	// Limit, when positive, stops the download after the chunk that holds
+	// byte Limit (a probe that the file can be read, say).
+	Limit int64
 }
 
 // DownloadError reports a failed download together with the offset up to
@@ -277,6 +280,9 @@ type Account interface {
 	HistoryPage(ctx context.Context, ch Channel, q HistoryQuery) (HistoryPage, error)
 	// Messages fetches messages by id; missing ids are left out.
 	Messages(ctx context.Context, ch Channel, ids []int) ([]Message, error)
+	// LatestDocument returns the newest message of ch (any forum topic)
+	// that carries a document; false when there is none.
+	LatestDocument(ctx context.Context, ch Channel) (Message, bool, error)
 	// Download writes a document to w from req.Offset on. Errors are
 	// *DownloadError carrying the resume offset.
 	Download(ctx context.Context, req DownloadRequest, w io.WriterAt) error

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -175,4 +176,28 @@ func (db *DB) SaveMessengerSession(ctx context.Context, key string, data []byte)
 func (db *DB) DeleteMessengerSession(ctx context.Context, key string) error {
 	_, err := db.q.Exec(ctx, `DELETE FROM messenger_sessions WHERE key = $1`, key)
 	return wrap("delete messenger session", err)
+}
+
+// SessionEnded records that the platform signed an account out, in one
+// transaction: the account moves to EXPIRED with reason, its stored session
+// (under sessionKey) is forgotten, so the next login starts with a new auth
+// key, and one SESSION_ENDED notification tells the administrators (one
+// while it is not dismissed).
+func (db *DB) SessionEnded(ctx context.Context, accountID int64, sessionKey, reason string) error {
+	return db.InTx(ctx, func(tx *DB) error {
+		a, err := tx.FindAccountByID(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		if err := tx.SetAccountAuthState(ctx, accountID, hoard.AuthExpired, reason); err != nil {
+			return err
+		}
+		if err := tx.DeleteMessengerSession(ctx, sessionKey); err != nil {
+			return err
+		}
+		_, err = tx.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifySessionEnded, Severity: hoard.SeverityError,
+			Title: "Messenger account signed out: " + cmp.Or(a.DisplayName, a.Phone), Message: reason,
+			DedupKey: "SESSION_ENDED:" + itoa(accountID)})
+		return err
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/metrics"
+	"github.com/hoard/hoard/sessionlease"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/pgserver"
 )
@@ -29,6 +30,9 @@ type app struct {
 
 	// clients are the worker's messenger clients (set up on first need).
 	clients *accountClients
+	// leases are the messaging sessions this process holds: only one
+	// process uses a session at a time.
+	leases *sessionlease.Holder
 	// emulator is the demo's in-process emulator, which the chat bot
 	// connects to (nil: TELEGRAM_EMULATOR's, or the real platform).
 	emulator *telegram.EmulatorInfo
@@ -84,6 +88,7 @@ func openApp(ctx context.Context, cfg Config, pool store.Options) (*app, error) 
 		return nil, err
 	}
 	a.metrics = a.newMetrics()
+	a.leases = sessionlease.New(db, cfg.WorkerID, cfg.SessionLease, a.log)
 	return a, nil
 }
 
@@ -92,6 +97,11 @@ func openApp(ctx context.Context, cfg Config, pool store.Options) (*app, error) 
 func (a *app) close() {
 	if a.clients != nil {
 		a.clients.close()
+	}
+	if a.leases != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a.leases.Close(ctx)
+		cancel()
 	}
 	if a.db != nil {
 		a.db.Close()

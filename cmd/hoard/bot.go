@@ -12,12 +12,26 @@ import (
 	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
+	"github.com/hoard/hoard/sessionlease"
 	"github.com/hoard/hoard/store"
 )
 
-// botSessionKey is where the bot's session (auth key, update state, learned
-// access hashes) is stored; every bot process shares it.
+// botSessionKey is where the bot's update state and learned access hashes
+// are stored (shared by every bot process), and the first of its sessions
+// (auth keys): each bot process holds one of botSlots of its own
+// (sessionlease.SlotKey), because the platform ends a key used from two
+// places at once.
 const botSessionKey = "bot"
+
+// botSlots is how many bot processes may run at once (a hot standby
+// beside the answering one, and room for restarts); the token is imported
+// once into each slot's key, which is kept.
+const botSlots = 4
+
+// errSessionLost stops a process that could not renew the lease of a
+// session it uses: another process may take it, and the platform would
+// end a key used in two places.
+var errSessionLost = errors.New("the lease of a messaging session was lost (the database was unreachable too long): stopping rather than risk the session")
 
 // errNoBotToken is why a process cannot run the chat bot.
 var errNoBotToken = errors.New("BOT_TOKEN is not set: the chat bot signs in with the token BotFather gave you (see README, Bot)")
@@ -43,21 +57,64 @@ func (a *app) emulatorInfo() (telegram.EmulatorInfo, bool, error) {
 	return info, true, nil
 }
 
-// connectBot signs the chat bot in (its session shared by every bot
-// process, its messages paced in PostgreSQL so that BOT_CHAT_RATE and
-// BOT_GLOBAL_RATE hold across processes). The token is BOT_TOKEN, or the
+// connectBot signs the chat bot in with a session of this process's own
+// (the first free of botSlots, waiting while all are held), its messages
+// paced in PostgreSQL so that BOT_CHAT_RATE and BOT_GLOBAL_RATE hold across
+// processes. The token is BOT_TOKEN, or the emulator's when talking to one
+// and BOT_TOKEN is unset. lost is called when the session's lease is lost;
+// closeBot closes the bot and releases the session.
+func (a *app) connectBot(ctx context.Context, lost func(error)) (b *telegram.Bot, closeBot func(), err error) {
+	cfg, token, err := a.botConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	lease, err := a.leases.Take(ctx, botSessionKey)
+	if errors.Is(err, sessionlease.ErrBusy) {
+		a.log.Info("another bot process holds the bot's first session: taking one of this process's own")
+		lease, err = a.leases.TakeSlot(ctx, botSessionKey, botSlots)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("chat bot: %w", err)
+	}
+	cfg.SessionKey, cfg.StateKey = lease.Key(), botSessionKey
+	b, err = telegram.NewBot(ctx, cfg, token)
+	if err != nil {
+		lease.Release(context.WithoutCancel(ctx))
+		return nil, nil, fmt.Errorf("chat bot: sign in: %w", err)
+	}
+	a.log.Info("chat bot connected", "session", lease.Key())
+	closed := make(chan struct{})
+	go func() {
+		select {
+		case <-lease.Lost():
+			a.log.Error("the chat bot's session lease is lost: stopping", "session", lease.Key())
+			_ = b.Close()
+			lost(errSessionLost)
+		case <-closed:
+		}
+	}()
+	closeBot = func() {
+		close(closed)
+		_ = b.Close()
+		lease.Release(context.Background())
+	}
+	return b, closeBot, nil
+}
+
+// botConfig is the bot's client configuration and token: BOT_TOKEN, or the
 // emulator's when talking to one and BOT_TOKEN is unset.
-func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
+func (a *app) botConfig() (telegram.Config, string, error) {
 	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
 	if err != nil {
-		return nil, err
+		return telegram.Config{}, "", err
 	}
 	cfg := telegram.Config{AppID: a.cfg.TelegramAppID, AppHash: a.cfg.TelegramAppHash, Logger: a.log, Sessions: sessions,
-		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout}
+		SessionKey: botSessionKey, Pacer: store.NewPacer(a.db), BotLimits: a.cfg.BotLimits, SendTimeout: a.cfg.BotSendTimeout,
+		Observer: a.metrics.Platform("bot")}
 	token := a.cfg.BotToken
 	info, emulated, err := a.emulatorInfo()
 	if err != nil {
-		return nil, err
+		return cfg, "", err
 	}
 	if emulated {
 		cfg.Endpoint = info.Endpoint()
@@ -70,16 +127,11 @@ func (a *app) connectBot(ctx context.Context) (*telegram.Bot, error) {
 	}
 	switch {
 	case token == "":
-		return nil, errNoBotToken
+		return cfg, "", errNoBotToken
 	case cfg.AppID == 0 || cfg.AppHash == "":
-		return nil, errors.New("TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the bot signs in through the messenger API like the worker")
+		return cfg, "", errors.New("TELEGRAM_APP_ID and TELEGRAM_APP_HASH are not set: the bot signs in through the messenger API like the worker")
 	}
-	cfg.Observer = a.metrics.Platform("bot")
-	b, err := telegram.NewBot(ctx, cfg, token)
-	if err != nil {
-		return nil, fmt.Errorf("chat bot: sign in: %w", err)
-	}
-	return b, nil
+	return cfg, token, nil
 }
 
 // botDeps is what the bot package needs in this process.
@@ -102,6 +154,9 @@ func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername
 		}
 	}
 	acc, err := a.clients.Account(ctx, m.AccountID)
+	if errors.Is(err, sessionlease.ErrBusy) {
+		return a.askHolderToAddBot(ctx, ch, botUsername)
+	}
 	if err != nil {
 		return hoard.Errorf(hoard.EINTERNAL, "The worker account of “%s” is not usable (%v): %s.", ch.Title, err, byHand)
 	}
@@ -113,6 +168,22 @@ func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername
 	}
 	a.log.Info("made the bot an administrator of a destination channel", "channel", ch.Title, "bot", botUsername)
 	return nil
+}
+
+// askHolderToAddBot queues add_bot_admin for the process that holds the
+// writer account's session (a worker): a session is never used by two
+// processes at once, so this bot process does not take it over.
+func (a *app) askHolderToAddBot(ctx context.Context, ch hoard.Channel, botUsername string) error {
+	ins, err := queue.NewInsertOnly(a.db.Pool(), a.log)
+	if err != nil {
+		return err
+	}
+	if _, err := ins.Insert(ctx, hoard.AddBotAdminArgs{ChannelID: ch.ID, BotUsername: botUsername}, nil); err != nil {
+		return fmt.Errorf("ask the worker to make the bot an administrator of %q: %w", ch.Title, err)
+	}
+	a.log.Info("asked the worker holding the account to make the bot an administrator", "channel", ch.Title)
+	return hoard.Errorf(hoard.ECONFLICT, "The worker that holds the account of “%s” was asked to make @%s an administrator there; this takes a moment.",
+		ch.Title, botUsername)
 }
 
 // telegramInfo is an emulator's info as the telegram adapter reads it.

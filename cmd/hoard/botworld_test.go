@@ -53,12 +53,18 @@ func writeBotSeed(t testing.TB, dir string, o botSeedOptions) string {
 		return map[string]any{"generate": map[string]any{"name": name, "size": size, "seed": seed}, "date": date}
 	}
 	var posts []any
+	// The set's parts and the album live on other DCs than the
+	// account's: the platform keeps a file on its uploader's DC, and a
+	// delivery re-sends it from there.
 	for i := 1; i <= 3; i++ {
-		posts = append(posts, gen(fmt.Sprintf("Castle Walls.zip.%03d", i), 20<<10, 100+i))
+		p := gen(fmt.Sprintf("Castle Walls.zip.%03d", i), 20<<10, 100+i)
+		p["dc"] = []int{1, 3, 5}[i-1]
+		posts = append(posts, p)
 	}
 	for i, n := range []string{"Knight Helmet", "Knight Sword", "Knight Shield"} {
 		p := gen(n+".stl", 4<<10, 200+i)
 		p["album"] = 77
+		p["dc"] = 4
 		posts = append(posts, p)
 	}
 	for i := 1; i <= o.packs; i++ {

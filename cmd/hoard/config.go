@@ -45,6 +45,7 @@ type Config struct {
 	WorkerSettle          time.Duration // a set whose newest part is younger waits
 	DownloadStall         time.Duration // a download chunk without progress this long is retried
 	WorkerID              string        // River client id; unique per worker process
+	SessionLease          time.Duration // a dead process's messaging sessions stay reserved this long
 	AutoGroupTimeWindow   time.Duration
 	SplitThresholdBytes   int64
 	LogLevel              slog.Level
@@ -93,6 +94,7 @@ var envVars = []envVar{
 	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
 	{"DOWNLOAD_STALL_SECONDS", "`30`", "A download that makes no progress for this long is resumed from where it stopped (at most 5 times per attempt; 1–3600)."},
 	{"WORKER_ID", "the host name", "Name of this worker process in River UI; give each worker process on one host its own. Jobs a stopped worker left running are resumed when it starts again."},
+	{"SESSION_LEASE_SECONDS", "`20`", "A messaging session (auth key) is used by one process at a time, which renews its lease in PostgreSQL; when that process dies, another may take the session this long after its last renewal (see [Running against the real platform](#running-against-the-real-platform); 3–600)."},
 	{"AUTO_GROUP_TIME_WINDOW_MINUTES", "`5`", "Window of the time-based grouping pass; `0` disables it (0–1440)."},
 	{"SPLIT_THRESHOLD_BYTES", "`2097152000`", "Files above this are split (4000 × 512 KiB, the non-premium limit). Premium accounts use 4194304000. Range 1 MiB–4194304000."},
 	{"SEARCH_CACHE_SECONDS", "`60`", "How long the web may answer a catalog search from memory (0 turns the cache off; 0–3600). Any change to the catalog, by any process, drops the cached results at once (`catalog_changed`); this bounds only what a lost notification could leave behind."},
@@ -184,6 +186,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		WorkerSettle:          time.Duration(integer("WORKER_SETTLE_MINUTES", 10, 0, 24*60)) * time.Minute,
 		DownloadStall:         time.Duration(integer("DOWNLOAD_STALL_SECONDS", 30, 1, 3600)) * time.Second,
 		WorkerID:              str("WORKER_ID", defaultWorkerID()),
+		SessionLease:          time.Duration(integer("SESSION_LEASE_SECONDS", 20, 3, 600)) * time.Second,
 		AutoGroupTimeWindow:   time.Duration(integer("AUTO_GROUP_TIME_WINDOW_MINUTES", 5, 0, 24*60)) * time.Minute,
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),

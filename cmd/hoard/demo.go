@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hoard/hoard/demo"
+	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/web"
 )
 
@@ -27,6 +28,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	seed := fset.String("seed", "", "emulator seed file (needs the messenger emulator)")
 	once := fset.Bool("once", false, "run one ingestion cycle and exit (needs the messenger emulator)")
 	noLimit := fset.Bool("no-rate-limit", false, "no per-account request limit (benchmarks against the emulator)")
+	rate := fset.Float64("rate", demoRequestRate, "requests per second of the demo's account, after a burst of 5 (the platform allows about 10)")
 	linger := fset.Bool("linger", false, "with --once and METRICS_ADDR: keep serving the final metrics after the summary until interrupted")
 	if err := fset.Parse(args); err != nil {
 		return exitUsage
@@ -75,7 +77,17 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "hoard demo: create the administrator: %v\n", err)
 		return exitFailure
 	}
-	dm, err := a.startDemoMessenger(ctx, *seed, *noLimit)
+	limiter := messenger.NewLimiter(*rate, 5)
+	switch {
+	case *noLimit:
+		limiter = messenger.NewLimiter(0, 1)
+	case *rate == demoRequestRate:
+		limiter = nil // the demo's own burst
+	case *rate <= 0:
+		fmt.Fprintln(stderr, "hoard demo: --rate must be positive (--no-rate-limit lifts the limit)")
+		return exitUsage
+	}
+	dm, err := a.startDemoMessenger(ctx, *seed, limiter)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo: messenger emulator: %v\n", err)
 		return exitFailure
@@ -86,7 +98,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "hoard demo: %v\n", err)
 		return exitFailure
 	}
-	clients.lend(dm.accountID, dm.account)
+	clients.lend(dm.accountID, dm.account, dm.lease)
 	clients.useEmulator(dm.info)
 	a.clients, a.demoNote = clients, demo.AccountsNote(dm.info)
 	a.emulator = telegramInfo(dm.info)

@@ -86,13 +86,20 @@ type workerRun struct {
 // info file is at info, sampling the spool under dataDir while it runs.
 func runWorker(b testing.TB, info, dbURL, dataDir, seed string, extra map[string]string) workerRun {
 	b.Helper()
+	return runWorkerPaced(b, info, dbURL, dataDir, seed, extra, "--no-rate-limit")
+}
+
+// runWorkerPaced is runWorker with the demo's pacing flag (--no-rate-limit,
+// or --rate N).
+func runWorkerPaced(b testing.TB, info, dbURL, dataDir, seed string, extra map[string]string, pace ...string) workerRun {
+	b.Helper()
 	vars := map[string]string{"DATABASE_URL": dbURL, "DATA_DIR": dataDir, "LOG_LEVEL": "warn", "TELEGRAM_EMULATOR": info}
 	for k, v := range extra {
 		vars[k] = v
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	cmd, stdout, stderr := hoardCmd(ctx, vars, "demo", "--once", "--no-rate-limit", "--seed", seed)
+	cmd, stdout, stderr := hoardCmd(ctx, vars, append(append([]string{"demo", "--once"}, pace...), "--seed", seed)...)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -340,6 +347,50 @@ func BenchmarkIngestResend(b *testing.B) {
 	b.ReportMetric(ratio, "ingest_download_ratio")
 	b.ReportMetric(rss, "peak_rss_MiB")
 	b.ReportMetric(readback, "readback_ratio")
+}
+
+// BenchmarkIngestForeignDC ingests a generated 1 GiB file
+// (HOARD_BENCH_FOREIGN_BYTES to change) that lives on DC 4, from an
+// emulator process with its default round trips (20 ms to the account's
+// DC, 60 ms to the others), with the account paced as on the platform (10
+// requests a second after a burst of 5). It reports the ingest's
+// efficiency: the least time the pace and the round trip allow for the
+// requests the cycle made (the larger of (requests − burst) / rate and the
+// file's chunks × round trip / the download's 4 threads) over the time from
+// the cycle's start to the package's indexing. Goal: ≥ 0.8.
+func BenchmarkIngestForeignDC(b *testing.B) {
+	const (
+		rate    = 10
+		burst   = 5
+		threads = 4
+		rtt     = 60 * time.Millisecond
+	)
+	size := benchSize(b, "HOARD_BENCH_FOREIGN_BYTES", 1<<30)
+	var efficiency float64
+	for range b.N {
+		dir := b.TempDir()
+		seed := writeSeed(b, dir, map[string]any{
+			"account":     map[string]any{"phone": "+15550000001", "premium": false},
+			"destination": map[string]any{"title": "Hoard Archive", "username": "hoardarchive"},
+			"channels": []any{map[string]any{"title": "Far Files", "username": "farfiles", "joined": true,
+				"posts": []any{map[string]any{"generate": map[string]any{"name": "Far Pack.zip", "size": size, "seed": 9},
+					"date": "2024-01-01T00:00:00Z", "dc": 4}}}},
+		})
+		info, stopEmulator := emulatorProcess(b, seed, dir)
+		url := storetest.URL(b)
+		run := runWorkerPaced(b, info, url, dataDir(b), seed, nil, "--rate", strconv.Itoa(rate))
+		calls := stopEmulator()
+		if run.sum.Ingested != 1 {
+			b.Fatalf("summary %+v: want one package", run.sum)
+		}
+		chunks := float64((size + 1<<20 - 1) >> 20)
+		floor := max((float64(run.sum.PlatformRequests)-burst)/rate, chunks*rtt.Seconds()/threads)
+		took := ingestSeconds(b, url)
+		efficiency = max(efficiency, floor/took)
+		b.Logf("%d bytes from DC 4: ingest %.1f s, floor %.1f s (%d requests, %d upload.getFile, %d exports), efficiency %.3f",
+			size, took, floor, run.sum.PlatformRequests, calls["upload.getFile"], calls["auth.exportAuthorization"], floor/took)
+	}
+	b.ReportMetric(efficiency, "efficiency")
 }
 
 // BenchmarkIdleForumCycle runs two cycles over a forum of 1,000 topics

@@ -31,7 +31,8 @@ type wantPackage struct {
 }
 
 // ingestWorld is a seed for `hoard demo --seed S --once` that exercises the
-// ingestion rules: plain and forum channels, every archive kind and
+// ingestion rules, its files (and photo) spread over the five DCs as a
+// real channel's are: plain and forum channels, every archive kind and
 // multi-part style, archives from 7-Zip when it is installed, corrupt and
 // hostile archives, documents, duplicates of all four kinds, an album with
 // a photo, captions and replies, a file over the lowered split threshold,
@@ -122,14 +123,14 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Notifications = append(w.Notifications, "DOWNLOAD_FAILED")
 	w.Packages["Big Pack.zip"] = wantPackage{Type: "ZIP", Parts: 3, Files: -1, Creator: mammoth, FirstTag: "STL"}
 	mammothPosts := []map[string]any{
-		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z"},
-		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z"},
-		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z"},
+		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z", "dc": 1},
+		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z", "dc": 3},
+		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z", "dc": 4},
 		{"file": "files/Mammoth Factory - 2024-01.zip", "same_document_as": 0}, // duplicate (a): same document
 		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "reposted"}, // duplicate (c): same name and size
 		{"text": "Thanks for the support!", "reply_to": 2},
-		{"generate": map[string]any{"name": "Big Pack.zip", "size": 5 * ingestThreshold / 2, "seed": 42}, "caption": "The big one"},
-		{"file": "files/Corrupt.zip"},
+		{"generate": map[string]any{"name": "Big Pack.zip", "size": 5 * ingestThreshold / 2, "seed": 42}, "caption": "The big one", "dc": 5},
+		{"file": "files/Corrupt.zip", "dc": 3},
 		{"file": "files/Hostile.zip", "reply_to": 2},
 		{"file": "files/Cursed.zip"},
 		{"file": "files/Mammoth Factory - 2024-03 Mammoth.zip", "caption": "March release: the herd", "album": 9, "date": "2024-03-02T09:00:00Z"},
@@ -164,15 +165,15 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	w.Skipped = append(w.Skipped, "Broken Set.rar|INCOMPLETE_SET|SKIPPED|0")
 	write("Painting Guide.pdf", demo.PDF("Painting guide"))
 	forgePosts := []map[string]any{
-		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported"},
-		{"file": "files/Hoard Set.zip.001"},
-		{"file": "files/Hoard Set.zip.002"},
-		{"file": "files/Goblin Camp.zip", "caption": "Goblin camp"},
+		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported", "dc": 5},
+		{"file": "files/Hoard Set.zip.001", "dc": 1},
+		{"file": "files/Hoard Set.zip.002", "dc": 4},
+		{"file": "files/Goblin Camp.zip", "caption": "Goblin camp", "dc": 3},
 		{"file": "files/Broken Set.part1.rar"},
 		{"file": "files/Broken Set.part3.rar"},
 	}
 	for i := range vols {
-		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1)})
+		forgePosts = append(forgePosts, map[string]any{"file": fmt.Sprintf("files/Orc Warband.part%d.rar", i+1), "dc": 1 + i%5})
 	}
 	if _, err := exec.LookPath("7zz"); err == nil {
 		// Archives made by 7-Zip itself: a 7z archive, a 7z split into
@@ -248,8 +249,8 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 			{"title": "STL Emporium", "username": "emporium", "joined": true, "forum": true, "category": "STL",
 				"posts": []map[string]any{{"file": "files/Painting Guide.pdf", "caption": "Read me first", "date": "2023-06-01T12:00:00Z"}},
 				"topics": []map[string]any{
-					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings"}}},
-					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip"}}},
+					{"title": "Dragons", "posts": []map[string]any{{"file": "files/Dragon Wings.zip", "caption": "Dragon wings", "dc": 1}}},
+					{"title": "Terrain", "posts": []map[string]any{{"file": "files/Castle Walls.zip", "dc": 5}}},
 				}},
 			// Alone in its channel and far in time from the forum's guide.
 			{"title": "Paint Shop", "username": "paintshop", "joined": true, "category": "Paint",

@@ -40,6 +40,7 @@ Commands:
   worker     the ingestion worker only
   bot        the chat bot only
   migrate    apply database migrations and exit
+  doctor     check the accounts, the bot and the channels against the platform before ingesting
   admin      create-admin (one-time administrator link) or invite (invite codes)
   demo       the whole service on this machine with no outside dependencies
   emulator   run the messenger emulator alone
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runParts(ctx, cmd, rest, getenv, stdout, stderr, parts{bot: true})
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stderr)
+	case "doctor":
+		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, rest, getenv, stdout, stderr)
 	case "admin":

@@ -10,12 +10,12 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/sessionlease"
 	"github.com/hoard/hoard/store"
 )
 
@@ -75,22 +75,23 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fmt.Fprintf(stdout, "emulator listening on %s; info in %s (TELEGRAM_EMULATOR=%s)\n", em.Addr(), *info, *info)
 	<-ctx.Done()
 	counts, busiest, floods := em.CallCounts(), em.MostRequestsPerSecond(), em.UserFloodWaits()
-	botFloods := em.BotFloodTrips()
+	botFloods, refused, killed := em.BotFloodTrips(), em.Refusals(), em.KeysKilled()
 	_ = em.Close()
-	fmt.Fprintln(stdout, "most requests in one second, per user:")
-	for _, u := range slices.Sorted(maps.Keys(busiest)) {
-		fmt.Fprintf(stdout, "  %-36s %d\n", u, busiest[u])
-	}
-	fmt.Fprintln(stdout, "calls per method:")
-	for _, m := range slices.Sorted(maps.Keys(counts)) {
-		fmt.Fprintf(stdout, "  %-36s %d\n", m, counts[m])
-	}
-	fmt.Fprintln(stdout, "flood waits answered per method (the account's flood model):")
-	for _, m := range slices.Sorted(maps.Keys(floods)) {
-		fmt.Fprintf(stdout, "  %-36s %d\n", m, floods[m])
-	}
+	fmt.Fprintf(stdout, "auth keys killed for being used from two places at once (AUTH_KEY_DUPLICATED): %d\n", killed)
+	printCounts(stdout, "most requests in one second, per user:", busiest)
+	printCounts(stdout, "calls per method:", counts)
+	printCounts(stdout, "flood waits answered per method (the account's flood model):", floods)
 	fmt.Fprintf(stdout, "flood waits answered to the bot: %d\n", botFloods)
+	printCounts(stdout, "errors answered, per method and error:", refused)
 	return exitOK
+}
+
+// printCounts prints a titled table of counts, sorted by name.
+func printCounts(w io.Writer, title string, counts map[string]int) {
+	fmt.Fprintln(w, title)
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(w, "  %-48s %d\n", k, counts[k])
+	}
 }
 
 // demoMessenger is the emulator of `hoard demo` (in-process, or another
@@ -103,11 +104,16 @@ type demoMessenger struct {
 	limiter *messenger.Limiter
 	// accountID is the account row the emulator's account signed in as.
 	accountID int64
+	// lease is this process's hold on the account's session.
+	lease *sessionlease.Lease
 }
 
 func (d *demoMessenger) close() {
 	if d.account != nil {
 		_ = d.account.Close()
+	}
+	if d.lease != nil {
+		d.lease.Release(context.Background())
 	}
 	if d.em != nil {
 		_ = d.em.Close()
@@ -124,14 +130,14 @@ const demoRequestRate = 200
 // (the chat bot connects later, in serve). With TELEGRAM_EMULATOR set it
 // starts none and uses
 // that emulator, which must serve the world of seedPath (channels are found
-// by username there). noLimit lifts the account's request limit.
-func (a *app) startDemoMessenger(ctx context.Context, seedPath string, noLimit bool) (*demoMessenger, error) {
+// by username there). limiter paces the account (nil: demoRequestRate).
+func (a *app) startDemoMessenger(ctx context.Context, seedPath string, limiter *messenger.Limiter) (*demoMessenger, error) {
 	// The emulator runs on this machine: the demo account is not held to
 	// the platform's pace (10 requests/s, about 5 MiB/s up), or the demo's
 	// 2.3 GB file would take ten minutes to publish.
-	d := &demoMessenger{limiter: messenger.NewLimiter(demoRequestRate, 50)}
-	if noLimit {
-		d.limiter = messenger.NewLimiter(0, 1)
+	d := &demoMessenger{limiter: limiter}
+	if limiter == nil {
+		d.limiter = messenger.NewLimiter(demoRequestRate, 50)
 	}
 	if a.cfg.TelegramEmulator != "" {
 		if seedPath == "" {
@@ -207,7 +213,10 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	}
 	d.accountID = accountID
 	cfg := base
-	cfg.SessionKey = "account:" + strconv.FormatInt(accountID, 10)
+	cfg.SessionKey = accountSessionKey(accountID)
+	if d.lease, err = a.leases.Wait(ctx, cfg.SessionKey); err != nil {
+		return fmt.Errorf("demo: account session: %w", err)
+	}
 	cfg.Limiter = d.limiter
 	cfg.Observer = a.metrics.Platform(platformLabel(accountID))
 	if d.account, err = telegram.NewAccount(ctx, cfg); err != nil {

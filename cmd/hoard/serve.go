@@ -65,9 +65,17 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 	return exitOK
 }
 
-// serve runs the parts until ctx ends. ready, when not nil, is called with
-// the web listener's address once it accepts connections.
-func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error {
+// serve runs the parts until ctx ends, or until the bot's session lease is
+// lost (then it stops and returns why). ready, when not nil, is called
+// with the web listener's address once it accepts connections.
+func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err error) {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer func() {
+		if cause := context.Cause(ctx); err == nil && errors.Is(cause, errSessionLost) {
+			err = cause
+		}
+		stop(nil)
+	}()
 	stopMetrics, err := a.serveMetrics(ctx, nil)
 	if err != nil {
 		return err
@@ -75,7 +83,7 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 	defer stopMetrics()
 	var chatBot *telegram.Bot
 	if p.bot {
-		b, err := a.connectBot(ctx)
+		b, closeBot, err := a.connectBot(ctx, stop)
 		switch {
 		case err != nil && !p.web && !p.worker:
 			return err
@@ -83,7 +91,7 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) error
 			a.log.Warn("chat bot not started", "err", err)
 		default:
 			chatBot = b
-			defer b.Close()
+			defer closeBot()
 		}
 	}
 	var client *queue.Client

@@ -118,9 +118,19 @@ func newWorkerEnv(t *testing.T, seed string) *workerEnv {
 		"AUTH_SECRET": strings.Repeat("s", 40), "LOG_LEVEL": "warn", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0",
 		"WORKER_SETTLE_MINUTES": "0", "DOWNLOAD_STALL_SECONDS": "2", "WORKER_MAX_SKIP_ATTEMPTS": "5",
 		"ACCOUNT_REQUEST_RATE": strconv.Itoa(workersRate), "ACCOUNT_REQUEST_BURST": strconv.Itoa(workersBurst)}
+	setUpLikeTheDemo(t, e.vars, seed)
+	return e
+}
+
+// setUpLikeTheDemo signs a world's account in and sets its channels up as
+// `hoard demo` does (in this process, under the account session's lease,
+// released when done), then queues an ingestion cycle for the processes
+// the test starts.
+func setUpLikeTheDemo(t *testing.T, vars map[string]string, seed string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg, err := loadConfig(func(k string) string { return e.vars[k] })
+	cfg, err := loadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +139,7 @@ func newWorkerEnv(t *testing.T, seed string) *workerEnv {
 		t.Fatal(err)
 	}
 	defer a.close()
-	dm, err := a.startDemoMessenger(ctx, seed, false)
+	dm, err := a.startDemoMessenger(ctx, seed, nil)
 	if err != nil {
 		t.Fatalf("set-up: %v", err)
 	}
@@ -141,7 +151,6 @@ func newWorkerEnv(t *testing.T, seed string) *workerEnv {
 	if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 // emulatorWithCounts is emulatorProcess that also reads the busiest second

@@ -35,6 +35,19 @@ const (
 	EntryDC = 2
 )
 
+// DefaultRoundTrip is the round trip of each DC as a client near the entry
+// DC sees it: 20 ms there, 60 ms to the others (what a client in Europe
+// measures to the platform's European and American DCs, roughly), so that
+// transfers feel what pipelining and connection counts buy.
+func DefaultRoundTrip() map[int]time.Duration {
+	out := map[int]time.Duration{}
+	for id := 1; id <= NumDCs; id++ {
+		out[id] = 60 * time.Millisecond
+	}
+	out[EntryDC] = 20 * time.Millisecond
+	return out
+}
+
 // dataCentre is one DC: its server, its listener and its round-trip time.
 type dataCentre struct {
 	id   int
@@ -72,7 +85,7 @@ func (e *Emulator) listen(ctx context.Context) error {
 		dc.ln, dc.done = ln, make(chan struct{})
 		go func() {
 			defer close(dc.done)
-			if err := dc.srv.Serve(ctx, transport.ListenCodec(nil, ln)); err != nil && ctx.Err() == nil {
+			if err := dc.srv.Serve(ctx, transport.ListenCodec(nil, &originListener{Listener: ln, e: e})); err != nil && ctx.Err() == nil {
 				e.log.Error("emulator: DC stopped", "dc", dc.id, "error", err)
 			}
 		}()

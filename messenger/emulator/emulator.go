@@ -36,6 +36,7 @@ import (
 	"github.com/gotd/td/bin"
 	"github.com/gotd/td/crypto"
 	"github.com/gotd/td/exchange"
+	"github.com/gotd/td/mt"
 	"github.com/gotd/td/tg"
 	"github.com/gotd/td/tgerr"
 	"github.com/gotd/td/tgtest"
@@ -76,7 +77,8 @@ type Options struct {
 	// zero value is DefaultExportFlood.
 	ExportFlood ExportFlood
 	// RoundTrip is each DC's round-trip time, added to every answer of
-	// that DC (none for a DC not named). The seed's rtt_ms wins.
+	// that DC (none for a DC not named); nil means DefaultRoundTrip, an
+	// empty map none at all. The seed's rtt_ms wins.
 	RoundTrip map[int]time.Duration
 	// DCAddrs are listen addresses of DCs other than the entry DC
 	// (default 127.0.0.1:0 each).
@@ -84,6 +86,10 @@ type Options struct {
 	// UserFlood, when set, is the user accounts' flood model
 	// (userflood.go); nil: the seed's "flood", else the platform's.
 	UserFlood *UserFlood
+	// Origin names the process a connection comes from, for telling one
+	// auth key used from two places at once (origin.go); default: the
+	// process owning the client's socket, else the client's address.
+	Origin Origin
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -117,17 +123,22 @@ type Emulator struct {
 	exports       map[string]exportedAuth
 	exportWindows map[int64]*window
 	exportFlood   ExportFlood
-	codes         map[string]string // phone code hash → phone
-	uploads       map[string]*upload
-	randomIDs     map[string]int
-	faults        []*fault
-	calls         map[string]int
-	refusals      map[string]int         // "method: ERROR_TYPE" → errors answered
-	perSecond     map[int64]*secondCount // user id → requests in the current and the busiest second
-	latency       time.Duration
-	dropPush      map[int64]int // user id → pushes still to lose
-	seeded        map[int64]int // channel id → number of seeded messages
-	srp           map[int64]*srpSession
+	// keyConns are the open connections that used each auth key; killed
+	// the keys killed for being used from two places at once.
+	keyConns   map[[8]byte]map[*keyConn]bool
+	killed     map[[8]byte]*killedKey
+	keysKilled int
+	codes      map[string]string // phone code hash → phone
+	uploads    map[string]*upload
+	randomIDs  map[string]int
+	faults     []*fault
+	calls      map[string]int
+	refusals   map[string]int         // "method: ERROR_TYPE" → errors answered
+	perSecond  map[int64]*secondCount // user id → requests in the current and the busiest second
+	latency    time.Duration
+	dropPush   map[int64]int // user id → pushes still to lose
+	seeded     map[int64]int // channel id → number of seeded messages
+	srp        map[int64]*srpSession
 	// awaiting2FA: auth key → user whose code was right but whose 2FA
 	// password is still due.
 	awaiting2FA map[[8]byte]int64
@@ -183,6 +194,7 @@ func New(opts Options) (*Emulator, error) {
 		invites: map[string]*channel{}, channels: map[int64]*channel{}, docs: map[int64]*document{},
 		photos: map[int64]*photo{}, auth: map[[8]byte]int64{}, sessions: map[int64]map[int64]mainSession{},
 		exports: map[string]exportedAuth{}, exportWindows: map[int64]*window{}, exportFlood: opts.ExportFlood.withDefaults(),
+		keyConns: map[[8]byte]map[*keyConn]bool{}, killed: map[[8]byte]*killedKey{},
 		codes: map[string]string{}, uploads: map[string]*upload{}, randomIDs: map[string]int{},
 		calls: map[string]int{}, refusals: map[string]int{}, perSecond: map[int64]*secondCount{}, dropPush: map[int64]int{}, srp: map[int64]*srpSession{}, awaiting2FA: map[[8]byte]int64{},
 		queries: map[int64]*callbackQuery{}, flood: opts.BotFlood.withDefaults(), floodBuckets: map[int64]*bucket{},
@@ -227,10 +239,11 @@ func New(opts Options) (*Emulator, error) {
 		}
 	}
 	e.key = key
+	if e.opts.RoundTrip == nil {
+		e.opts.RoundTrip = DefaultRoundTrip()
+	}
+	e.opts.RoundTrip = maps.Clone(e.opts.RoundTrip)
 	for dc, ms := range opts.Seed.RoundTripMS {
-		if e.opts.RoundTrip == nil {
-			e.opts.RoundTrip = map[int]time.Duration{}
-		}
 		e.opts.RoundTrip[dc] = time.Duration(ms) * time.Millisecond
 	}
 	e.newDataCentres(exchange.PrivateKey{RSA: key}, tgtest.UnpackInvoke(tgtest.HandlerFunc(e.onMessage)))
@@ -437,8 +450,8 @@ func (e *Emulator) MostRequestsPerSecond() map[string]int {
 	return out
 }
 
-// Refusals returns how many errors were answered, by "method: ERROR_TYPE"
-// (e.g. "upload.getFile: FILE_MIGRATE", "messages.getHistory: FLOOD_WAIT").
+// Refusals returns how many errors were answered, by "method:ERROR_TYPE"
+// (e.g. "upload.getFile:FILE_MIGRATE", "messages.getHistory:FLOOD_WAIT").
 func (e *Emulator) Refusals() map[string]int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -673,6 +686,10 @@ func errorCode(name string) int {
 	switch {
 	case strings.HasPrefix(name, "FLOOD_"):
 		return 420
+	case name == "AUTH_KEY_DUPLICATED":
+		return 406
+	case strings.HasSuffix(strings.TrimRight(name, "0123456789"), "_MIGRATE_"):
+		return 303
 	case strings.HasPrefix(name, "AUTH_KEY_"), strings.HasPrefix(name, "SESSION_"), name == "USER_DEACTIVATED":
 		return 401
 	case strings.HasPrefix(name, "INTERNAL"):
@@ -761,6 +778,9 @@ func (e *Emulator) onMessage(srv *tgtest.Server, req *tgtest.Request) error {
 	if err != nil {
 		return err
 	}
+	if answer, forget, ok, err := serviceMessage(id, req.Buf); ok {
+		return e.answerService(srv, req, answer, forget, err)
+	}
 	_ = srv.SendAck(req.RequestCtx, req.Session, req.MsgID)
 	name := methodNames[id]
 	ctor := constructors[id]
@@ -779,11 +799,39 @@ func (e *Emulator) onMessage(srv *tgtest.Server, req *tgtest.Request) error {
 	return nil
 }
 
+// answerService sends a service message's answer and forgets a destroyed
+// session; a malformed one is logged, never answered as a call.
+func (e *Emulator) answerService(srv *tgtest.Server, req *tgtest.Request, answer bin.Encoder, forget int64, err error) error {
+	if err != nil {
+		e.log.Warn("emulator: malformed service message", "error", err)
+		return nil
+	}
+	if info, ok := answer.(*mt.MsgsStateInfo); ok {
+		info.ReqMsgID = req.MsgID
+	}
+	if forget != 0 {
+		e.mu.Lock()
+		for _, sessions := range e.sessions {
+			delete(sessions, forget)
+		}
+		e.mu.Unlock()
+	}
+	if answer == nil {
+		return nil
+	}
+	return srv.Send(req.RequestCtx, req.Session, tgtest.MessageFromServer, answer)
+}
+
 func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 	dc := e.dcs[req.DC]
 	c := &call{e: e, ctx: req.RequestCtx, req: req, dc: dc.id, srv: dc.srv, method: name, session: req.Session}
 	e.mu.Lock()
 	e.calls[name]++
+	if err := e.duplicated(req.Session.AuthKey.ID, req.Session.ID); err != nil {
+		e.mu.Unlock()
+		c.fail(err)
+		return
+	}
 	if uid, ok := e.auth[req.Session.AuthKey.ID]; ok {
 		c.user = e.users[uid]
 		e.countSecond(uid)
@@ -825,6 +873,12 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 			return
 		}
 		if fired.Error != "" {
+			if fired.Error == "AUTH_KEY_DUPLICATED" {
+				e.mu.Lock()
+				e.killKey(req.Session.AuthKey.ID, "a fault said so")
+				e.killed[req.Session.AuthKey.ID].told[req.Session.ID] = true
+				e.mu.Unlock()
+			}
 			c.fail(tgerr.New(errorCode(fired.Error), fired.Error))
 			return
 		}
@@ -873,7 +927,7 @@ func (c *call) fail(err error) {
 		rpcErr = tgerr.New(500, "INTERNAL")
 	}
 	c.e.mu.Lock()
-	c.e.refusals[c.method+": "+rpcErr.Type]++
+	c.e.refusals[c.method+":"+rpcErr.Type]++
 	c.e.mu.Unlock()
 	if err := c.srv.SendErr(c.req, rpcErr); err != nil {
 		c.e.log.Debug("emulator: send error", "method", c.method, "error", err)

@@ -41,6 +41,12 @@ type SeedAccount struct {
 	// DC is the account's home DC (default EntryDC): a login that starts
 	// elsewhere is told to migrate there (PHONE_MIGRATE_X).
 	DC int `json:"dc,omitempty"`
+	// SentCode is how auth.sendCode answers (the platform's newer
+	// auth.sentCode* forms): "app" (default; the code goes to the
+	// official app), "sms", "email" (to the login e-mail), "setup_email"
+	// (the account must set a login e-mail up first), "payment" (a code by
+	// SMS needs a payment first) or "success" (signed in at once).
+	SentCode string `json:"sent_code,omitempty"`
 	// Password, when set, turns on two-step verification (SRP).
 	Password string `json:"password,omitempty"`
 }
@@ -191,6 +197,11 @@ func (s *Seed) validate(baseDir string) error {
 	}
 	if err := defaultDC(&s.Account.DC, "account"); err != nil {
 		return err
+	}
+	switch s.Account.SentCode {
+	case "", "app", "sms", "email", "setup_email", "payment", "success":
+	default:
+		return fmt.Errorf("account.sent_code: %q is none of app, sms, email, setup_email, payment, success", s.Account.SentCode)
 	}
 	if err := defaultDC(&s.Bot.DC, "bot"); err != nil {
 		return err

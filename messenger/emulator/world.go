@@ -26,6 +26,8 @@ type user struct {
 	firstName string
 	bot       bool
 	premium   bool
+	// sentCode is how auth.sendCode answers for the user (Seed).
+	sentCode  string
 	token     string
 	password  *srpPassword
 	// box is the user's private message box; ids and pts are per user.
@@ -169,7 +171,7 @@ func (e *Emulator) newID() int64 {
 func (e *Emulator) build(s *Seed) error {
 	e.rng = rng{state: uint64(s.IDSeed)}
 	e.idSeed = s.IDSeed
-	acc := &user{id: e.newID(), dc: orEntry(s.Account.DC), phone: normPhone(s.Account.Phone), firstName: "Hoard", premium: s.Account.Premium}
+	acc := &user{id: e.newID(), dc: orEntry(s.Account.DC), phone: normPhone(s.Account.Phone), firstName: "Hoard", premium: s.Account.Premium, sentCode: s.Account.SentCode}
 	if s.Account.Password != "" {
 		pw, err := e.newSRPPassword(s.Account.Password)
 		if err != nil {

@@ -87,7 +87,7 @@ func TestFilesOnOtherDataCentres(t *testing.T) {
 	if got["auth.exportAuthorization"] != 4 || got["auth.importAuthorization"] != 4 {
 		t.Fatalf("exports/imports = %d/%d, want one per other DC (4)", got["auth.exportAuthorization"], got["auth.importAuthorization"])
 	}
-	if n := env.Emu.Refusals()["upload.getFile: FILE_MIGRATE"]; n != 0 {
+	if n := env.Emu.Refusals()["upload.getFile:FILE_MIGRATE"]; n != 0 {
 		t.Fatalf("%d FILE_MIGRATE answers for files whose DC was known", n)
 	}
 
@@ -97,7 +97,7 @@ func TestFilesOnOtherDataCentres(t *testing.T) {
 		doc := *m.Document
 		doc.DCID = 0 // as if it had moved: asked at home first
 		download(t, m, doc)
-		if n := env.Emu.Refusals()["upload.getFile: FILE_MIGRATE"]; n != 1 {
+		if n := env.Emu.Refusals()["upload.getFile:FILE_MIGRATE"]; n != 1 {
 			t.Fatalf("%d FILE_MIGRATE answers, want 1 (then the file's DC)", n)
 		}
 	})
@@ -114,7 +114,7 @@ func TestAccountOnAnotherDataCentre(t *testing.T) {
 	cfg := env.Config("account")
 	acc := env.Account(t, cfg)
 	ctx := ctxT(t)
-	if n := env.Emu.Refusals()["auth.sendCode: PHONE_MIGRATE"]; n != 1 {
+	if n := env.Emu.Refusals()["auth.sendCode:PHONE_MIGRATE"]; n != 1 {
 		t.Fatalf("PHONE_MIGRATE answers = %d, want 1", n)
 	}
 	dest := destination(t, env, acc)
@@ -141,7 +141,7 @@ func TestAccountOnAnotherDataCentre(t *testing.T) {
 	_ = acc.Close()
 
 	again := env.Account(t, cfg) // the same session store
-	if n := env.Emu.Refusals()["auth.sendCode: PHONE_MIGRATE"]; n != 1 {
+	if n := env.Emu.Refusals()["auth.sendCode:PHONE_MIGRATE"]; n != 1 {
 		t.Fatalf("a reconnect signed in again (%d PHONE_MIGRATE answers)", n)
 	}
 	if _, err := again.Self(ctx); err != nil {

@@ -65,15 +65,29 @@ func (a *Account) Authorized(ctx context.Context) (bool, error) {
 }
 
 // SendCode implements messenger.Account. Call it once per login: re-sending
-// codes in a loop earns day-long flood waits.
+// codes in a loop earns day-long flood waits. The code may go to the app,
+// by SMS or to the login e-mail (the administrator types what arrives); a
+// session the platform signs in at once (auth.sentCodeSuccess) keeps no
+// code request; a platform that wants a payment for the SMS or a login
+// e-mail set up first is an EINVALID error that says what to do.
 func (a *Account) SendCode(ctx context.Context, phone string) error {
 	sent, err := a.conn.client.Auth().SendCode(ctx, phone, auth.SendCodeOptions{})
 	if err != nil {
 		return mapErr("send code", err)
 	}
-	code, ok := sent.(*tg.AuthSentCode)
-	if !ok {
+	var code *tg.AuthSentCode
+	switch v := sent.(type) {
+	case *tg.AuthSentCode:
+		code = v
+	case *tg.AuthSentCodeSuccess:
+		return nil // signed in without a code: PendingCode reports none
+	case *tg.AuthSentCodePaymentRequired:
+		return hoard.Errorf(hoard.EINVALID, "The platform sends this number's login code by SMS only after a payment: sign in once in an official app (the code then arrives there), then log in here again.")
+	default:
 		return fmt.Errorf("send code: unexpected answer %T", sent)
+	}
+	if _, ok := code.Type.(*tg.AuthSentCodeTypeSetUpEmailRequired); ok {
+		return hoard.Errorf(hoard.EINVALID, "The platform asks this account to set up a login e-mail before it sends codes: do it in an official app, then log in here again.")
 	}
 	a.mu.Lock()
 	a.phone, a.codeHash = phone, code.PhoneCodeHash
@@ -400,6 +414,29 @@ func (a *Account) Messages(ctx context.Context, ch messenger.Channel, ids []int)
 	}
 	return out, nil
 }
+
+// LatestDocument implements messenger.Account with one messages.search
+// for documents, newest first.
+func (a *Account) LatestDocument(ctx context.Context, ch messenger.Channel) (messenger.Message, bool, error) {
+	res, err := a.conn.api.MessagesSearch(ctx, &tg.MessagesSearchRequest{Peer: inputPeer(ch), Filter: &tg.InputMessagesFilterDocument{}, Limit: 1})
+	if err != nil {
+		return messenger.Message{}, false, mapErr(fmt.Sprintf("newest document of %d", ch.ID), err)
+	}
+	mm, ok := res.AsModified()
+	if !ok {
+		return messenger.Message{}, false, fmt.Errorf("newest document of %d: unexpected answer %T", ch.ID, res)
+	}
+	for _, m := range mm.GetMessages() {
+		if msg, ok := convertMessage(m, ch.Forum, ch.Protected); ok && msg.Document != nil {
+			return msg, true, nil
+		}
+	}
+	return messenger.Message{}, false, nil
+}
+
+// HomeDC is the data centre the account's session lives on (0 before the
+// client learned it).
+func (a *Account) HomeDC() int { return a.conn.client.Config().ThisDC }
 
 // Resend implements messenger.Account: sendMedia with the existing document,
 // no upload. A stale file reference is refreshed once from the source.

@@ -21,11 +21,12 @@ import (
 
 // Bot is the gotd implementation of messenger.Bot, signed in with a token.
 //
-// Processes of one bot share one session: each loads the auth key stored
-// under Config.SessionKey, so the token is imported once per bot, not once
-// per process (re-importing it on every start earns long FLOOD_WAITs). The
-// update state (SessionKey+"/updates") and the access hashes learned from
-// updates (SessionKey+"/peers") live next to it. Connecting consumes no
+// Each process of one bot uses an auth key of its own, stored under
+// Config.SessionKey (the platform ends a key used from two places at once:
+// AUTH_KEY_DUPLICATED): the token is imported once per key and the key kept,
+// not imported on every start (that earns long FLOOD_WAITs). What is the
+// bot's and not one key's — the update state (StateKey+"/updates") and the
+// access hashes learned from updates (StateKey+"/peers") — is shared. Connecting consumes no
 // updates: only Listen runs gotd's updates manager and advances the stored
 // state, so a process that only sends leaves every update to the listening
 // one, or to the next process that listens.
@@ -93,7 +94,7 @@ func NewBot(ctx context.Context, cfg Config, token string) (*Bot, error) {
 		return nil, err
 	}
 	b.conn = c
-	if b.peers, err = loadPeers(ctx, cfg.Sessions, cfg.SessionKey, b.self.ID); err != nil {
+	if b.peers, err = loadPeers(ctx, b.cfg.Sessions, b.cfg.StateKey, b.self.ID); err != nil {
 		_ = c.close()
 		return nil, fmt.Errorf("bot: %w", err)
 	}
@@ -108,7 +109,7 @@ func NewBot(ctx context.Context, cfg Config, token string) (*Bot, error) {
 // yet (a new bot), so that the first Listen, whenever it comes, delivers
 // what users sent since the bot first connected.
 func (b *Bot) initUpdatesState(ctx context.Context) error {
-	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.SessionKey, b.peers)
+	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.StateKey, b.peers)
 	if err != nil {
 		return fmt.Errorf("bot: %w", err)
 	}
@@ -167,7 +168,7 @@ func (b *Bot) Listen(ctx context.Context, h messenger.BotHandler) error {
 		return errors.New("bot listen: already listening in this process")
 	}
 	defer b.listening.Store(false)
-	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.SessionKey, b.peers)
+	state, err := loadUpdatesState(ctx, b.cfg.Sessions, b.cfg.StateKey, b.peers)
 	if err != nil {
 		return fmt.Errorf("bot listen: %w", err)
 	}

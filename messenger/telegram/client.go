@@ -123,6 +123,8 @@ func (l *limitedInvoker) Invoke(ctx context.Context, in bin.Encoder, out bin.Dec
 		if !ok {
 			if err == nil {
 				observeBytes(l.cfg.Observer, in, out)
+			} else if l.cfg.OnSignedOut != nil && signedOut(err) {
+				l.cfg.OnSignedOut(err)
 			}
 			return err
 		}
@@ -166,6 +168,12 @@ func methodName(in bin.Encoder) string {
 	return fmt.Sprintf("%T", in)
 }
 
+// signedOut reports an answer that the session is not signed in (any
+// more): 401, or 406 AUTH_KEY_DUPLICATED.
+func signedOut(err error) bool {
+	return auth.IsUnauthorized(err) || tgerr.Is(err, "AUTH_KEY_DUPLICATED")
+}
+
 // Errors of the bot's requests that the port has no sentinel for.
 var (
 	errQueryExpired = &hoard.Error{Code: hoard.ENOTFOUND, Message: "The button press expired; press it again."}
@@ -198,7 +206,9 @@ func mapErr(op string, err error) error {
 		errors.Is(err, auth.ErrPasswordInvalid):
 		sentinel = messenger.ErrInvalidCode
 	case auth.IsUnauthorized(err) || tgerr.Is(err, "AUTH_KEY_UNREGISTERED", "SESSION_REVOKED", "SESSION_EXPIRED",
-		"USER_DEACTIVATED", "USER_DEACTIVATED_BAN", "AUTH_KEY_INVALID"):
+		"USER_DEACTIVATED", "USER_DEACTIVATED_BAN", "AUTH_KEY_INVALID", "AUTH_KEY_DUPLICATED", "AUTH_KEY_PERM_EMPTY"):
+		// 406 AUTH_KEY_DUPLICATED: the key was used from two places at
+		// once and the platform ended it; it is signed out for good.
 		sentinel = messenger.ErrUnauthorized
 	case tgerr.Is(err, "CHAT_FORWARDS_RESTRICTED"):
 		sentinel = messenger.ErrProtected

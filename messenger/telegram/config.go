@@ -94,6 +94,17 @@ type Config struct {
 	// messenger.EncryptedStore).
 	Sessions   messenger.SessionStore
 	SessionKey string
+	// StateKey is where a bot keeps what is the bot's and not one auth
+	// key's: its update state (StateKey+"/updates") and the access hashes
+	// it learned (StateKey+"/peers"). Default SessionKey; bot processes
+	// that each hold a session of their own share one StateKey.
+	StateKey string
+	// OnSignedOut, when set, is called (from a request's goroutine) with
+	// the error of a request that found the session signed out: 401
+	// AUTH_KEY_UNREGISTERED, SESSION_REVOKED…, or 406 AUTH_KEY_DUPLICATED
+	// (the key was used from two places at once and the platform ended
+	// it). Set it only on a client that was signed in.
+	OnSignedOut func(err error)
 	// Logger; default slog.Default(). Codes, passwords and tokens are never
 	// logged.
 	Logger *slog.Logger
@@ -133,6 +144,9 @@ type Config struct {
 func (c *Config) setDefaults() error {
 	if c.Sessions == nil || c.SessionKey == "" {
 		return errors.New("telegram: Config.Sessions and SessionKey are required")
+	}
+	if c.StateKey == "" {
+		c.StateKey = c.SessionKey
 	}
 	if c.AppID == 0 || c.AppHash == "" {
 		if c.Endpoint == nil {

@@ -15,7 +15,7 @@ import (
 
 // peerStore keeps the access hashes a client learned from updates (users
 // and channels; they are per viewer), persisted in the SessionStore under
-// SessionKey+"/peers" so that every process of the same bot can address a
+// StateKey+"/peers" so that every process of the same bot can address a
 // user or read a channel that any of them has seen. A lookup that misses
 // reloads the stored blob first. Writes happen only when a hash is new or
 // changed, and merge with what is stored, so two processes do not erase

@@ -40,6 +40,11 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 	if done < 0 {
 		done = 0
 	}
+	if req.Limit > 0 {
+		// Fetch (and check) only the chunks up to the one holding the
+		// Limit-th byte.
+		doc.Size = min(doc.Size, (req.Limit+chunkSize-1)/chunkSize*chunkSize)
+	}
 	stalls, refreshes := 0, 0
 	dc := newFileDC(doc.DCID)
 	for {

@@ -14,7 +14,7 @@ import (
 )
 
 // updatesState persists a client's update state (pts, qts, date, seq and
-// channel pts) in the SessionStore under SessionKey+"/updates". It is loaded
+// channel pts) in the SessionStore under StateKey+"/updates". It is loaded
 // when Bot.Listen starts, so a process that listens after another resumes
 // from where that one stopped, with getDifference: updates that arrived
 // while nobody listened are delivered, not lost. Only the listening process
