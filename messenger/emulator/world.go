@@ -27,9 +27,9 @@ type user struct {
 	bot       bool
 	premium   bool
 	// sentCode is how auth.sendCode answers for the user (Seed).
-	sentCode  string
-	token     string
-	password  *srpPassword
+	sentCode string
+	token    string
+	password *srpPassword
 	// box is the user's private message box; ids and pts are per user.
 	box []*message
 	pts int
