@@ -258,9 +258,12 @@ func (d *doctor) checkSource(ctx context.Context, acc *telegram.Account, peer me
 	start := time.Now()
 	err = acc.Download(ctx, messenger.DownloadRequest{Channel: peer, MessageID: msg.ID, Document: *doc, Limit: 1, Threads: 1}, discardAt{})
 	if err != nil {
-		return "FAIL", subject, fmt.Sprintf("the newest file “%s” (data centre %d) cannot be read: %s", doc.FileName, doc.DCID, describe(err)),
-			fmt.Sprintf("hoard must reach every data centre of the platform (here DC %d): check firewalls and proxies between this host and the platform; %s",
-				doc.DCID, whatToDo(err))
+		todo := fmt.Sprintf("hoard must reach every data centre of the platform (here DC %d): check firewalls and proxies between this host and the platform",
+			doc.DCID)
+		if more := specificToDo(err); more != "" {
+			todo += "; " + more
+		}
+		return "FAIL", subject, fmt.Sprintf("the newest file “%s” (data centre %d) cannot be read: %s", doc.FileName, doc.DCID, describe(err)), todo
 	}
 	return "ok", subject, fmt.Sprintf("reachable (%s); the first chunk of its newest file “%s” read from data centre %d in %s",
 		channelKind(info), doc.FileName, doc.DCID, time.Since(start).Round(time.Millisecond)), ""
@@ -305,6 +308,15 @@ func describe(err error) string {
 
 // whatToDo says what a person can do about a platform error.
 func whatToDo(err error) string {
+	if todo := specificToDo(err); todo != "" {
+		return todo
+	}
+	return "check the network between this host and the platform"
+}
+
+// specificToDo is what to do about an error hoard recognises ("" for
+// any other).
+func specificToDo(err error) string {
 	if fw, ok := messenger.AsFloodWait(err); ok {
 		return fmt.Sprintf("the platform asks to wait %s: run hoard doctor again after that", fw.RetryAfter)
 	}
@@ -318,7 +330,7 @@ func whatToDo(err error) string {
 	case errors.Is(err, sessionlease.ErrBusy):
 		return "a running hoard process uses this session; stop it to check from here"
 	}
-	return "check the network between this host and the platform"
+	return ""
 }
 
 func cmpOr(a, b string) string {

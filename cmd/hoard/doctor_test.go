@@ -30,6 +30,7 @@ func (w *botWorld) runDoctorProc(t *testing.T) doctorRun {
 			t.Fatalf("doctor: %v\n%s", err, stderr)
 		}
 	}
+	t.Logf("hoard doctor (exit %d):\n%s", code, stdout)
 	return doctorRun{code: code, lines: strings.Split(strings.TrimSpace(stdout.String()), "\n")}
 }
 
