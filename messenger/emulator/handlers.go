@@ -665,10 +665,13 @@ func (c *call) inlineMarkup(in tg.ReplyMarkupClass) (*tg.ReplyInlineMarkup, erro
 	return rm, nil
 }
 
+// messagesForwardMessages forwards (or, with DropAuthor, copies) posts of
+// a channel: see checkForwardIDs and forwardable for which it refuses and
+// which it skips.
 func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesForwardMessagesRequest)
-	if len(r.ID) == 0 || len(r.ID) != len(r.RandomID) {
-		return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
+	if err := checkForwardIDs(r); err != nil {
+		return nil, nil, err
 	}
 	from, err := c.readableChannel(r.FromPeer)
 	if err != nil {
@@ -685,20 +688,9 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 	if err != nil {
 		return nil, nil, err
 	}
-	var src []*message
-	for i, id := range r.ID {
-		if id < 1 || id > len(from.msgs) || from.msgs[id-1].action != nil {
-			return nil, nil, tgerr.New(400, "MESSAGE_ID_INVALID")
-		}
-		if r.RandomID[i] == 0 {
-			return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
-		}
-		if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID[i])]; dup || slices.Index(r.RandomID[:i], r.RandomID[i]) >= 0 {
-			// One forward is all or nothing: a batch holding a random id
-			// already used delivers none of its messages.
-			return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
-		}
-		src = append(src, from.msgs[id-1])
+	src, rids, err := c.forwardable(from, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := c.e.botFlood(c.user, to.id(), len(src)); err != nil {
 		return nil, nil, err
@@ -713,7 +705,7 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		if !r.DropAuthor {
 			m.fwdFrom, m.fwdPost, m.fwdDate = from.id, s.id, s.date
 		}
-		u, p, err := c.deliverTo(to, m, r.RandomID[i])
+		u, p, err := c.deliverTo(to, m, rids[i])
 		if err != nil {
 			return nil, nil, err
 		}
