@@ -469,6 +469,8 @@ func messagesSearch(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	return c.channelMessages(ch, page(sel, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID), len(sel)), nil, nil
 }
 
+// messagesGetForumTopics lists a forum's topics in the platform's order,
+// one page after the cursor (see forumTopicPage).
 func messagesGetForumTopics(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesGetForumTopicsRequest)
 	ch, err := c.readableChannel(r.Peer)
@@ -478,31 +480,15 @@ func messagesGetForumTopics(c *call, obj bin.Object) (bin.Encoder, []pending, er
 	if !ch.forum {
 		return nil, nil, tgerr.New(400, "CHANNEL_FORUM_MISSING")
 	}
-	topics := slices.Clone(ch.topics)
-	slices.SortFunc(topics, func(a, b *topic) int { return b.id - a.id })
-	limit := r.Limit
-	if limit <= 0 || limit > 100 {
-		limit = 100
-	}
-	out := &tg.MessagesForumTopics{Count: len(topics), Pts: ch.pts, Chats: []tg.ChatClass{c.e.channelView(c.user.id, ch)}}
-	for _, t := range topics {
-		if (r.OffsetTopic != 0 && t.id >= r.OffsetTopic) || (r.Q != "" && !strings.Contains(strings.ToLower(t.title), strings.ToLower(r.Q))) {
-			continue
-		}
-		if len(out.Topics) == limit {
-			break
-		}
-		top := t.id
-		for _, m := range ch.msgs {
-			if m.topicID == t.id || m.id == t.id {
-				top = m.id
-			}
-		}
+	all := ch.topicsByActivity(r.Q)
+	out := &tg.MessagesForumTopics{Count: len(all), Pts: ch.pts, Chats: []tg.ChatClass{c.e.channelView(c.user.id, ch)}}
+	for _, t := range forumTopicPage(all, r) {
 		out.Topics = append(out.Topics, &tg.ForumTopic{
 			ID: t.id, Date: t.date, Peer: &tg.PeerChannel{ChannelID: ch.id}, Title: t.title, IconColor: 0x6FB9F0,
-			TopMessage: top, FromID: &tg.PeerChannel{ChannelID: ch.id}, NotifySettings: tg.PeerNotifySettings{},
+			TopMessage: t.top.id, FromID: &tg.PeerChannel{ChannelID: ch.id}, NotifySettings: tg.PeerNotifySettings{},
+			Pinned: t.pin > 0,
 		})
-		out.Messages = append(out.Messages, c.e.messageView(c.user.id, ch, ch.msgs[top-1]))
+		out.Messages = append(out.Messages, c.e.messageView(c.user.id, ch, t.top))
 	}
 	return out, nil, nil
 }
