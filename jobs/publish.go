@@ -80,7 +80,9 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 			if err := db.MarkTransferPartPosting(ctx, t.ID, part.PartNo, after); err != nil {
 				return err
 			}
-			if destID, err = d.post(ctx, db, t, part, wr); err != nil {
+			if destID, err = d.post(ctx, db, t, part, wr); isTooLarge(err) {
+				return d.splitRefusedPart(ctx, job, t, part, wr, err)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -146,7 +148,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 			return int64(id), nil
 		}
 		var ue *messenger.UploadError
-		if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &ue) || try >= uploadTries || ctx.Err() != nil {
+		if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &ue) || isTooLarge(err) || try >= uploadTries || ctx.Err() != nil {
 			return 0, err
 		}
 		d.Logger.Warn("upload interrupted; resuming", "part", part.Name, "parts_done", ue.Resume.PartsDone, "try", try, "err", err)

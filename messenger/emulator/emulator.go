@@ -141,6 +141,7 @@ type Emulator struct {
 	floodBuckets map[int64]*bucket // chat id → bucket; 0: the bot overall
 	floodTrips   int
 	botForwards  map[int64][]time.Time // chat id → when each message the bot forwarded there arrived
+	partCaps     [2]int                // SetPartCaps: the regular and the Premium part cap; 0: the platform's
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -799,11 +800,13 @@ const (
 	chunkMax = 1 << 20
 )
 
+// maxParts is the most parts one upload of u may have: 4,000, or 8,000
+// with Premium (SetPartCaps scales them down for tests). Called under e.mu.
 func (e *Emulator) maxParts(u *user) int {
 	if u.premium {
-		return 8000
+		return cmp.Or(e.partCaps[1], 8000)
 	}
-	return 4000
+	return cmp.Or(e.partCaps[0], 4000)
 }
 
 func uploadGetFile(c *call, obj bin.Object) (bin.Encoder, []push, error) {
