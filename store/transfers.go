@@ -16,7 +16,8 @@ const transferColumns = `id, coalesce(source_channel_id, 0) AS source_channel_id
 
 const transferPartColumns = `transfer_id, part_no, name, byte_offset AS offset, length,
 	coalesce(resend_message_id, 0) AS resend_message_id, coalesce(dest_after_id, 0) AS dest_after_id,
-	coalesce(dest_message_id, 0) AS dest_message_id`
+	coalesce(dest_message_id, 0) AS dest_message_id, coalesce(upload_file_id, 0) AS upload_file_id,
+	coalesce(upload_parts_done, 0) AS upload_parts_done, upload_saved_at`
 
 // ErrSameContent is returned by CreateTransfer when a package with the same
 // content hash is published or another transfer is publishing the same
@@ -158,7 +159,8 @@ func (db *DB) SplitTransferPart(ctx context.Context, transferID int64, partNo in
 	if err := checkPieces(offset, length, pieces); err != nil {
 		return nil, err
 	}
-	if _, err := db.q.Exec(ctx, `UPDATE transfer_parts SET name = $3, length = $4, resend_message_id = NULL, dest_after_id = NULL
+	if _, err := db.q.Exec(ctx, `UPDATE transfer_parts SET name = $3, length = $4, resend_message_id = NULL, dest_after_id = NULL,
+			upload_file_id = NULL, upload_parts_done = NULL, upload_saved_at = NULL
 		WHERE transfer_id = $1 AND part_no = $2`, transferID, partNo, pieces[0].Name, pieces[0].Length); err != nil {
 		return nil, wrap("split transfer part", err)
 	}
@@ -226,6 +228,21 @@ func (db *DB) RecordTransferPart(ctx context.Context, transferID int64, partNo i
 	err = db.q.QueryRow(ctx, `SELECT count(*) FROM transfer_parts WHERE transfer_id = $1 AND dest_message_id IS NULL`,
 		transferID).Scan(&remaining)
 	return remaining, wrap("record transfer part", err)
+}
+
+// SaveUploadPoint records where an interrupted upload of a part stands
+// (stamped now), replacing the point recorded before; fileID 0 forgets it.
+func (db *DB) SaveUploadPoint(ctx context.Context, transferID int64, partNo int, fileID int64, partsDone int) error {
+	sql := `UPDATE transfer_parts SET upload_file_id = $3, upload_parts_done = $4, upload_saved_at = now()
+		WHERE transfer_id = $1 AND part_no = $2`
+	args := []any{transferID, partNo, fileID, partsDone}
+	if fileID == 0 {
+		sql = `UPDATE transfer_parts SET upload_file_id = NULL, upload_parts_done = NULL, upload_saved_at = NULL
+			WHERE transfer_id = $1 AND part_no = $2`
+		args = args[:2]
+	}
+	tag, err := db.q.Exec(ctx, sql, args...)
+	return notFoundIfNone("save upload point", tag, err)
 }
 
 // ClearTransferPart forgets a part's destination message (it vanished from

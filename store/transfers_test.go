@@ -836,3 +836,41 @@ func TestSplitTransferPart(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveUploadPoint keeps a part's upload point, replaces it, forgets it
+// (file id 0), and a split of the part forgets it too.
+func TestSaveUploadPoint(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	tr := mustTransfer(t, db)
+	type point struct {
+		File  int64
+		Done  int
+		Saved bool
+	}
+	read := func(no int) point {
+		t.Helper()
+		p, err := db.FindTransferPart(ctx, tr.ID, no)
+		must(t, err)
+		return point{p.UploadFileID, p.UploadPartsDone, p.UploadSavedAt != nil}
+	}
+	var got []point
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 77, 5))
+	got = append(got, read(1), read(0))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 77, 9))
+	got = append(got, read(1))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 0, 0))
+	got = append(got, read(1))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 78, 3))
+	must(t, db.InTx(ctx, func(tx *store.DB) error {
+		_, err := tx.SplitTransferPart(ctx, tr.ID, 1, []hoard.TransferPart{{Name: "a", Offset: 10, Length: 5}, {Name: "b", Offset: 15, Length: 5}})
+		return err
+	}))
+	got = append(got, read(1))
+	want := []point{{77, 5, true}, {0, 0, false}, {77, 9, true}, {0, 0, false}, {0, 0, false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	wantCode(t, db.SaveUploadPoint(ctx, tr.ID, 42, 1, 1), hoard.ENOTFOUND)
+}

@@ -75,6 +75,12 @@ type Options struct {
 	// BotFlood is the bot's flood model; the zero value is
 	// DefaultBotFlood.
 	BotFlood BotFlood
+	// UploadPartLife is how long an uploaded part is kept for the
+	// sendMedia that uses it (the platform: "between several minutes and
+	// several hours"); a file posted with a part older than that is
+	// answered FILE_PART_X_MISSING. Default 1 hour; negative keeps parts
+	// until they are used.
+	UploadPartLife time.Duration
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -160,6 +166,9 @@ func New(opts Options) (*Emulator, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.UploadPartLife == 0 {
+		opts.UploadPartLife = time.Hour
 	}
 	if opts.CallbackTimeout <= 0 {
 		opts.CallbackTimeout = 15 * time.Second

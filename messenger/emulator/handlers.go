@@ -912,7 +912,7 @@ func uploadSavePart(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 	key := uploadKey(c.user.id, fileID)
 	u := c.e.uploads[key]
 	if u == nil {
-		u = &upload{dir: filepath.Join(c.e.dir, "uploads", key), big: big, total: total, parts: map[int]int{}}
+		u = &upload{dir: filepath.Join(c.e.dir, "uploads", key), big: big, total: total, parts: map[int]int{}, stored: map[int]time.Time{}}
 		c.e.uploads[key] = u
 	}
 	if big && u.total != total {
@@ -938,7 +938,7 @@ func uploadSavePart(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 	}
 	c.e.mu.Lock()
 	if cur := c.e.uploads[key]; cur == u {
-		u.parts[part] = len(data)
+		u.parts[part], u.stored[part] = len(data), time.Now()
 	}
 	c.e.mu.Unlock()
 	r, _ := encode(&tg.BoolTrue{})
@@ -963,8 +963,11 @@ func (c *call) takeUpload(in tg.InputFileClass) (*upload, int, string, error) {
 	}
 	key := uploadKey(c.user.id, id)
 	u := c.e.uploads[key]
-	if u == nil || parts <= 0 {
+	if parts <= 0 {
 		return nil, 0, "", tgerr.New(400, "FILE_PARTS_INVALID")
+	}
+	if u == nil {
+		return nil, 0, "", tgerr.New(400, "FILE_PART_0_MISSING") // nothing stored under this id (or all of it expired)
 	}
 	if u.big && parts != u.total {
 		return nil, 0, "", tgerr.New(400, "FILE_PARTS_INVALID")
@@ -972,7 +975,7 @@ func (c *call) takeUpload(in tg.InputFileClass) (*upload, int, string, error) {
 	size := 0
 	for i := range parts {
 		n, ok := u.parts[i]
-		if !ok {
+		if !ok || c.e.partGone(u, i) {
 			return nil, 0, "", tgerr.New(400, fmt.Sprintf("FILE_PART_%d_MISSING", i))
 		}
 		if i == 0 {
