@@ -17,26 +17,37 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// partLog records the part numbers of an upload's saveBigFilePart calls.
+// partLog records the parts an upload sent (saveBigFilePart), each
+// (file id, part) once: a request the client repeated because its answer
+// was late is the same part.
 type partLog struct {
 	mu    sync.Mutex
+	seen  map[[2]int64]bool
 	parts []int
 }
 
 func (l *partLog) match(req bin.Object) bool {
 	if r, ok := req.(*tg.UploadSaveBigFilePartRequest); ok {
 		l.mu.Lock()
-		l.parts = append(l.parts, r.FilePart)
+		if k := [2]int64{r.FileID, int64(r.FilePart)}; !l.seen[k] {
+			if l.seen == nil {
+				l.seen = map[[2]int64]bool{}
+			}
+			l.seen[k] = true
+			l.parts = append(l.parts, r.FilePart)
+		}
 		l.mu.Unlock()
 	}
 	return false // records, never fires
 }
 
+// take returns the parts sent since the last take (and starts counting
+// anew).
 func (l *partLog) take() []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := l.parts
-	l.parts = nil
+	l.parts, l.seen = nil, nil
 	return out
 }
 
@@ -53,7 +64,7 @@ func TestUploadResumesFromItsStoredPoint(t *testing.T) {
 	type run struct {
 		State      rivertype.JobState
 		Resent     int  // parts sent again that the stored point held
-		Sent       int  // saveBigFilePart calls
+		Sent       int  // parts sent (saveBigFilePart, each file id and part once)
 		SendMedia  int  // messages.sendMedia calls
 		Identical  bool // the posted document's bytes are the file's
 		PointAfter int64
