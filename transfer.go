@@ -56,4 +56,15 @@ type TransferPart struct {
 	ResendMessageID int64
 	DestAfterID     int64
 	DestMessageID   int64
+	// UploadPoint is where an interrupted upload of the part stands.
+	UploadPoint
+}
+
+// UploadPoint is the durable resume point of a part's upload: the platform
+// stores the first UploadPartsDone parts of the upload UploadFileID, as
+// recorded at UploadSavedAt (nil, and the rest zero, when none is).
+type UploadPoint struct {
+	UploadFileID    int64
+	UploadPartsDone int
+	UploadSavedAt   *time.Time
 }

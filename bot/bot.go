@@ -58,10 +58,11 @@ type Metrics interface {
 // Outcomes of a package delivery (BotDelivery).
 const (
 	DeliverySent        = "sent"
-	DeliveryBlocked     = "blocked"     // the user blocked the bot
-	DeliveryUnlinked    = "unlinked"    // the target is no longer the user's link
-	DeliveryUnpublished = "unpublished" // the package is not in the destination
-	DeliveryFailed      = "failed"      // its attempts spent
+	DeliveryBlocked     = "blocked"      // the user blocked the bot
+	DeliveryUnlinked    = "unlinked"     // the target is no longer the user's link
+	DeliveryUnpublished = "unpublished"  // the package is not in the destination
+	DeliveryFailed      = "failed"       // its attempts spent
+	DeliveryMissingPart = "missing_part" // a part is no longer in the destination
 )
 
 type noMetrics struct{}

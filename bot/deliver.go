@@ -112,6 +112,10 @@ func (w *SendWorker) deliver(ctx context.Context, d *store.BotDelivery) error {
 	}
 	n, err := w.deps.Bot.Copy(ctx, r.PlatformUserID, d.DestChannelPlatformID, msgIDs, randomIDs)
 	r.PartsSent += n
+	var skipped *messenger.NotForwardedError
+	if errors.As(err, &skipped) {
+		return w.missingParts(context.WithoutCancel(ctx), d, skipped.MsgIDs)
+	}
 	// What was delivered must be recorded even when ctx ended meanwhile.
 	if err == nil {
 		// Every part delivered: SENT records them all in one write.

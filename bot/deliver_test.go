@@ -203,3 +203,61 @@ func TestDeliveryFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveryMissingPart delivers a batch whose first package lost a
+// destination post: that request ends FAILED at once naming the part (the
+// parts that exist delivered and counted), the administrators are told
+// with a MISSING_PART notification, and the batch goes on.
+func TestDeliveryMissingPart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	const chat = 93
+	u := e.user("missing@example.com", chat)
+	a, b, c := e.pkg("Walls.zip", 4), e.pkg("Roof.zip", 1), e.pkg("Door.zip", 3)
+	e.bot.missing[int(a.DestMessageIDs[1])] = true
+	e.bot.missing[int(a.DestMessageIDs[3])] = true
+	e.bot.missing[int(b.DestMessageIDs[0])] = true
+	e.bot.missing[int(c.DestMessageIDs[2])] = true
+	jobs := e.queue(u, "", a, b, c)
+	e.must(e.work(jobs[0], 1))
+	e.must(e.work(jobs[0], 2)) // a run again changes nothing
+
+	type outcome struct {
+		Statuses      []string
+		Errors        []string
+		Received      []string
+		Notifications []string
+		Counted       map[string]int
+	}
+	reqs, err := e.db.ListBotSendRequests(ctx, u.ID, 10)
+	e.must(err)
+	got := outcome{Statuses: e.statuses(u), Received: e.received(chat)}
+	for i := range reqs {
+		got.Errors = append(got.Errors, reqs[len(reqs)-1-i].ErrorMessage)
+	}
+	ns, err := e.db.ListNotifications(ctx, 0, 10)
+	e.must(err)
+	for i := range ns {
+		n := ns[len(ns)-1-i]
+		got.Notifications = append(got.Notifications, fmt.Sprintf("%s %d %s | %s", n.Type, n.PackageID, n.Title, n.Message))
+	}
+	_, got.Counted = e.told.counts()
+	tell := "An administrator has been told; send the package again once it is repaired."
+	want := outcome{
+		Statuses: []string{fmt.Sprintf("%d:FAILED:2/4", a.ID), fmt.Sprintf("%d:FAILED:0/1", b.ID), fmt.Sprintf("%d:FAILED:2/3", c.ID)},
+		Errors: []string{
+			"Parts 2 and 4 of 4 of Walls.zip could not be delivered: they are missing from the archive channel. " + tell,
+			"Roof.zip could not be delivered: it is missing from the archive channel. " + tell,
+			"Part 3 of 3 of Door.zip could not be delivered: it is missing from the archive channel. " + tell},
+		Received: []string{parts(a)[0], parts(a)[2], parts(c)[0], parts(c)[1]},
+		Notifications: []string{
+			fmt.Sprintf("MISSING_PART %d Missing destination post: Walls.zip | Parts 2 and 4 of 4 of Walls.zip are no longer in the destination channel, so a delivery to a user failed. Repair re-publishes the package.", a.ID),
+			fmt.Sprintf("MISSING_PART %d Missing destination post: Roof.zip | Roof.zip is no longer in the destination channel, so a delivery to a user failed. Repair re-publishes the package.", b.ID),
+			fmt.Sprintf("MISSING_PART %d Missing destination post: Door.zip | Part 3 of 3 of Door.zip is no longer in the destination channel, so a delivery to a user failed. Repair re-publishes the package.", c.ID)},
+		Counted: map[string]int{DeliveryMissingPart: 3},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}

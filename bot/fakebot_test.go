@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/hoard/hoard/messenger"
@@ -28,6 +29,9 @@ type fakeBot struct {
 	copyErr   error
 	copyErrAt int
 	copied    int
+	// missing are channel messages that are gone: Copy skips them, as
+	// the platform does, and names them in a NotForwardedError.
+	missing map[int]bool
 	// listening counts the Listen calls running now.
 	listening int
 }
@@ -45,7 +49,8 @@ type fakeMessage struct {
 
 func newFakeBot() *fakeBot {
 	return &fakeBot{self: messenger.User{ID: 500, Username: "hoard_bot", Bot: true}, chats: map[int64][]*fakeMessage{},
-		randomIDs: map[int64]bool{}, notices: map[int64]string{}, readable: map[int64]bool{}, blocked: map[int64]bool{}}
+		randomIDs: map[int64]bool{}, notices: map[int64]string{}, readable: map[int64]bool{}, blocked: map[int64]bool{},
+		missing: map[int]bool{}}
 }
 
 func (b *fakeBot) Self(context.Context) (messenger.User, error) { return b.self, nil }
@@ -122,13 +127,24 @@ func (b *fakeBot) Copy(_ context.Context, chatID, channelID int64, msgIDs []int,
 	if len(msgIDs) != len(randomIDs) {
 		return 0, errors.New("RANDOM_ID_INVALID")
 	}
+	var skipped []int
+	lead := func(i int) int {
+		if len(skipped) > 0 {
+			return min(i, slices.Index(msgIDs, skipped[0]))
+		}
+		return i
+	}
 	for i, id := range msgIDs {
 		if err := b.copyErr; err != nil && b.copied >= b.copyErrAt {
 			b.copyErr = nil
-			return i, err
+			return lead(i), err
 		}
 		if b.blocked[chatID] {
-			return i, fmt.Errorf("copy: %w", messenger.ErrBlocked)
+			return lead(i), fmt.Errorf("copy: %w", messenger.ErrBlocked)
+		}
+		if b.missing[id] {
+			skipped = append(skipped, id)
+			continue
 		}
 		if b.randomIDs[randomIDs[i]] {
 			continue // delivered before: not again
@@ -137,6 +153,9 @@ func (b *fakeBot) Copy(_ context.Context, chatID, channelID int64, msgIDs []int,
 		b.copied++
 		b.nextID++
 		b.chats[chatID] = append(b.chats[chatID], &fakeMessage{ID: b.nextID, Copy: fmt.Sprintf("%d/%d", channelID, id)})
+	}
+	if len(skipped) > 0 {
+		return lead(len(msgIDs)), fmt.Errorf("copy: %w", &messenger.NotForwardedError{MsgIDs: skipped})
 	}
 	return len(msgIDs), nil
 }

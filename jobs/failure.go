@@ -35,11 +35,11 @@ func settled(err error) (error, bool) {
 	return err, false
 }
 
-// snoozeIfPartJobUnfinished turns errPartJobUnfinished into a short
-// snooze (no attempt spent): River records the end of the earlier job in a
-// moment.
+// snoozeIfPartJobUnfinished turns errPartJobUnfinished (River records the
+// end of the earlier job in a moment) and errPartSplit (the part's first
+// piece is posted next) into a short snooze: no attempt spent.
 func snoozeIfPartJobUnfinished(err error) (error, bool) {
-	if errors.Is(err, errPartJobUnfinished) {
+	if errors.Is(err, errPartJobUnfinished) || errors.Is(err, errPartSplit) {
 		return river.JobSnooze(time.Second), true
 	}
 	return err, false

@@ -324,7 +324,8 @@ func inspectSet(sp spooled, a hoard.IngestMessageArgs) (inspection, error) {
 
 // planParts plans how the set is published: the destination's writer
 // (preferring the account that read the set) and the split plan's parts,
-// each at most the writer's upload limit. A part is re-sent when no byte
+// each at most the writer's upload limit as the platform reports it now
+// (splitLimitFor). A part is re-sent when no byte
 // changes and the reader may post into the destination (the same account,
 // an unprotected channel and message); otherwise it is uploaded from the
 // spool. Failures are recorded as UPLOAD_FAILED.
@@ -334,10 +335,12 @@ func (d *Deps) planParts(ctx context.Context, src *channelAccess, parts []messen
 		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}
 	infos := make([]archive.PartInfo, len(parts))
+	var largest int64
 	for i, p := range parts {
 		infos[i] = archive.PartInfo{Name: p.Document.FileName, Size: p.Document.Size}
+		largest = max(largest, p.Document.Size)
 	}
-	ranges, err := archive.PlanSplit(a.FileName, d.splitLimit(isPremium(ctx, d.DB, wr.m.AccountID)), infos)
+	ranges, err := archive.PlanSplit(a.FileName, d.splitLimitFor(ctx, wr, largest), infos)
 	if err != nil {
 		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}

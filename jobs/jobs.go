@@ -72,6 +72,11 @@ type Deps struct {
 	// downloads whole to take a chosen preview out of it (RAR, 7z, a ZIP
 	// without a usable index); DefaultPreviewDownloadBudget when <= 0.
 	PreviewDownloadBudget int64
+	// UploadPointLife is how long a stored resume point of an upload is
+	// worth trying (default 1 hour): the platform keeps uploaded parts
+	// "between several minutes and several hours" (docs api/files); an
+	// older point starts the upload again from part 0.
+	UploadPointLife time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Metrics is told what the ingestion moved and decided (default:
@@ -137,6 +142,9 @@ func (d *Deps) defaults() {
 	}
 	if d.SplitThreshold <= 0 {
 		d.SplitThreshold = 2097152000
+	}
+	if d.UploadPointLife <= 0 {
+		d.UploadPointLife = time.Hour
 	}
 	if d.SettleTime == 0 {
 		d.SettleTime = 10 * time.Minute

@@ -65,12 +65,11 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 		}
 		return fmt.Errorf("manual upload %d: %w", up.ID, err)
 	}
-	premium := isPremium(ctx, db, wr.m.AccountID)
 	for _, f := range up.Files {
 		if f.Status == hoard.UploadCompleted || f.Status == hoard.UploadFailed {
 			continue
 		}
-		if err := d.processManualFile(ctx, job, f, wr, premium); err != nil {
+		if err := d.processManualFile(ctx, job, f, wr); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -89,11 +88,11 @@ func (w *ManualUploadWorker) Work(ctx context.Context, job *river.Job[hoard.Manu
 // processManualFile hands one file to its publication: a new one, or on a
 // retry its FAILED one taken up again (the parts it posted stay, the others
 // are posted); a publication in flight is left to its jobs.
-func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess, premium bool) error {
+func (d *Deps) processManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess) error {
 	t, err := d.DB.FindTransferByUploadFile(ctx, f.ID)
 	switch {
 	case hoard.ErrorCode(err) == hoard.ENOTFOUND:
-		return d.startManualFile(ctx, job, f, wr, premium)
+		return d.startManualFile(ctx, job, f, wr)
 	case err != nil:
 		return err
 	case t.Status != hoard.TransferFailed:
@@ -127,7 +126,7 @@ func (d *Deps) failUpload(ctx context.Context, up *hoard.ManualUpload, reason st
 
 // startManualFile hashes one file and hands it to upload_part jobs (or
 // completes it at once when its content is already in the catalog).
-func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess, premium bool) error {
+func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualUploadArgs], f hoard.ManualUploadFile, wr *channelAccess) error {
 	db := d.DB
 	if !filepath.IsLocal(f.StoredPath) {
 		return hoard.Errorf(hoard.EINVALID, "stored path of %s is not inside UPLOAD_DIR", f.FileName)
@@ -151,7 +150,7 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		return fmt.Errorf("read %s: %w", f.FileName, err)
 	}
 	typ := catalogType(det.Type, f.FileName)
-	ranges, err := archive.PlanSplit(f.FileName, d.splitLimit(premium), []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
+	ranges, err := archive.PlanSplit(f.FileName, d.splitLimitFor(ctx, wr, f.FileSize), []archive.PartInfo{{Name: f.FileName, Size: f.FileSize}})
 	if err != nil {
 		return err
 	}

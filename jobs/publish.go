@@ -80,7 +80,9 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 			if err := db.MarkTransferPartPosting(ctx, t.ID, part.PartNo, after); err != nil {
 				return err
 			}
-			if destID, err = d.post(ctx, db, t, part, wr); err != nil {
+			if destID, err = d.post(ctx, db, t, part, wr); isTooLarge(err) {
+				return d.splitRefusedPart(ctx, job, t, part, wr, err)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -132,27 +134,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 		}
 		d.Logger.Info("source message cannot be re-sent; uploading instead", "part", part.Name)
 	}
-	parts, err := archive.OpenParts(t.SpoolPaths...)
-	if err != nil {
-		return 0, fmt.Errorf("spool of %s: %w", part.Name, err)
-	}
-	defer parts.Close()
-	req := messenger.UploadRequest{Channel: wr.peer, Data: parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length}),
-		FileName: part.Name, Premium: isPremium(ctx, db, t.AccountID)}
-	for try := 1; ; try++ {
-		id, err := wr.account.Upload(ctx, req)
-		if err == nil {
-			d.metrics().Uploaded(part.Length)
-			return int64(id), nil
-		}
-		var ue *messenger.UploadError
-		if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &ue) || try >= uploadTries || ctx.Err() != nil {
-			return 0, err
-		}
-		d.Logger.Warn("upload interrupted; resuming", "part", part.Name, "parts_done", ue.Resume.PartsDone, "try", try, "err", err)
-		req.Resume = &ue.Resume
-		req.Data = parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length})
-	}
+	return d.upload(ctx, db, t, part, wr)
 }
 
 // findPosted looks in the destination, after the id recorded before an

@@ -122,7 +122,10 @@ type Bot interface {
 	// randomIDs (one per message) make it idempotent: messages already
 	// delivered with their random id are not delivered again (no error).
 	// On a partial failure it returns how many leading messages are known
-	// delivered together with the error.
+	// delivered together with the error. Messages the platform cannot
+	// forward (deleted, never posted) do not stop the copy: the others
+	// are delivered, and the error is a *NotForwardedError naming the
+	// ones that did not arrive.
 	Copy(ctx context.Context, chatID int64, channelID int64, msgIDs []int, randomIDs []int64) (int, error)
 	// SetCommands sets the command list private chats show.
 	SetCommands(ctx context.Context, cmds []BotCommand) error

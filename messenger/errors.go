@@ -82,3 +82,22 @@ func AsFloodWait(err error) (*FloodWait, bool) {
 	}
 	return nil, false
 }
+
+// NotForwardedError is Bot.Copy's report of messages that did not arrive:
+// the platform forwards what it can and skips, without an error, the
+// messages it cannot forward (deleted or never posted), so only the
+// answer tells what arrived. MsgIDs are the skipped ones, in the order
+// given; every other message of the call was delivered. errors.Is(err,
+// ErrNotFound) holds for it.
+type NotForwardedError struct {
+	MsgIDs []int
+}
+
+// Error implements error.
+func (e *NotForwardedError) Error() string {
+	return fmt.Sprintf("the platform skipped %d message(s) (deleted or missing): %v", len(e.MsgIDs), e.MsgIDs)
+}
+
+// Unwrap lets errors.Is(err, ErrNotFound) and hoard.ErrorCode see the
+// not-found code.
+func (e *NotForwardedError) Unwrap() error { return ErrNotFound }

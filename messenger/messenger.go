@@ -197,8 +197,16 @@ type UploadRequest struct {
 	Premium bool
 	// Resume continues an upload that failed with an *UploadError (files
 	// above 10 MiB): parts already stored by the platform are not sent
-	// again. Uploaded parts live for minutes to hours on the platform.
+	// again. Uploaded parts live for minutes to hours on the platform; when
+	// they are gone by the time the file is posted (FILE_PART_X_MISSING),
+	// the upload starts again from part 0, once.
 	Resume *UploadResume
+	// Progress, when set, is told the resume point of a file above 10 MiB
+	// each time the platform has stored more of its leading parts. It is
+	// called from the upload's goroutines, one call at a time, and must
+	// return quickly. Keeping the last point durably lets an upload go on
+	// after its process ended.
+	Progress func(UploadResume)
 }
 
 // UploadResume identifies the parts of an upload already stored by the
@@ -290,7 +298,10 @@ type Account interface {
 	DownloadThumbnail(ctx context.Context, ch Channel, msg Message) ([]byte, error)
 	// Upload uploads req.Data as a document with a caption and returns the
 	// message id in the destination. Failures of files above 10 MiB are
-	// *UploadError carrying the resume point.
+	// *UploadError carrying the resume point, except refusals of the post
+	// itself (400), after which no stored part is worth resuming. Parts the
+	// platform dropped by the time of the post (FILE_PART_X_MISSING) are
+	// uploaded again from part 0, once per call.
 	Upload(ctx context.Context, req UploadRequest) (int, error)
 	// Resend posts an existing document to dest without uploading it. The
 	// source must not be Protected (ErrProtected).

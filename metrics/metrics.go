@@ -121,7 +121,7 @@ func New(opts Options) *Metrics {
 	m.httpDuration = histogram("http_request_duration_seconds",
 		"Time the web took to answer requests, by route pattern, method and status class.", httpBuckets, "route", "method", "code")
 	m.botCommands = counter("bot_commands_total", "Commands and button presses the chat bot answered, by command.", "command")
-	m.botDeliveries = counter("bot_deliveries_total", "Package deliveries of the chat bot (bot_send requests) that reached an outcome: sent, blocked, unlinked, unpublished or failed.", "outcome")
+	m.botDeliveries = counter("bot_deliveries_total", "Package deliveries of the chat bot (bot_send requests) that reached an outcome: sent, blocked, unlinked, unpublished, missing_part or failed.", "outcome")
 
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "build_info",
 		Help:        "Always 1: the running version.",

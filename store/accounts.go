@@ -56,6 +56,14 @@ func (db *DB) SetAccountProfile(ctx context.Context, id, platformUserID int64, d
 	return notFoundIfNone("set account profile", tag, err)
 }
 
+// SetAccountPremium records whether an account is Premium now, as the
+// platform last reported it (the subscription can start or lapse at any
+// time; the split limit follows it).
+func (db *DB) SetAccountPremium(ctx context.Context, id int64, premium bool) error {
+	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET is_premium = $2, updated_at = now() WHERE id = $1`, id, premium)
+	return notFoundIfNone("set account premium", tag, err)
+}
+
 // SetAccountActive enables or disables an account for ingestion.
 func (db *DB) SetAccountActive(ctx context.Context, id int64, active bool) error {
 	tag, err := db.q.Exec(ctx, `UPDATE messenger_accounts SET is_active = $2, updated_at = now() WHERE id = $1`, id, active)

@@ -168,6 +168,13 @@ func TestSetAccountProfileAndActive(t *testing.T) {
 	}
 	wantCode(t, db.SetAccountActive(ctx, -1, true), hoard.ENOTFOUND)
 
+	must(t, db.SetAccountPremium(ctx, a.ID, true))
+	got, _ = db.FindAccountByID(ctx, a.ID)
+	if !got.IsPremium || got.DisplayName != "Renamed" {
+		t.Fatalf("after Premium = %+v", got)
+	}
+	wantCode(t, db.SetAccountPremium(ctx, -1, true), hoard.ENOTFOUND)
+
 	o, _ := db.FindAccountByID(ctx, other.ID)
 	if o.DisplayName != "" || o.PlatformUserID != 0 || !o.IsActive {
 		t.Fatalf("other account changed: %+v", o)

@@ -145,6 +145,16 @@ func (db *DB) SetBotSendStatus(ctx context.Context, id int64, status hoard.SendS
 	return notFoundIfNone("set bot send status", tag, err)
 }
 
+// FailBotSend ends one unfinished request FAILED with a message and the
+// number of its parts that did arrive (not necessarily the leading ones),
+// in one write, so that no retry can resume it; a request already final
+// is left as it is.
+func (db *DB) FailBotSend(ctx context.Context, id int64, partsSent int, errorMessage string) error {
+	_, err := db.q.Exec(ctx, `UPDATE bot_send_requests SET status = 'FAILED', error_message = $3, parts_sent = $2, updated_at = now()
+		WHERE id = $1 AND status IN ('PENDING', 'SENDING')`, id, partsSent, errorMessage)
+	return wrap("fail bot send", err)
+}
+
 // SetBotSendProgress records how many of a request's parts are delivered.
 func (db *DB) SetBotSendProgress(ctx context.Context, id int64, partsSent int) error {
 	tag, err := db.q.Exec(ctx, `UPDATE bot_send_requests SET parts_sent = $2, updated_at = now() WHERE id = $1`, id, partsSent)

@@ -206,3 +206,35 @@ func TestListGroupDeliveryOrder(t *testing.T) {
 	_, err = db.ListGroupDeliveryOrder(ctx, -1)
 	wantCode(t, err, hoard.ENOTFOUND)
 }
+
+// TestFailBotSend ends one request FAILED with the parts that arrived, and
+// leaves a final one as it is.
+func TestFailBotSend(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	u := linkUser(t, db, "failsend@example.com")
+	dest := mustChannel(t, db, func(c *hoard.Channel) { c.Kind = hoard.ChannelDestination })
+	a, b := mustPackage(t, db), mustPackage(t, db)
+	must(t, db.SetPackageDestination(ctx, a.ID, dest.ID, []int64{1, 2, 3}))
+	must(t, db.SetPackageDestination(ctx, b.ID, dest.ID, []int64{4, 5}))
+	reqs, err := db.CreateBotSendRequests(ctx, u.ID, u.ID, 777, []int64{a.ID, b.ID})
+	must(t, err)
+	must(t, db.SetBotSendStatus(ctx, reqs[1].ID, hoard.SendSent, ""))
+	must(t, db.FailBotSend(ctx, reqs[0].ID, 2, "Part 2 is missing."))
+	must(t, db.FailBotSend(ctx, reqs[1].ID, 0, "late"))
+	type row struct {
+		Status hoard.SendStatus
+		Sent   int
+		Error  string
+	}
+	var got []row
+	for _, r := range reqs {
+		r, err := db.FindBotSendRequest(ctx, r.ID)
+		must(t, err)
+		got = append(got, row{r.Status, r.PartsSent, r.ErrorMessage})
+	}
+	if want := []row{{hoard.SendFailed, 2, "Part 2 is missing."}, {hoard.SendSent, 2, ""}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}

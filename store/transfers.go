@@ -16,7 +16,8 @@ const transferColumns = `id, coalesce(source_channel_id, 0) AS source_channel_id
 
 const transferPartColumns = `transfer_id, part_no, name, byte_offset AS offset, length,
 	coalesce(resend_message_id, 0) AS resend_message_id, coalesce(dest_after_id, 0) AS dest_after_id,
-	coalesce(dest_message_id, 0) AS dest_message_id`
+	coalesce(dest_message_id, 0) AS dest_message_id, coalesce(upload_file_id, 0) AS upload_file_id,
+	coalesce(upload_parts_done, 0) AS upload_parts_done, upload_saved_at`
 
 // ErrSameContent is returned by CreateTransfer when a package with the same
 // content hash is published or another transfer is publishing the same
@@ -119,10 +120,76 @@ func (db *DB) ListUnfinishedTransfers(ctx context.Context) ([]hoard.Transfer, er
 		`SELECT `+transferColumns+` FROM transfers WHERE status IN ('PUBLISHING', 'VERIFYING') ORDER BY id`)
 }
 
-// ListTransferParts returns the parts of a transfer in order.
+// ListTransferParts returns the parts of a transfer in order: by their
+// place in the bytes (a part split later keeps its number for its first
+// piece and numbers the others after the last part, see
+// SplitTransferPart), which is part-number order for a plan never split.
 func (db *DB) ListTransferParts(ctx context.Context, transferID int64) ([]hoard.TransferPart, error) {
 	return getAll[hoard.TransferPart](ctx, db.q, "list transfer parts",
-		`SELECT `+transferPartColumns+` FROM transfer_parts WHERE transfer_id = $1 ORDER BY part_no`, transferID)
+		`SELECT `+transferPartColumns+` FROM transfer_parts WHERE transfer_id = $1 ORDER BY byte_offset, part_no`, transferID)
+}
+
+// SplitTransferPart replaces an unposted part of a publishing transfer by
+// pieces, which must cover its bytes in order (the first at its offset):
+// the first piece keeps the part's number, the others get numbers after
+// the transfer's last, and parts_total counts them. It returns the new
+// pieces' numbers. The transfer row is locked first, as RecordTransferPart
+// locks it. ECONFLICT when the transfer is not publishing or the part was
+// posted (or split) meanwhile.
+func (db *DB) SplitTransferPart(ctx context.Context, transferID int64, partNo int, pieces []hoard.TransferPart) ([]int, error) {
+	if len(pieces) < 2 {
+		return nil, hoard.Errorf(hoard.EINVALID, "split transfer part: %d pieces", len(pieces))
+	}
+	var status string
+	var last int
+	err := db.q.QueryRow(ctx, `SELECT t.status, (SELECT max(part_no) FROM transfer_parts WHERE transfer_id = t.id)
+		FROM transfers t WHERE t.id = $1 FOR UPDATE`, transferID).Scan(&status, &last)
+	if err != nil {
+		return nil, wrap("split transfer part", err)
+	}
+	var length, offset int64
+	err = db.q.QueryRow(ctx, `SELECT length, byte_offset FROM transfer_parts
+		WHERE transfer_id = $1 AND part_no = $2 AND dest_message_id IS NULL`, transferID, partNo).Scan(&length, &offset)
+	if errors.Is(err, pgx.ErrNoRows) || status != string(hoard.TransferPublishing) {
+		return nil, hoard.Errorf(hoard.ECONFLICT, "split transfer %d part %d: posted or no longer publishing", transferID, partNo)
+	}
+	if err != nil {
+		return nil, wrap("split transfer part", err)
+	}
+	if err := checkPieces(offset, length, pieces); err != nil {
+		return nil, err
+	}
+	if _, err := db.q.Exec(ctx, `UPDATE transfer_parts SET name = $3, length = $4, resend_message_id = NULL, dest_after_id = NULL,
+			upload_file_id = NULL, upload_parts_done = NULL, upload_saved_at = NULL
+		WHERE transfer_id = $1 AND part_no = $2`, transferID, partNo, pieces[0].Name, pieces[0].Length); err != nil {
+		return nil, wrap("split transfer part", err)
+	}
+	nos := make([]int, len(pieces)-1)
+	for i, p := range pieces[1:] {
+		nos[i] = last + 1 + i
+		if _, err := db.q.Exec(ctx, `INSERT INTO transfer_parts (transfer_id, part_no, name, byte_offset, length)
+			VALUES ($1, $2, $3, $4, $5)`, transferID, nos[i], p.Name, p.Offset, p.Length); err != nil {
+			return nil, wrap("split transfer part", err)
+		}
+	}
+	_, err = db.q.Exec(ctx, `UPDATE transfers SET parts_total = parts_total + $2, updated_at = now() WHERE id = $1`,
+		transferID, len(nos))
+	return nos, wrap("split transfer part", err)
+}
+
+// checkPieces checks that pieces cover length bytes at offset, in order.
+func checkPieces(offset, length int64, pieces []hoard.TransferPart) error {
+	at := offset
+	for _, p := range pieces {
+		if p.Offset != at || p.Length <= 0 || p.Name == "" {
+			return hoard.Errorf(hoard.EINVALID, "split transfer part: piece %q at %d+%d does not follow %d", p.Name, p.Offset, p.Length, at)
+		}
+		at += p.Length
+	}
+	if at != offset+length {
+		return hoard.Errorf(hoard.EINVALID, "split transfer part: pieces end at %d, the part at %d", at, offset+length)
+	}
+	return nil
 }
 
 // FindTransferPart returns one part of a transfer.
@@ -161,6 +228,21 @@ func (db *DB) RecordTransferPart(ctx context.Context, transferID int64, partNo i
 	err = db.q.QueryRow(ctx, `SELECT count(*) FROM transfer_parts WHERE transfer_id = $1 AND dest_message_id IS NULL`,
 		transferID).Scan(&remaining)
 	return remaining, wrap("record transfer part", err)
+}
+
+// SaveUploadPoint records where an interrupted upload of a part stands
+// (stamped now), replacing the point recorded before; fileID 0 forgets it.
+func (db *DB) SaveUploadPoint(ctx context.Context, transferID int64, partNo int, fileID int64, partsDone int) error {
+	sql := `UPDATE transfer_parts SET upload_file_id = $3, upload_parts_done = $4, upload_saved_at = now()
+		WHERE transfer_id = $1 AND part_no = $2`
+	args := []any{transferID, partNo, fileID, partsDone}
+	if fileID == 0 {
+		sql = `UPDATE transfer_parts SET upload_file_id = NULL, upload_parts_done = NULL, upload_saved_at = NULL
+			WHERE transfer_id = $1 AND part_no = $2`
+		args = args[:2]
+	}
+	tag, err := db.q.Exec(ctx, sql, args...)
+	return notFoundIfNone("save upload point", tag, err)
 }
 
 // ClearTransferPart forgets a part's destination message (it vanished from

@@ -768,3 +768,109 @@ func TestWaitingJobIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitTransferPart splits an unposted part into pieces: the first
+// keeps its number, the others are numbered after the last part, the
+// parts list in byte order; posted parts, pieces that do not cover the
+// part and transfers no longer publishing are refused.
+func TestSplitTransferPart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	piece := func(name string, off, n int64) hoard.TransferPart {
+		return hoard.TransferPart{Name: name, Offset: off, Length: n}
+	}
+	type result struct {
+		Code  string
+		Nos   []int
+		Parts []string // "no:name@offset+length", in list order
+		Total int
+	}
+	for _, tc := range []struct {
+		name   string
+		setup  func(db *store.DB, tr *hoard.Transfer)
+		partNo int
+		pieces []hoard.TransferPart
+		want   result
+	}{
+		{name: "middle part in three", partNo: 1,
+			pieces: []hoard.TransferPart{piece("set.zip.002.001", 10, 4), piece("set.zip.002.002", 14, 4), piece("set.zip.002.003", 18, 2)},
+			want: result{Nos: []int{3, 4}, Parts: []string{"0:set.zip.001@0+10", "1:set.zip.002.001@10+4", "3:set.zip.002.002@14+4",
+				"4:set.zip.002.003@18+2", "2:set.zip.003@20+10"}, Total: 5}},
+		{name: "posted part", partNo: 1, setup: func(db *store.DB, tr *hoard.Transfer) {
+			must(t, errOnly(db.RecordTransferPart(ctx, tr.ID, 1, 77)))
+		}, pieces: []hoard.TransferPart{piece("a", 10, 5), piece("b", 15, 5)}, want: result{Code: hoard.ECONFLICT, Total: 3}},
+		{name: "not publishing", partNo: 1, setup: func(db *store.DB, tr *hoard.Transfer) {
+			must(t, db.SetTransferStatus(ctx, tr.ID, hoard.TransferFailed, "x"))
+		}, pieces: []hoard.TransferPart{piece("a", 10, 5), piece("b", 15, 5)}, want: result{Code: hoard.ECONFLICT, Total: 3}},
+		{name: "a gap", partNo: 1, pieces: []hoard.TransferPart{piece("a", 10, 4), piece("b", 15, 5)}, want: result{Code: hoard.EINVALID, Total: 3}},
+		{name: "short", partNo: 1, pieces: []hoard.TransferPart{piece("a", 10, 4), piece("b", 14, 5)}, want: result{Code: hoard.EINVALID, Total: 3}},
+		{name: "one piece", partNo: 1, pieces: []hoard.TransferPart{piece("a", 10, 10)}, want: result{Code: hoard.EINVALID, Total: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := storetest.NewTx(t)
+			tr := mustTransfer(t, db)
+			if tc.setup != nil {
+				tc.setup(db, tr)
+			}
+			var got result
+			err := db.InTx(ctx, func(tx *store.DB) error {
+				var err error
+				got.Nos, err = tx.SplitTransferPart(ctx, tr.ID, tc.partNo, tc.pieces)
+				return err
+			})
+			got.Code = hoard.ErrorCode(err)
+			parts, err := db.ListTransferParts(ctx, tr.ID)
+			must(t, err)
+			if tc.want.Code == "" {
+				for _, p := range parts {
+					got.Parts = append(got.Parts, fmt.Sprintf("%d:%s@%d+%d", p.PartNo, p.Name, p.Offset, p.Length))
+				}
+			}
+			again, err := db.FindTransfer(ctx, tr.ID)
+			must(t, err)
+			got.Total = again.PartsTotal
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSaveUploadPoint keeps a part's upload point, replaces it, forgets it
+// (file id 0), and a split of the part forgets it too.
+func TestSaveUploadPoint(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	tr := mustTransfer(t, db)
+	type point struct {
+		File  int64
+		Done  int
+		Saved bool
+	}
+	read := func(no int) point {
+		t.Helper()
+		p, err := db.FindTransferPart(ctx, tr.ID, no)
+		must(t, err)
+		return point{p.UploadFileID, p.UploadPartsDone, p.UploadSavedAt != nil}
+	}
+	var got []point
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 77, 5))
+	got = append(got, read(1), read(0))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 77, 9))
+	got = append(got, read(1))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 0, 0))
+	got = append(got, read(1))
+	must(t, db.SaveUploadPoint(ctx, tr.ID, 1, 78, 3))
+	must(t, db.InTx(ctx, func(tx *store.DB) error {
+		_, err := tx.SplitTransferPart(ctx, tr.ID, 1, []hoard.TransferPart{{Name: "a", Offset: 10, Length: 5}, {Name: "b", Offset: 15, Length: 5}})
+		return err
+	}))
+	got = append(got, read(1))
+	want := []point{{77, 5, true}, {0, 0, false}, {77, 9, true}, {0, 0, false}, {0, 0, false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	wantCode(t, db.SaveUploadPoint(ctx, tr.ID, 42, 1, 1), hoard.ENOTFOUND)
+}

@@ -90,6 +90,12 @@ type Options struct {
 	// auth key used from two places at once (origin.go); default: the
 	// process owning the client's socket, else the client's address.
 	Origin Origin
+	// UploadPartLife is how long an uploaded part is kept for the
+	// sendMedia that uses it (the platform: "between several minutes and
+	// several hours"); a file posted with a part older than that is
+	// answered FILE_PART_X_MISSING. Default 1 hour; negative keeps parts
+	// until they are used.
+	UploadPartLife time.Duration
 }
 
 // Emulator is a running MTProto server with a seeded world. Its methods are
@@ -166,6 +172,7 @@ type Emulator struct {
 	floodTrips   int
 	botForwards  map[int64][]time.Time // chat id → when each message the bot forwarded there arrived
 	uflood       *userFloodState       // the user flood model (userflood.go)
+	partCaps     [2]int                // SetPartCaps: the regular and the Premium part cap; 0: the platform's
 }
 
 // New builds an Emulator from opts.Seed. Call Start to serve.
@@ -184,6 +191,9 @@ func New(opts Options) (*Emulator, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.UploadPartLife == 0 {
+		opts.UploadPartLife = time.Hour
 	}
 	if opts.CallbackTimeout <= 0 {
 		opts.CallbackTimeout = 15 * time.Second

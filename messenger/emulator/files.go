@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // GenerateBytes fills p with the bytes at offset off of the generated file
@@ -69,7 +70,8 @@ type upload struct {
 	big      bool
 	total    int // declared total parts (big files)
 	partSize int
-	parts    map[int]int // part → size
+	parts    map[int]int       // part → size
+	stored   map[int]time.Time // part → when it was stored (it expires, see partGone)
 }
 
 // uploadKey names an upload: parts are stored by the DC they were sent

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -503,6 +504,8 @@ func messagesSearch(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	return c.channelMessages(ch, page(sel, r.OffsetID, r.AddOffset, r.Limit, r.MaxID, r.MinID), len(sel)), nil, nil
 }
 
+// messagesGetForumTopics lists a forum's topics in the platform's order,
+// one page after the cursor (see forumTopicPage).
 func messagesGetForumTopics(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesGetForumTopicsRequest)
 	ch, err := c.readableChannel(r.Peer)
@@ -512,31 +515,15 @@ func messagesGetForumTopics(c *call, obj bin.Object) (bin.Encoder, []pending, er
 	if !ch.forum {
 		return nil, nil, tgerr.New(400, "CHANNEL_FORUM_MISSING")
 	}
-	topics := slices.Clone(ch.topics)
-	slices.SortFunc(topics, func(a, b *topic) int { return b.id - a.id })
-	limit := r.Limit
-	if limit <= 0 || limit > 100 {
-		limit = 100
-	}
-	out := &tg.MessagesForumTopics{Count: len(topics), Pts: ch.pts, Chats: []tg.ChatClass{c.e.channelView(c.user.id, ch)}}
-	for _, t := range topics {
-		if (r.OffsetTopic != 0 && t.id >= r.OffsetTopic) || (r.Q != "" && !strings.Contains(strings.ToLower(t.title), strings.ToLower(r.Q))) {
-			continue
-		}
-		if len(out.Topics) == limit {
-			break
-		}
-		top := t.id
-		for _, m := range ch.msgs {
-			if m.topicID == t.id || m.id == t.id {
-				top = m.id
-			}
-		}
+	all := ch.topicsByActivity(r.Q)
+	out := &tg.MessagesForumTopics{Count: len(all), Pts: ch.pts, Chats: []tg.ChatClass{c.e.channelView(c.user.id, ch)}}
+	for _, t := range forumTopicPage(all, r) {
 		out.Topics = append(out.Topics, &tg.ForumTopic{
 			ID: t.id, Date: t.date, Peer: &tg.PeerChannel{ChannelID: ch.id}, Title: t.title, IconColor: 0x6FB9F0,
-			TopMessage: top, FromID: &tg.PeerChannel{ChannelID: ch.id}, NotifySettings: tg.PeerNotifySettings{},
+			TopMessage: t.top.id, FromID: &tg.PeerChannel{ChannelID: ch.id}, NotifySettings: tg.PeerNotifySettings{},
+			Pinned: t.pin > 0,
 		})
-		out.Messages = append(out.Messages, c.e.messageView(c.user.id, ch, ch.msgs[top-1]))
+		out.Messages = append(out.Messages, c.e.messageView(c.user.id, ch, t.top))
 	}
 	return out, nil, nil
 }
@@ -699,10 +686,13 @@ func (c *call) inlineMarkup(in tg.ReplyMarkupClass) (*tg.ReplyInlineMarkup, erro
 	return rm, nil
 }
 
+// messagesForwardMessages forwards (or, with DropAuthor, copies) posts of
+// a channel: see checkForwardIDs and forwardable for which it refuses and
+// which it skips.
 func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, error) {
 	r := obj.(*tg.MessagesForwardMessagesRequest)
-	if len(r.ID) == 0 || len(r.ID) != len(r.RandomID) {
-		return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
+	if err := checkForwardIDs(r); err != nil {
+		return nil, nil, err
 	}
 	from, err := c.readableChannel(r.FromPeer)
 	if err != nil {
@@ -719,20 +709,9 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 	if err != nil {
 		return nil, nil, err
 	}
-	var src []*message
-	for i, id := range r.ID {
-		if id < 1 || id > len(from.msgs) || from.msgs[id-1].action != nil {
-			return nil, nil, tgerr.New(400, "MESSAGE_ID_INVALID")
-		}
-		if r.RandomID[i] == 0 {
-			return nil, nil, tgerr.New(400, "RANDOM_ID_INVALID")
-		}
-		if _, dup := c.e.randomIDs[randomKey(c.user, r.RandomID[i])]; dup || slices.Index(r.RandomID[:i], r.RandomID[i]) >= 0 {
-			// One forward is all or nothing: a batch holding a random id
-			// already used delivers none of its messages.
-			return nil, nil, tgerr.New(400, "RANDOM_ID_DUPLICATE")
-		}
-		src = append(src, from.msgs[id-1])
+	src, rids, err := c.forwardable(from, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := c.e.botFlood(c.user, to.id(), len(src)); err != nil {
 		return nil, nil, err
@@ -747,7 +726,7 @@ func messagesForwardMessages(c *call, obj bin.Object) (bin.Encoder, []pending, e
 		if !r.DropAuthor {
 			m.fwdFrom, m.fwdPost, m.fwdDate = from.id, s.id, s.date
 		}
-		u, p, err := c.deliverTo(to, m, r.RandomID[i])
+		u, p, err := c.deliverTo(to, m, rids[i])
 		if err != nil {
 			return nil, nil, err
 		}
@@ -855,11 +834,13 @@ const (
 	chunkMax = 1 << 20
 )
 
+// maxParts is the most parts one upload of u may have: 4,000, or 8,000
+// with Premium (SetPartCaps scales them down for tests). Called under e.mu.
 func (e *Emulator) maxParts(u *user) int {
 	if u.premium {
-		return 8000
+		return cmp.Or(e.partCaps[1], 8000)
 	}
-	return 4000
+	return cmp.Or(e.partCaps[0], 4000)
 }
 
 // fileMigrate is the platform's answer to a file request on a DC that
@@ -975,7 +956,7 @@ func uploadSavePart(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 	key := uploadKey(c.user.id, c.dc, fileID)
 	u := c.e.uploads[key]
 	if u == nil {
-		u = &upload{dir: filepath.Join(c.e.dir, "uploads", key), big: big, total: total, parts: map[int]int{}}
+		u = &upload{dir: filepath.Join(c.e.dir, "uploads", key), big: big, total: total, parts: map[int]int{}, stored: map[int]time.Time{}}
 		c.e.uploads[key] = u
 	}
 	if big && u.total != total {
@@ -1001,7 +982,7 @@ func uploadSavePart(c *call, obj bin.Object) (bin.Encoder, []push, error) {
 	}
 	c.e.mu.Lock()
 	if cur := c.e.uploads[key]; cur == u {
-		u.parts[part] = len(data)
+		u.parts[part], u.stored[part] = len(data), time.Now()
 	}
 	c.e.mu.Unlock()
 	r, _ := encode(&tg.BoolTrue{})
@@ -1026,8 +1007,11 @@ func (c *call) takeUpload(in tg.InputFileClass) (*upload, int, string, error) {
 	}
 	key := uploadKey(c.user.id, c.dc, id)
 	u := c.e.uploads[key]
-	if u == nil || parts <= 0 {
+	if parts <= 0 {
 		return nil, 0, "", tgerr.New(400, "FILE_PARTS_INVALID")
+	}
+	if u == nil {
+		return nil, 0, "", tgerr.New(400, "FILE_PART_0_MISSING") // nothing stored under this id (or all of it expired)
 	}
 	if u.big && parts != u.total {
 		return nil, 0, "", tgerr.New(400, "FILE_PARTS_INVALID")
@@ -1035,7 +1019,7 @@ func (c *call) takeUpload(in tg.InputFileClass) (*upload, int, string, error) {
 	size := 0
 	for i := range parts {
 		n, ok := u.parts[i]
-		if !ok {
+		if !ok || c.e.partGone(u, i) {
 			return nil, 0, "", tgerr.New(400, fmt.Sprintf("FILE_PART_%d_MISSING", i))
 		}
 		if i == 0 {

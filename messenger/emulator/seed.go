@@ -102,6 +102,9 @@ type SeedTopic struct {
 	Posts []SeedPost `json:"posts"`
 	// TitleBytes, when set, is the title as exact bytes (rawtext.go).
 	TitleBytes []byte `json:"title_bytes,omitempty"`
+	// Pinned pins the topic: pinned topics come first in the topic list,
+	// in the seed's order.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // SeedPost is one post: exactly one of File, Photo, Generate or Text (or

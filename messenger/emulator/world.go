@@ -78,6 +78,9 @@ type topic struct {
 	id    int
 	title string
 	date  int
+	// pin is the topic's place among the pinned topics (1 first); 0 when
+	// it is not pinned.
+	pin int
 }
 
 type message struct {
@@ -210,6 +213,9 @@ func (e *Emulator) build(s *Seed) error {
 		}
 		for j, st := range sc.Topics {
 			t := &topic{id: 0, title: st.title(), date: int(baseDate.Unix())}
+			if st.Pinned {
+				t.pin = pinnedTopics(c) + 1
+			}
 			m := e.appendMessage(c, &message{date: t.date, action: &tg.MessageActionTopicCreate{Title: t.title, IconColor: 0x6FB9F0}})
 			t.id = m.id
 			c.topics = append(c.topics, t)

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -308,39 +306,6 @@ func TestLoginTwoStep(t *testing.T) {
 	self, err := acc.Self(ctx)
 	if err != nil || self.ID != env.Emu.AccountID() || !self.Premium {
 		t.Fatalf("self = %+v, %v (want the Premium flag)", self, err)
-	}
-}
-
-func TestTopicsPaged(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	var topics []string
-	for i := range 150 {
-		topics = append(topics, fmt.Sprintf(`{"title": "Topic %03d", "posts": [{"text": "post %d"}]}`, i, i))
-	}
-	seed := `{"account": {"phone": "+15550000001"}, "channels": [{"title": "Big Forum", "username": "bigforum", "forum": true, "joined": true, "topics": [` +
-		strings.Join(topics, ",") + `]}]}`
-	seedPath := filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(seedPath, []byte(seed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := StartIn(t, seedPath, dir)
-	acc := env.Account(t, env.Config("account"))
-	ctx := ctxT(t)
-	ch, err := acc.ResolveChannel(ctx, mustRef(t, "@bigforum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.Emu.ResetCalls()
-	got, err := acc.Topics(ctx, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 151 || got[0].Title != "General" || got[150].Title != "Topic 149" {
-		t.Fatalf("got %d topics: first %+v", len(got), got[:2])
-	}
-	if n := env.Emu.Calls("messages.getForumTopics"); n != 2 {
-		t.Fatalf("getForumTopics calls = %d, want 2 pages", n)
 	}
 }
 

@@ -269,8 +269,9 @@ func (a *Account) ChannelInfo(ctx context.Context, ch messenger.Channel) (messen
 
 // Topics implements messenger.Account: every topic, General included, in
 // ascending id order. Pages of 100 continue after the last topic of the
-// previous page (its id, top message and that message's date), as the
-// platform orders topics by activity.
+// previous page (its id, top message and that message's date), as tdlib
+// does: the platform lists pinned topics first, then the others by last
+// activity. A topic seen on an earlier page is not counted twice.
 func (a *Account) Topics(ctx context.Context, ch messenger.Channel) ([]messenger.Topic, error) {
 	var (
 		out  []messenger.Topic

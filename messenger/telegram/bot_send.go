@@ -153,21 +153,19 @@ func (b *Bot) CanRead(ctx context.Context, channelID int64) (bool, error) {
 }
 
 // Copy implements messenger.Bot with messages.forwardMessages (DropAuthor),
-// in batches of at most the per-chat burst (and 100), each batch paced as
-// a whole. A batch answered RANDOM_ID_DUPLICATE holds messages already
-// delivered: it is sent again one message at a time, so that those count
-// as delivered and the others are delivered now.
+// in batches of strictly increasing ids (a step down starts a new batch,
+// so the order given is kept) of at most the per-chat burst (and 100),
+// each batch paced as a whole. A message counts as delivered only when the
+// answer names its random id (UpdateMessageID): the platform skips what it
+// cannot forward. A message the answer leaves out is sent again on its
+// own, with the same random id: RANDOM_ID_DUPLICATE means it had arrived,
+// MESSAGE_ID_INVALID that it cannot be forwarded. Such messages do not
+// stop the copy; when they are all that went wrong, the error is a
+// *messenger.NotForwardedError naming them.
 func (b *Bot) Copy(ctx context.Context, chatID int64, channelID int64, msgIDs []int, randomIDs []int64) (int, error) {
 	op := fmt.Sprintf("bot copy %d messages of %d to %d", len(msgIDs), channelID, chatID)
-	if len(msgIDs) != len(randomIDs) {
-		return 0, hoard.Errorf(hoard.EINVALID, "%s: %d message ids but %d random ids", op, len(msgIDs), len(randomIDs))
-	}
-	seen := make(map[int64]bool, len(randomIDs))
-	for _, r := range randomIDs {
-		if r == 0 || seen[r] {
-			return 0, hoard.Errorf(hoard.EINVALID, "%s: random ids must be distinct and not 0", op)
-		}
-		seen[r] = true
+	if err := checkRandomIDs(msgIDs, randomIDs); err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	to, err := b.userPeer(ctx, chatID)
 	if err != nil {
@@ -180,48 +178,149 @@ func (b *Bot) Copy(ctx context.Context, chatID int64, channelID int64, msgIDs []
 	if !ok {
 		return 0, fmt.Errorf("%s: the bot has not seen the channel (make it an administrator there): %w", op, messenger.ErrAccessLost)
 	}
-	batch := min(b.cfg.BotLimits.PerChatBurst, 100)
-	done := 0
-	for done < len(msgIDs) {
-		k := min(batch, len(msgIDs)-done)
-		if err := b.pace(ctx, chatID, k); err != nil {
-			return done, fmt.Errorf("%s: %w", op, err)
+	limit := min(b.cfg.BotLimits.PerChatBurst, maxForward)
+	lead, gap := 0, false // leading messages delivered; whether one before has not arrived
+	var skipped []int
+	for lo := 0; lo < len(msgIDs); {
+		hi := forwardBatchEnd(msgIDs, lo, limit)
+		if err := b.pace(ctx, chatID, hi-lo); err != nil {
+			return lead, fmt.Errorf("%s: %w", op, err)
 		}
-		n, err := b.forward(ctx, from, to, msgIDs[done:done+k], randomIDs[done:done+k])
-		done += n
+		arrived, err := b.forward(ctx, chatID, from, to, msgIDs[lo:hi], randomIDs[lo:hi])
+		for i, ok := range arrived {
+			gap = gap || !ok
+			if !gap {
+				lead++
+			}
+			if !ok && err == nil {
+				skipped = append(skipped, msgIDs[lo+i])
+			}
+		}
 		if err != nil {
-			return done, mapErr(op, err)
+			return lead, mapErr(op, err)
 		}
+		lo = hi
 	}
-	return done, nil
+	if len(skipped) > 0 {
+		return lead, fmt.Errorf("%s: %w", op, &messenger.NotForwardedError{MsgIDs: skipped})
+	}
+	return lead, nil
 }
 
-// forward copies one batch and returns how many of its leading messages
-// are known delivered.
-func (b *Bot) forward(ctx context.Context, from *tg.InputPeerChannel, to *tg.InputPeerUser, ids []int, rids []int64) (int, error) {
-	send := func(ids []int, rids []int64) error {
-		return b.deliver(ctx, "forward", func(ctx context.Context) error {
-			_, err := b.conn.api.MessagesForwardMessages(ctx, &tg.MessagesForwardMessagesRequest{
-				FromPeer: from, ID: ids, RandomID: rids, ToPeer: to, DropAuthor: true})
-			return err
-		})
+// maxForward is the most ids one messages.forwardMessages takes.
+const maxForward = 100
+
+// checkRandomIDs checks that there is one random id per message, each
+// distinct and not 0.
+func checkRandomIDs(msgIDs []int, randomIDs []int64) error {
+	if len(msgIDs) != len(randomIDs) {
+		return hoard.Errorf(hoard.EINVALID, "%d message ids but %d random ids", len(msgIDs), len(randomIDs))
 	}
-	err := send(ids, rids)
-	if err == nil {
-		return len(ids), nil
+	seen := make(map[int64]bool, len(randomIDs))
+	for _, r := range randomIDs {
+		if r == 0 || seen[r] {
+			return hoard.Errorf(hoard.EINVALID, "random ids must be distinct and not 0")
+		}
+		seen[r] = true
 	}
-	if !tgerr.Is(err, "RANDOM_ID_DUPLICATE") {
-		return 0, err
+	return nil
+}
+
+// forwardBatchEnd returns the end of the batch that starts at lo: at most
+// limit ids, strictly increasing (the platform's rule).
+func forwardBatchEnd(ids []int, lo, limit int) int {
+	hi := lo + 1
+	for hi < len(ids) && hi-lo < limit && ids[hi] > ids[hi-1] {
+		hi++
 	}
+	return hi
+}
+
+// forward copies one batch and reports which of its messages arrived. On
+// an error, the messages after those known to have arrived are reported
+// as not arrived (unknown).
+func (b *Bot) forward(ctx context.Context, chatID int64, from *tg.InputPeerChannel, to *tg.InputPeerUser, ids []int, rids []int64) ([]bool, error) {
+	arrived := make([]bool, len(ids))
 	if len(ids) == 1 {
-		return 1, nil
+		ok, err := b.forwardOne(ctx, from, to, ids[0], rids[0])
+		arrived[0] = ok
+		return arrived, err
+	}
+	upd, err := b.sendForward(ctx, from, to, ids, rids)
+	switch {
+	case err == nil:
+		got := answeredRandomIDs(upd)
+		for i, r := range rids {
+			arrived[i] = got[r]
+		}
+	case tgerr.Is(err, "RANDOM_ID_DUPLICATE", "MESSAGE_ID_INVALID"):
+		// Some arrived before, or none can be forwarded: each is asked
+		// on its own below.
+	default:
+		return arrived, err
 	}
 	for i := range ids {
-		if err := send(ids[i:i+1], rids[i:i+1]); err != nil && !tgerr.Is(err, "RANDOM_ID_DUPLICATE") {
-			return i, err
+		if arrived[i] {
+			continue
+		}
+		if err == nil {
+			// Sent again alone: paced like a message of its own.
+			if perr := b.pace(ctx, chatID, 1); perr != nil {
+				return arrived, perr
+			}
+		}
+		ok, ferr := b.forwardOne(ctx, from, to, ids[i], rids[i])
+		if ferr != nil {
+			return arrived, ferr
+		}
+		arrived[i] = ok
+	}
+	return arrived, nil
+}
+
+// forwardOne copies one message and reports whether it arrived, now or
+// before (RANDOM_ID_DUPLICATE); MESSAGE_ID_INVALID means it cannot be
+// forwarded (deleted or missing), which is not an error here.
+func (b *Bot) forwardOne(ctx context.Context, from *tg.InputPeerChannel, to *tg.InputPeerUser, id int, rid int64) (bool, error) {
+	_, err := b.sendForward(ctx, from, to, []int{id}, []int64{rid})
+	switch {
+	case err == nil, tgerr.Is(err, "RANDOM_ID_DUPLICATE"):
+		return true, nil
+	case tgerr.Is(err, "MESSAGE_ID_INVALID"):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// sendForward sends one messages.forwardMessages (see deliver).
+func (b *Bot) sendForward(ctx context.Context, from *tg.InputPeerChannel, to *tg.InputPeerUser, ids []int, rids []int64) (tg.UpdatesClass, error) {
+	var upd tg.UpdatesClass
+	err := b.deliver(ctx, "forward", func(ctx context.Context) (err error) {
+		upd, err = b.conn.api.MessagesForwardMessages(ctx, &tg.MessagesForwardMessagesRequest{
+			FromPeer: from, ID: ids, RandomID: rids, ToPeer: to, DropAuthor: true})
+		return err
+	})
+	return upd, err
+}
+
+// answeredRandomIDs returns the random ids an answer reports as sent
+// (UpdateMessageID).
+func answeredRandomIDs(u tg.UpdatesClass) map[int64]bool {
+	var ups []tg.UpdateClass
+	switch v := u.(type) {
+	case *tg.Updates:
+		ups = v.Updates
+	case *tg.UpdatesCombined:
+		ups = v.Updates
+	}
+	got := map[int64]bool{}
+	for _, up := range ups {
+		if m, ok := up.(*tg.UpdateMessageID); ok {
+			got[m.RandomID] = true
 		}
 	}
-	return len(ids), nil
+	return got
 }
 
 // outgoing parses m's HTML and keyboard and checks the platform's length

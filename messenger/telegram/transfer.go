@@ -221,27 +221,44 @@ func (a *Account) Upload(ctx context.Context, req messenger.UploadRequest) (int,
 	if threads <= 0 {
 		threads = 4
 	}
-	var (
-		file   tg.InputFileClass
-		resume messenger.UploadResume
-		err    error
-	)
-	pool, err := a.conn.pools.get(ctx, 0)
-	switch {
-	case err != nil:
-	case size > bigFileThreshold:
-		file, resume, err = a.uploadBig(ctx, pool.transfer, req, size, threads)
-	default:
-		up := uploader.NewUploader(pool.transfer).WithPartSize(messenger.UploadPartSize).WithThreads(threads)
-		file, err = up.Upload(ctx, uploader.NewUpload(req.FileName, io.NewSectionReader(req.Data, 0, size), size))
-	}
-	if err != nil {
-		err = mapErr(fmt.Sprintf("upload %q", req.FileName), err)
-		if size > bigFileThreshold {
-			return 0, &messenger.UploadError{Resume: resume, Err: err}
+	for restarted := false; ; restarted = true {
+		var (
+			file   tg.InputFileClass
+			resume messenger.UploadResume
+		)
+		pool, err := a.conn.pools.get(ctx, 0)
+		switch {
+		case err != nil:
+		case size > bigFileThreshold:
+			file, resume, err = a.uploadBig(ctx, pool.transfer, req, size, threads)
+		default:
+			up := uploader.NewUploader(pool.transfer).WithPartSize(messenger.UploadPartSize).WithThreads(threads)
+			file, err = up.Upload(ctx, uploader.NewUpload(req.FileName, io.NewSectionReader(req.Data, 0, size), size))
 		}
-		return 0, err
+		if err != nil {
+			err = mapErr(fmt.Sprintf("upload %q", req.FileName), err)
+			if size > bigFileThreshold {
+				return 0, &messenger.UploadError{Resume: resume, Err: err}
+			}
+			return 0, err
+		}
+		id, err := a.post(ctx, req, file, size, resume)
+		if size > bigFileThreshold && !restarted && tgerr.Is(err, "FILE_PART_MISSING") {
+			// The platform no longer holds parts stored before (they live
+			// minutes to hours): the whole file again, under a new id.
+			a.cfg.Logger.Warn("telegram: uploaded parts expired; uploading the file again", "file", req.FileName, "err", err)
+			req.Resume = nil
+			continue
+		}
+		return id, err
 	}
+}
+
+// post sends an uploaded file to the request's channel as a document and
+// returns the message id. A failure of a big file other than a refusal
+// (400) is an *UploadError carrying resume: its parts are stored, only
+// sendMedia needs repeating.
+func (a *Account) post(ctx context.Context, req messenger.UploadRequest, file tg.InputFileClass, size int64, resume messenger.UploadResume) (int, error) {
 	mime := req.MimeType
 	if mime == "" {
 		mime = "application/octet-stream"
@@ -296,7 +313,12 @@ func (a *Account) uploadBig(ctx context.Context, api *tg.Client, req messenger.U
 		return nil
 	}
 	err := forEachInOrder(ctx, int64(resume.PartsDone), int64(total), threads, func() []byte { return make([]byte, partSize) }, send,
-		func(next int64) { resume.PartsDone = int(next) })
+		func(next int64) {
+			resume.PartsDone = int(next)
+			if req.Progress != nil {
+				req.Progress(resume)
+			}
+		})
 	if err != nil {
 		return nil, resume, err
 	}
