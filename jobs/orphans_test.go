@@ -281,3 +281,16 @@ func TestAuditReportsOrphanedDestinationPosts(t *testing.T) {
 		t.Fatalf("second audit: %+v, want %+v", got, want)
 	}
 }
+
+// TestAPartJobOfAGoneTransferEndsQuietly: an upload_part job whose transfer
+// is gone (indexed, a duplicate, or replaced by its set's retry while the
+// job waited for another attempt) has nothing to do and completes, as for a
+// transfer no longer publishing; it is not cancelled.
+func TestAPartJobOfAGoneTransferEndsQuietly(t *testing.T) {
+	w := newPublishWorld(t)
+	deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SpoolDir: t.TempDir()}
+	upload := river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps})
+	if st := work(t, w, upload, hoard.UploadPartArgs{TransferID: 987654, PartNo: 1}); st != rivertype.JobStateCompleted {
+		t.Fatalf("the part job of a transfer that is gone ended %s, want completed", st)
+	}
+}

@@ -49,8 +49,16 @@ func (w *UploadPartWorker) Work(ctx context.Context, job *river.Job[hoard.Upload
 func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.UploadPartArgs]) error {
 	d, db, a := &w.deps, w.deps.DB, job.Args
 	t, err := db.FindTransfer(ctx, a.TransferID)
+	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
+		// Gone: indexed, a duplicate, or replaced by a new transfer of the
+		// same set (its retry, after this job failed an attempt while the
+		// database was away) with part jobs of its own. Nothing is left
+		// for this job, as for a transfer no longer publishing.
+		d.Logger.Info("upload part: its transfer is gone; nothing to do", "transfer", a.TransferID, "part", a.PartNo)
+		return nil
+	}
 	if err != nil {
-		return jobOutcome(fmt.Errorf("upload part: %w", err)) // gone: cancelled; else a failed attempt
+		return fmt.Errorf("upload part: %w", err) // a failed attempt
 	}
 	if t.Status != hoard.TransferPublishing {
 		return nil
