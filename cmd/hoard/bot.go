@@ -68,11 +68,7 @@ func (a *app) connectBot(ctx context.Context, lost func(error)) (b *telegram.Bot
 	if err != nil {
 		return nil, nil, err
 	}
-	lease, err := a.leases.Take(ctx, botSessionKey)
-	if errors.Is(err, sessionlease.ErrBusy) {
-		a.log.Info("another bot process holds the bot's first session: taking one of this process's own")
-		lease, err = a.leases.TakeSlot(ctx, botSessionKey, botSlots)
-	}
+	lease, err := a.leases.TakeSlot(ctx, botSessionKey, botSlots)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chat bot: %w", err)
 	}

@@ -122,7 +122,11 @@ func (d *doctor) checkAccounts(ctx context.Context) {
 			d.line("FAIL", subject, describe(err), whatToDo(err))
 			continue
 		}
-		ta := client.(*telegram.Account)
+		ta, ok := client.(*telegram.Account)
+		if !ok {
+			d.line("skip", subject, fmt.Sprintf("a client hoard cannot check (%T)", client), "")
+			continue
+		}
 		d.accounts[acc.ID] = ta
 		premium := "no"
 		if self.Premium {
