@@ -44,15 +44,24 @@ func newPublishWorld(t *testing.T) *publishWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source := &hoard.Channel{PlatformID: src.ID, Title: src.Title, Kind: hoard.ChannelSource, IsActive: true}
+	source, mapID := sourceOf(t, db, account.ID, src)
+	return &publishWorld{env: env, acc: acc, db: db, dest: dest, peer: peer, source: source, mapID: mapID}
+}
+
+// sourceOf stores src as an active source channel read by accountID and
+// returns it with the id of the account's map.
+func sourceOf(t *testing.T, db *store.DB, accountID int64, src messenger.Channel) (*hoard.Channel, int64) {
+	t.Helper()
+	ctx := context.Background()
+	source := &hoard.Channel{PlatformID: src.ID, Title: src.Title, Kind: hoard.ChannelSource, IsActive: true, IsProtected: src.Protected}
 	if err := db.UpsertChannel(ctx, source); err != nil {
 		t.Fatal(err)
 	}
-	m, err := db.UpsertChannelMap(ctx, account.ID, source.ID, src.AccessHash, hoard.MapReader)
+	m, err := db.UpsertChannelMap(ctx, accountID, source.ID, src.AccessHash, hoard.MapReader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &publishWorld{env: env, acc: acc, db: db, dest: dest, peer: peer, source: source, mapID: m.ID}
+	return source, m.ID
 }
 
 // destinationDocs returns the ids of the documents in the destination.

@@ -53,15 +53,8 @@ func newVaultWorld(t *testing.T, premium bool, sets ...[]string) *publishWorld {
 	if err := db.SetAccountPremium(ctx, account.ID, premium); err != nil {
 		t.Fatal(err)
 	}
-	source := &hoard.Channel{PlatformID: src.ID, Title: src.Title, Kind: hoard.ChannelSource, IsActive: true, IsProtected: true}
-	if err := db.UpsertChannel(ctx, source); err != nil {
-		t.Fatal(err)
-	}
-	m, err := db.UpsertChannelMap(ctx, account.ID, source.ID, src.AccessHash, hoard.MapReader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &publishWorld{env: env, acc: acc, db: db, dest: dest, peer: peer, source: source, mapID: m.ID}
+	source, mapID := sourceOf(t, db, account.ID, src) // protected: its resolved view says so
+	return &publishWorld{env: env, acc: acc, db: db, dest: dest, peer: peer, source: source, mapID: mapID}
 }
 
 // setArgs is the ingest_message job of a set whose parts are the vault's

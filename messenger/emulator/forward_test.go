@@ -13,20 +13,8 @@ import (
 // forward left with nothing fails, and ids out of order or too many are
 // refused whole.
 func TestForwardSkips(t *testing.T) {
-	s, err := ParseSeed([]byte(`{"account": {"phone": "+15550000001"}, "destination": {"title": "D"},
-		"users": [{"phone": "+15550000101", "username": "alice"}]}`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{Seed: s, Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := seededEmulator(t, `{"account": {"phone": "+15550000001"}, "destination": {"title": "D"},
+		"users": [{"phone": "+15550000101", "username": "alice"}]}`, t.TempDir())
 	alice := e.users[e.UserID("+15550000101")]
 	post := map[int]int{} // post number → message id (the channel has a message of its own first)
 	for n := 1; n <= 5; n++ {

@@ -20,7 +20,14 @@ func testEmulator(t *testing.T, premium bool) *Emulator {
 	if premium {
 		acc = `{"phone": "+15550000001", "premium": true}`
 	}
-	s, err := ParseSeed([]byte(`{"account": `+acc+`, "channels": [{"title": "A", "joined": true, "posts": [{"file": "files/a.zip"}]}]}`), dir)
+	return seededEmulator(t, `{"account": `+acc+`, "channels": [{"title": "A", "joined": true, "posts": [{"file": "files/a.zip"}]}]}`, dir)
+}
+
+// seededEmulator builds (without starting) an emulator of a seed given as
+// JSON, its files relative to dir; Close runs at the test's end.
+func seededEmulator(t *testing.T, seed, dir string) *Emulator {
+	t.Helper()
+	s, err := ParseSeed([]byte(seed), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,19 +192,10 @@ func TestServe(t *testing.T) {
 }
 
 func TestDataCentreRules(t *testing.T) {
-	dir := writeFiles(t)
-	s, err := ParseSeed([]byte(`{"account": {"phone": "+15550000001"}, "users": [{"phone": "+15550000002", "dc": 4}],
+	e := seededEmulator(t, `{"account": {"phone": "+15550000001"}, "users": [{"phone": "+15550000002", "dc": 4}],
 		"channels": [{"title": "A", "joined": true, "posts": [
 			{"file": "files/a.zip"}, {"generate": {"name": "far.zip", "size": 4096, "seed": 1}, "dc": 4},
-			{"photo": "files/cover.jpg", "dc": 5}]}]}`), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{Seed: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+			{"photo": "files/cover.jpg", "dc": 5}]}]}`, writeFiles(t))
 	var near, far *document
 	for _, d := range e.docs {
 		if d.name == "far.zip" {

@@ -12,7 +12,7 @@ import (
 // the last topic of the previous page.
 func TestForumTopicOrder(t *testing.T) {
 	at := func(min string) string { return `"date": "2024-01-01T00:` + min + `:00Z"` }
-	s, err := ParseSeed([]byte(`{"account": {"phone": "+15550000001"}, "channels": [{"title": "F", "username": "f", "forum": true,
+	e := seededEmulator(t, `{"account": {"phone": "+15550000001"}, "channels": [{"title": "F", "username": "f", "forum": true,
 		"joined": true, "posts": [{"text": "general", `+at("10")+`}], "topics": [
 		{"title": "Anvil", "posts": [{"text": "a", `+at("05")+`}]},
 		{"title": "Bell", "posts": [{"text": "b", `+at("30")+`}]},
@@ -20,19 +20,7 @@ func TestForumTopicOrder(t *testing.T) {
 		{"title": "Drum"},
 		{"title": "Easel", "posts": [{"text": "e", `+at("20")+`}, {"text": "gone", `+at("40")+`}]},
 		{"title": "Flute", "pinned": true, "posts": [{"text": "f", `+at("50")+`}]},
-		{"title": "Gong", "posts": [{"text": "g", `+at("20")+`}]}]}]}`), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Options{Seed: s, Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+		{"title": "Gong", "posts": [{"text": "g", `+at("20")+`}]}]}]}`, t.TempDir())
 	ch := e.channels[e.ChannelID("F")]
 	for _, m := range ch.msgs {
 		if m.text == "gone" {

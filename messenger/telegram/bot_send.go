@@ -307,15 +307,8 @@ func (b *Bot) sendForward(ctx context.Context, from *tg.InputPeerChannel, to *tg
 // answeredRandomIDs returns the random ids an answer reports as sent
 // (UpdateMessageID).
 func answeredRandomIDs(u tg.UpdatesClass) map[int64]bool {
-	var ups []tg.UpdateClass
-	switch v := u.(type) {
-	case *tg.Updates:
-		ups = v.Updates
-	case *tg.UpdatesCombined:
-		ups = v.Updates
-	}
 	got := map[int64]bool{}
-	for _, up := range ups {
+	for _, up := range updatesOf(u) {
 		if m, ok := up.(*tg.UpdateMessageID); ok {
 			got[m.RandomID] = true
 		}

@@ -117,17 +117,24 @@ func convertPhoto(p *tg.Photo) *messenger.Photo {
 	return ph
 }
 
-// sentMessageID finds the id of the message created by a send with randomID.
-func sentMessageID(u tg.UpdatesClass, randomID int64) (int, bool) {
-	var ups []tg.UpdateClass
+// updatesOf is the list of updates an answer carries (none for the short
+// forms).
+func updatesOf(u tg.UpdatesClass) []tg.UpdateClass {
 	switch v := u.(type) {
 	case *tg.Updates:
-		ups = v.Updates
+		return v.Updates
 	case *tg.UpdatesCombined:
-		ups = v.Updates
-	case *tg.UpdateShortSentMessage:
+		return v.Updates
+	}
+	return nil
+}
+
+// sentMessageID finds the id of the message created by a send with randomID.
+func sentMessageID(u tg.UpdatesClass, randomID int64) (int, bool) {
+	if v, ok := u.(*tg.UpdateShortSentMessage); ok {
 		return v.ID, true
 	}
+	ups := updatesOf(u)
 	for _, up := range ups {
 		if m, ok := up.(*tg.UpdateMessageID); ok && m.RandomID == randomID {
 			return m.ID, true
