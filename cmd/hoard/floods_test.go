@@ -185,9 +185,11 @@ func TestLongHistoryDemoOnce(t *testing.T) {
 	}
 	calls, floods := env.Emu.Calls("messages.getHistory"), env.Emu.UserFloodWaits()["messages.getHistory"]
 	t.Logf("history: %d calls for %d pages, %d of them answered FLOOD_WAIT", calls, w.Pages, floods)
-	// The model must have been met: one wait per window of 30 calls.
-	if minFloods := (w.Pages - 1) / 30; floods < minFloods {
-		t.Errorf("%d flood waits, want at least %d: the model did not limit the scan", floods, minFloods)
+	// The model must have been met. How many windows fill before they end
+	// depends on how fast the machine reads (each call also waits out the
+	// entry DC's round trip), so only its absence is a failure.
+	if floods == 0 {
+		t.Errorf("no flood waits: the model did not limit the scan of %d pages", w.Pages)
 	}
 	if float64(calls) > 1.1*float64(w.Pages) {
 		t.Errorf("%d history calls for %d pages: more than 1.1 per page", calls, w.Pages)
