@@ -65,8 +65,9 @@ func snoozeIfLimited(err error) (error, bool) {
 
 // sessionBusyWait is the least a job snoozes for an account whose session
 // another process holds (plus as much again at random, so the hand-backs
-// spread).
-const sessionBusyWait = 3 * time.Second
+// spread). Short: the holder takes what is available whenever it has room,
+// and a job snoozed longer would leave it idle.
+const sessionBusyWait = 500 * time.Millisecond
 
 // nextAttemptAt is when a source set's job (ingest_message, upload_part,
 // verify_transfer) runs again after its failed attempt: RetryBase after the

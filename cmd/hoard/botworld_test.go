@@ -141,7 +141,7 @@ func newBotWorld(t testing.TB, o botSeedOptions, limits messenger.BotLimits) *bo
 func (w *botWorld) vars(extra map[string]string) map[string]string {
 	v := map[string]string{"DATABASE_URL": w.url, "DATA_DIR": w.data, "TELEGRAM_EMULATOR": envInfo(w.env), "LOG_LEVEL": "warn",
 		"AUTH_SECRET": strings.Repeat("s", 40), "WORKER_SETTLE_MINUTES": "0", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0",
-		"APP_URL": "http://hoard.test", "BOT_SEND_TIMEOUT_SECONDS": "2",
+		"APP_URL": "http://hoard.test", "BOT_SEND_TIMEOUT_SECONDS": "2", "SESSION_LEASE_SECONDS": "5",
 		"BOT_CHAT_RATE": fmt.Sprint(w.limits.PerChat), "BOT_CHAT_BURST": fmt.Sprint(w.limits.PerChatBurst),
 		"BOT_GLOBAL_RATE": fmt.Sprint(w.limits.Global)}
 	for k, x := range extra {

@@ -22,6 +22,7 @@ import (
 // failovers for 10 minutes.
 func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 	const packs = 20
+	start := time.Now()
 	w := newBotWorld(t, botSeedOptions{packs: packs}, fastBotLimits)
 	setUpLikeTheDemo(t, w.vars(nil), w.seed)
 
@@ -38,6 +39,7 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 		_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM packages WHERE dest_channel_id IS NOT NULL`).Scan(&n)
 		return n == packs+4 // the packs, the three-part set and the album's three
 	})
+	t.Logf("%v: the cycle published every package", time.Since(start).Round(time.Second))
 	alice := w.chat(t, botUsers[0])
 	waitUntil(t, "a bot to answer and read the destination", 2*time.Minute, func() bool {
 		st, err := w.db.FindBotStatus(context.Background())
@@ -56,7 +58,9 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 		}
 		w.queueSends(t, u, fmt.Sprintf("round %d", round), ids...)
 		waitUntil(t, "20 deliveries", 3*time.Minute, func() bool { return w.statuses(t, u)[hoard.SendSent] == round*packs })
+		t.Logf("%v: round %d delivered", time.Since(start).Round(time.Second), round)
 		failover(t, w, bots, alice)
+		t.Logf("%v: round %d failed over", time.Since(start).Round(time.Second), round)
 		if n := w.env.Emu.KeysKilled(); n != 0 {
 			t.Fatalf("round %d: %d auth keys killed as used from two places at once", round, n)
 		}

@@ -117,7 +117,10 @@ func newWorkerEnv(t *testing.T, seed string) *workerEnv {
 	e.vars = map[string]string{"DATABASE_URL": e.url, "DATA_DIR": e.dataDir, "TELEGRAM_EMULATOR": info,
 		"AUTH_SECRET": strings.Repeat("s", 40), "LOG_LEVEL": "warn", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0",
 		"WORKER_SETTLE_MINUTES": "0", "DOWNLOAD_STALL_SECONDS": "2", "WORKER_MAX_SKIP_ATTEMPTS": "5",
-		"ACCOUNT_REQUEST_RATE": strconv.Itoa(workersRate), "ACCOUNT_REQUEST_BURST": strconv.Itoa(workersBurst)}
+		"ACCOUNT_REQUEST_RATE": strconv.Itoa(workersRate), "ACCOUNT_REQUEST_BURST": strconv.Itoa(workersBurst),
+		// A killed worker's account session is free again this soon (the
+		// default, 20 s, would make every kill cost as much).
+		"SESSION_LEASE_SECONDS": "5"}
 	setUpLikeTheDemo(t, e.vars, seed)
 	return e
 }
