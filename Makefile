@@ -30,7 +30,7 @@ migrate: ## apply database migrations
 
 .PHONY: test
 test: ## run the test suite (TEST_DATABASE_URL to use a running PostgreSQL)
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	$(GO) test -count=1 -timeout 25m $(PKGS)
 
 .PHONY: test-race
 test-race: ## run the test suite under the race detector

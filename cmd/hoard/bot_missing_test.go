@@ -19,6 +19,9 @@ import (
 // delivers what exists; the request ends FAILED with a message the user
 // can act on, and the administrators get a MISSING_PART notification.
 func TestBotDeliveryMissingPart(t *testing.T) {
+	// Waits on flood windows and retries more than it computes: it
+	// shares the machine with the other waiting tests.
+	t.Parallel()
 	w := newBotWorld(t, botSeedOptions{}, fastBotLimits)
 	w.ingest(t)
 	castle := w.packageID(t, "Castle Walls.zip")

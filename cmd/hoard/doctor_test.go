@@ -58,6 +58,9 @@ func (r doctorRun) line(status string, parts ...string) string {
 // authorized on, each fail with a line that says what to do; once both are
 // fixed every check passes.
 func TestDoctorChecksADeploymentAgainstThePlatform(t *testing.T) {
+	// Waits on flood windows and retries more than it computes: it
+	// shares the machine with the other waiting tests.
+	t.Parallel()
 	w := newBotWorld(t, botSeedOptions{}, messenger.DefaultBotLimits)
 	w.ingest(t) // sets the account, the destination and the source up
 

@@ -172,6 +172,9 @@ func checkHistoryCatalog(t *testing.T, w historyWorld, packages []string, destID
 // archive exactly once, every set whole, the run counting every post, and
 // at most 1.1 history calls per page, flood waits included.
 func TestLongHistoryDemoOnce(t *testing.T) {
+	// Waits on flood windows and retries more than it computes: it
+	// shares the machine with the other waiting tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long history: not in -short")
 	}
@@ -208,6 +211,9 @@ func TestLongHistoryDemoOnce(t *testing.T) {
 // pages by at most the tail read after the last commit), and every archive
 // is ingested exactly once.
 func TestLongHistoryScanSurvivesKill(t *testing.T) {
+	// Waits on flood windows and retries more than it computes: it
+	// shares the machine with the other waiting tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long history: not in -short")
 	}

@@ -24,6 +24,9 @@ import (
 // second file's download is held back (FLOOD_WAIT); the second file is
 // split into two pieces and published, and the stored flag follows.
 func TestPremiumLapsesMidRun(t *testing.T) {
+	// Waits on flood windows and retries more than it computes: it
+	// shares the machine with the other waiting tests.
+	t.Parallel()
 	const size = 12 << 20
 	dir := t.TempDir()
 	gen := func(name string, seed int, date string) map[string]any {
