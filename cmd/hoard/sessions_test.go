@@ -57,7 +57,7 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 			ids = append(ids, w.packageID(t, fmt.Sprintf("Pack %02d.pdf", i)))
 		}
 		w.queueSends(t, u, fmt.Sprintf("round %d", round), ids...)
-		waitUntil(t, "20 deliveries", 3*time.Minute, func() bool { return w.statuses(t, u)[hoard.SendSent] == round*packs })
+		waitDelivered(t, w, u, round*packs)
 		t.Logf("%v: round %d delivered", time.Since(start).Round(time.Second), round)
 		failover(t, w, bots, alice)
 		t.Logf("%v: round %d failed over", time.Since(start).Round(time.Second), round)
@@ -132,4 +132,30 @@ func failover(t *testing.T, w *botWorld, bots map[string]*hoardProc, alice *chat
 		t.Fatalf("after killing %s: %q", name, got.Text)
 	}
 	bots[name] = w.startBot(t, name) // back as the standby
+}
+
+// waitDelivered waits until n of u's requests are SENT, and says where the
+// others stand when they are not within 3 minutes.
+func waitDelivered(t *testing.T, w *botWorld, u *hoard.User, n int) {
+	t.Helper()
+	sent := func() int { // every request, not the newest 500 that statuses counts
+		var n int
+		_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM bot_send_requests WHERE user_id = $1 AND status = 'SENT'`,
+			u.ID).Scan(&n)
+		return n
+	}
+	for deadline := time.Now().Add(3 * time.Minute); sent() != n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().Before(deadline) {
+			continue
+		}
+		reqs, _ := w.db.ListBotSendRequests(context.Background(), u.ID, 500)
+		var open []string
+		for _, r := range reqs {
+			if r.Status != hoard.SendSent {
+				open = append(open, fmt.Sprintf("%d %s %q", r.ID, r.Status, r.ErrorMessage))
+			}
+		}
+		t.Fatalf("%d of %d deliveries SENT after 3 minutes; the others:\n%s\njobs:\n%s", sent(), n,
+			strings.Join(open, "\n"), jobStates(t, w.url))
+	}
 }

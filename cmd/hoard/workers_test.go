@@ -274,11 +274,15 @@ func (e *workerEnv) waitFinished(t *testing.T, limit time.Duration, procs ...*wo
 }
 
 // jobStates describes the runs and the unfinished jobs, for a failure.
-func (e *workerEnv) jobStates(t *testing.T) string {
+func (e *workerEnv) jobStates(t *testing.T) string { return jobStates(t, e.url) }
+
+// jobStates describes the runs and the unfinished jobs of the database at
+// url, for a failure's message.
+func jobStates(t *testing.T, url string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, e.url)
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err.Error()
 	}
