@@ -47,22 +47,32 @@ type Holder struct {
 	ttl time.Duration
 	log *slog.Logger
 
-	mu     sync.Mutex
-	held   map[string]*Lease
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu   sync.Mutex
+	held map[string]*Lease
 }
 
-// Lease is one session held by this process.
+// Lease is one session held by this process. A goroutine of its own
+// renews it until it is released or lost.
 type Lease struct {
 	h    *Holder
 	key  string
 	lost chan struct{}
-	// renewed is when the last successful renewal was sent (guarded by
-	// Holder.mu).
-	renewed time.Time
-	gone    bool
+	// stop ends the keeper; kept is closed when it has ended.
+	stop context.CancelFunc
+	kept chan struct{}
+	// gone is guarded by Holder.mu.
+	gone bool
 }
+
+// Renewal timing, as fractions of the ttl: a lease is renewed every
+// ttl/renewEvery; a renewal that has not succeeded ttl/lostAfter after
+// the last successful one was sent gives the lease up (Lost), so the
+// client has the rest of the ttl — half of it — to close before another
+// process can take the session.
+const (
+	renewEvery = 5
+	lostAfter  = 2
+)
 
 // New returns a Holder for this process, named process (WORKER_ID) plus the
 // process id and a random suffix, so that no other process, also a
@@ -104,11 +114,12 @@ func (h *Holder) Take(ctx context.Context, key string) (*Lease, error) {
 		holder, _ := h.db.LeaseHolder(ctx, leaseName(key))
 		return nil, fmt.Errorf("session %s is held by %s: %w", key, holder, ErrBusy)
 	}
+	kctx, stop := context.WithCancel(context.Background())
+	l := &Lease{h: h, key: key, lost: make(chan struct{}), stop: stop, kept: make(chan struct{})}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	l := &Lease{h: h, key: key, lost: make(chan struct{}), renewed: sent}
 	h.held[key] = l
-	h.startLocked()
+	h.mu.Unlock()
+	go l.keep(kctx, sent)
 	return l, nil
 }
 
@@ -126,13 +137,21 @@ func retryBusy(ctx context.Context, what string, take func() (*Lease, error)) (*
 		if !errors.Is(err, ErrBusy) {
 			return l, err
 		}
-		t := time.NewTimer(time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, time.Second) {
 			return nil, fmt.Errorf("wait for %s: %w", what, ctx.Err())
-		case <-t.C:
 		}
+	}
+}
+
+// sleep waits d or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -147,6 +166,8 @@ func (l *Lease) Lost() <-chan struct{} { return l.lost }
 // so that another process may take it at once. Releasing twice is harmless.
 func (l *Lease) Release(ctx context.Context) {
 	h := l.h
+	l.stop()
+	<-l.kept // no renewal after the release puts the lease back
 	h.mu.Lock()
 	if l.gone {
 		h.mu.Unlock()
@@ -160,81 +181,75 @@ func (l *Lease) Release(ctx context.Context) {
 	}
 }
 
-// startLocked starts the renewal loop once. Called under h.mu.
-func (h *Holder) startLocked() {
-	if h.cancel != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel, h.done = cancel, make(chan struct{})
-	go h.renew(ctx)
-}
-
-// renew renews every held lease every ttl/4 and gives up on one whose last
-// renewal is older than ttl*3/4: it closes Lost while the lease still has
-// a quarter of its life, so the client is gone before anyone else can
-// take the session.
-func (h *Holder) renew(ctx context.Context) {
-	defer close(h.done)
-	tick := time.NewTicker(h.ttl / 4)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// keep renews the lease every ttl/renewEvery until ctx ends (Release).
+// renewed is when the last successful renewal was sent: the lease lasts
+// at least ttl from then.
+func (l *Lease) keep(ctx context.Context, renewed time.Time) {
+	defer close(l.kept)
+	for sleep(ctx, l.h.ttl/renewEvery) {
+		var ok bool
+		if renewed, ok = l.renew(ctx, renewed); !ok {
 			return
-		case <-tick.C:
-		}
-		h.mu.Lock()
-		leases := make([]*Lease, 0, len(h.held))
-		for _, l := range h.held {
-			leases = append(leases, l)
-		}
-		h.mu.Unlock()
-		for _, l := range leases {
-			h.renewOne(ctx, l)
 		}
 	}
 }
 
-func (h *Holder) renewOne(ctx context.Context, l *Lease) {
-	sent := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, h.ttl/4)
-	ok, err := h.db.AcquireLease(rctx, leaseName(l.key), h.id, h.ttl)
-	cancel()
+// renew renews the lease, retrying until it succeeds or until ttl/lostAfter
+// after renewed: then, or when another process holds the lease, the lease
+// is lost (Lost closes, false). The deadline bounds the database call
+// itself, so a database that hangs cannot hold the client past it.
+func (l *Lease) renew(ctx context.Context, renewed time.Time) (time.Time, bool) {
+	h := l.h
+	deadline := renewed.Add(h.ttl / lostAfter)
+	for {
+		sent := time.Now()
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		ok, err := h.db.AcquireLease(rctx, leaseName(l.key), h.id, h.ttl)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return renewed, false // released
+		case err == nil && ok:
+			return sent, true
+		case err == nil:
+			l.lose(errors.New("another process holds it"))
+			return renewed, false
+		case !time.Now().Before(deadline):
+			l.lose(err)
+			return renewed, false
+		}
+		h.log.Warn("renew a messaging session's lease: retrying", "session", l.key, "err", err)
+		if !sleep(ctx, min(h.ttl/20, time.Until(deadline))) {
+			return renewed, false
+		}
+	}
+}
+
+// lose gives the lease up as lost: its client must stop at once.
+func (l *Lease) lose(why error) {
+	h := l.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if l.gone {
 		return
 	}
-	if err == nil && ok {
-		l.renewed = sent
-		return
-	}
-	if err == nil || time.Since(l.renewed) > h.ttl*3/4 {
-		// Taken by another (it expired) or not renewable in time.
-		h.log.Error("a messaging session's lease is lost: its client stops", "session", l.key, "err", err)
-		l.gone = true
-		delete(h.held, l.key)
-		close(l.lost)
-	}
+	h.log.Error("a messaging session's lease is lost: its client stops", "session", l.key, "err", why)
+	l.gone = true
+	delete(h.held, l.key)
+	close(l.lost)
 }
 
-// Close stops renewing and releases every lease still held (their
-// clients must be closed first).
+// Close releases every lease still held (their clients must be closed
+// first).
 func (h *Holder) Close(ctx context.Context) {
 	h.mu.Lock()
 	leases := make([]*Lease, 0, len(h.held))
 	for _, l := range h.held {
 		leases = append(leases, l)
 	}
-	cancel, done := h.cancel, h.done
 	h.mu.Unlock()
 	for _, l := range leases {
 		l.Release(ctx)
-	}
-	if cancel != nil {
-		cancel()
-		<-done
 	}
 }
 

@@ -53,11 +53,9 @@ func TestACrashedHoldersLeaseExpiresAndItsClientIsToldItLostIt(t *testing.T) {
 	if _, err := b.Take(ctx, "bot"); !errors.Is(err, ErrBusy) {
 		t.Fatalf("while A renews: %v, want ErrBusy", err)
 	}
-	// A stops renewing, as a process that hangs or lost its database.
-	a.mu.Lock()
-	a.cancel()
-	a.mu.Unlock()
-	<-a.done
+	// A stops renewing, as a process that hangs.
+	la.stop()
+	<-la.kept
 	start := time.Now()
 	if _, err := b.Wait(ctx, "bot"); err != nil {
 		t.Fatal(err)
@@ -66,11 +64,50 @@ func TestACrashedHoldersLeaseExpiresAndItsClientIsToldItLostIt(t *testing.T) {
 		t.Fatalf("B waited %s for a lease of %s", waited, ttl)
 	}
 	// A's next renewal finds the lease taken: its client must stop.
-	a.renewOne(ctx, la)
+	if _, ok := la.renew(ctx, time.Now()); ok {
+		t.Fatal("A renewed a lease B holds")
+	}
 	select {
 	case <-la.Lost():
 	default:
 		t.Fatal("A was not told it lost the lease")
+	}
+}
+
+// TestAHolderWhoseDatabaseHangsLetsGoBeforeTheLeaseExpires: renewals that
+// block (the lease's row locked, as a database that hangs) end at their
+// deadline, and Lost closes while the lease still has life in it, so the
+// client is closed before another process can take the session.
+func TestAHolderWhoseDatabaseHangsLetsGoBeforeTheLeaseExpires(t *testing.T) {
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	const ttl = 2 * time.Second
+	a := New(db, "worker-a", ttl, nil)
+	t.Cleanup(func() { a.Close(ctx) })
+	la, err := a.Take(ctx, "account:7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM leases WHERE name = 'session:account:7' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Lost():
+	case <-time.After(ttl):
+		t.Fatalf("no Lost within %s of renewals that hang", ttl)
+	}
+	var left time.Duration
+	if err := db.Pool().QueryRow(ctx, `SELECT (EXTRACT(EPOCH FROM expires_at - clock_timestamp()) * 1e9)::bigint FROM leases
+		WHERE name = 'session:account:7'`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left < ttl/4 {
+		t.Fatalf("Lost came with %s of the lease left, want at least %s for the client to close", left, ttl/4)
 	}
 }
 

@@ -144,12 +144,16 @@ func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername
 	if err != nil {
 		return hoard.Errorf(hoard.ENOTFOUND, "No signed-in worker account posts to “%s” to make the bot an administrator: %s.", ch.Title, byHand)
 	}
-	if a.clients == nil {
-		if a.clients, err = a.newAccountClients(); err != nil {
+	clients := a.clients
+	if clients == nil {
+		// A bot-only process uses the account this once and lets its
+		// session go, so the workers that need it are not kept waiting.
+		if clients, err = a.newAccountClients(); err != nil {
 			return err
 		}
+		defer clients.close()
 	}
-	acc, err := a.clients.Account(ctx, m.AccountID)
+	acc, err := clients.Account(ctx, m.AccountID)
 	if errors.Is(err, sessionlease.ErrBusy) {
 		return a.askHolderToAddBot(ctx, ch, botUsername)
 	}

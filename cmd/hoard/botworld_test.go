@@ -130,7 +130,7 @@ func newBotWorld(t testing.TB, o botSeedOptions, limits messenger.BotLimits) *bo
 		for _, p := range w.procs {
 			p.kill()
 			if t.Failed() {
-				t.Logf("%s's log:\n%s", p.name, tail(p.stderr.String(), 6000))
+				t.Logf("%s (pid %d)'s log:\n%s", p.name, p.pid, logSummary(p.stderr.String()))
 			}
 		}
 	})

@@ -200,9 +200,12 @@ func (c *accountClients) connect(ctx context.Context, accountID int64) (*telegra
 }
 
 // closeWhenLost closes an account's client when its lease is lost (this
-// process could not renew it: another may take the session soon).
+// process could not renew it: another may take the session soon). The
+// client closes at once, before the pool's lock is taken: a connect in
+// progress holds that lock for seconds.
 func (c *accountClients) closeWhenLost(accountID int64, acc *telegram.Account, lease *sessionlease.Lease) {
 	<-lease.Lost()
+	_ = acc.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.open[accountID] == acc || c.logins[accountID] == acc {

@@ -161,6 +161,18 @@ func runOnce(t *testing.T, vars map[string]string, seed string) onceSummary {
 	return sum
 }
 
+// logSummary is what a failed test shows of a process's log: its first
+// lines at level ERROR (what went wrong first), then the log's tail.
+func logSummary(log string) string {
+	var errs []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "level=ERROR") && len(errs) < 10 {
+			errs = append(errs, line)
+		}
+	}
+	return "first errors:\n" + strings.Join(errs, "\n") + "\nlast lines:\n" + tail(log, 6000)
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
