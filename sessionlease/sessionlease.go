@@ -162,6 +162,10 @@ func (l *Lease) Key() string { return l.key }
 // of the session must close at once (another process may take it soon).
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
+// Ended is closed when the lease is no longer held: released, or lost
+// (then Lost is closed first).
+func (l *Lease) Ended() <-chan struct{} { return l.kept }
+
 // Release gives the lease up; call it after the session's client closed,
 // so that another process may take it at once. Releasing twice is harmless.
 func (l *Lease) Release(ctx context.Context) {

@@ -33,6 +33,16 @@ func TestOneProcessHoldsASession(t *testing.T) {
 		t.Fatalf("another session: %v", err)
 	}
 	la.Release(ctx)
+	select {
+	case <-la.Ended():
+	default:
+		t.Fatal("a released lease has not ended")
+	}
+	select {
+	case <-la.Lost():
+		t.Fatal("a released lease was lost")
+	default:
+	}
 	if _, err := b.Take(ctx, "account:1"); err != nil {
 		t.Fatalf("after the release: %v", err)
 	}

@@ -204,7 +204,15 @@ func (c *accountClients) connect(ctx context.Context, accountID int64) (*telegra
 // client closes at once, before the pool's lock is taken: a connect in
 // progress holds that lock for seconds.
 func (c *accountClients) closeWhenLost(accountID int64, acc *telegram.Account, lease *sessionlease.Lease) {
-	<-lease.Lost()
+	select {
+	case <-lease.Lost():
+	case <-lease.Ended():
+		select {
+		case <-lease.Lost():
+		default:
+			return // released with its client
+		}
+	}
 	_ = acc.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
