@@ -211,7 +211,7 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 	if err != nil {
 		return nil, invalidArchive(err)
 	}
-	thumb, err := archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+	thumb, err := archive.MakeThumbnail(ctx, data, archive.ThumbnailOptions{})
 	if err != nil {
 		return nil, invalidArchive(err)
 	}
