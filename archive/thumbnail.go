@@ -10,6 +10,7 @@ import (
 	_ "image/gif" // decoders registered for image.Decode
 	"image/jpeg"
 	_ "image/png"
+	"strconv"
 )
 
 // Defaults of ThumbnailOptions.
@@ -82,6 +83,23 @@ type ImageTooLargeError struct {
 
 func (e *ImageTooLargeError) Error() string {
 	return fmt.Sprintf("%s of %d×%d: %v (at most %d pixels, %d a side)", e.Format, e.Width, e.Height, ErrImageTooLarge, e.MaxPixels, e.MaxSide)
+}
+
+// Message says, for the people who sent the image, what it is and what
+// the limit is, e.g. "The image is 16,000 × 16,000 pixels; previews may
+// have at most 24 megapixels and 16,384 pixels a side."
+func (e *ImageTooLargeError) Message() string {
+	return fmt.Sprintf("The image is %s × %s pixels; previews may have at most %s megapixels and %s pixels a side.",
+		groupDigits(e.Width), groupDigits(e.Height), strconv.FormatFloat(float64(e.MaxPixels)/1e6, 'f', -1, 64), groupDigits(e.MaxSide))
+}
+
+// groupDigits writes n with commas between groups of three digits.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Is makes errors.Is(err, ErrImageTooLarge) hold.

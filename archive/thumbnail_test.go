@@ -87,6 +87,9 @@ func FuzzMakeThumbnail(f *testing.F) {
 	f.Add(pngImage(f, 5, 3))
 	f.Add(jpegImage(f, 9, 4))
 	f.Add(pngHeader(1, 1))
+	f.Add(webpHeader("VP8 ", 12, 7))
+	f.Add(webpHeader("VP8L", 16, 16))
+	f.Add(webpHeader("VP8X", 17, 3))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := MakeThumbnail(context.Background(), data, ThumbnailOptions{MaxDimension: 16, MaxPixels: 1 << 16})
 		if err != nil {
@@ -191,6 +194,36 @@ func TestShrinkOnWhite(t *testing.T) {
 			got := shrinkOnWhite(tc.src, 1, 1).RGBAAt(0, 0)
 			if got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestImageTooLargeError: the refusal says the image's size and the limits
+// it was held to, for the people who sent it.
+func TestImageTooLargeError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		opts ThumbnailOptions
+		want ImageTooLargeError
+		msg  string
+	}{
+		{"pixel bomb", pngHeader(16000, 16000), ThumbnailOptions{},
+			ImageTooLargeError{Format: "png", Width: 16000, Height: 16000, MaxPixels: DefaultMaxImagePixels, MaxSide: DefaultMaxImageSide},
+			"The image is 16,000 × 16,000 pixels; previews may have at most 24 megapixels and 16,384 pixels a side."},
+		{"side too long", pngHeader(20000, 2), ThumbnailOptions{MaxPixels: 1_500_000},
+			ImageTooLargeError{Format: "png", Width: 20000, Height: 2, MaxPixels: 1_500_000, MaxSide: DefaultMaxImageSide},
+			"The image is 20,000 × 2 pixels; previews may have at most 1.5 megapixels and 16,384 pixels a side."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := MakeThumbnail(context.Background(), tc.data, tc.opts)
+			big, ok := errors.AsType[*ImageTooLargeError](err)
+			if !ok || !errors.Is(err, ErrImageTooLarge) {
+				t.Fatalf("err = %v, want an *ImageTooLargeError", err)
+			}
+			if *big != tc.want || big.Message() != tc.msg {
+				t.Errorf("got %+v %q, want %+v %q", *big, big.Message(), tc.want, tc.msg)
 			}
 		})
 	}

@@ -157,6 +157,9 @@ func (r *fetchResult) bytes() int64 {
 // invalidArchive marks failures that no retry can fix: the entry or the
 // image itself is the problem.
 func invalidArchive(err error) error {
+	if big, ok := errors.AsType[*archive.ImageTooLargeError](err); ok {
+		return hoard.WrapError(hoard.EINVALID, err, big.Message())
+	}
 	for _, e := range []error{archive.ErrEntryNotFound, archive.ErrEncrypted, archive.ErrTooLarge, archive.ErrSolidBudget,
 		archive.ErrNotExtracted, archive.ErrUnsupportedMethod, archive.ErrNotImage, archive.ErrImageTooLarge, archive.ErrWebPTooLarge} {
 		if errors.Is(err, e) {

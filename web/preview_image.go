@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/archive"
@@ -27,9 +26,7 @@ func previewImage(ctx context.Context, data []byte) ([]byte, error) {
 	var big *archive.ImageTooLargeError
 	switch {
 	case errors.As(err, &big):
-		return nil, hoard.Errorf(hoard.EINVALID, "The image is %s × %s pixels; previews may have at most %s megapixels and %s pixels a side.",
-			thousands(int64(big.Width)), thousands(int64(big.Height)),
-			strconv.FormatFloat(float64(big.MaxPixels)/1e6, 'f', -1, 64), thousands(int64(big.MaxSide)))
+		return nil, hoard.Errorf(hoard.EINVALID, "%s", big.Message())
 	case errors.Is(err, archive.ErrWebPTooLarge):
 		return nil, hoard.Errorf(hoard.EINVALID, "A WebP image is kept as it is, so it may be at most %d × %d pixels; upload a JPEG or PNG instead.",
 			archive.DefaultThumbnailDimension, archive.DefaultThumbnailDimension)
