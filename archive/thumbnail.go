@@ -161,8 +161,7 @@ func thumbnailOf(data []byte, cfg image.Config, format string, opts ThumbnailOpt
 		return nil, fmt.Errorf("thumbnail: %s decoded as %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}
 	tw, th := fitWithin(b.Dx(), b.Dy(), opts.MaxDimension)
-	small := shrinkOnWhite(src, tw, th)
-	src = nil //nolint:ineffassign,wastedassign // the decoded image is garbage from here on
+	small := shrinkOnWhite(src, tw, th) // src is dead from here on: the encode runs beside garbage
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, small, &jpeg.Options{Quality: opts.Quality}); err != nil {
 		return nil, fmt.Errorf("thumbnail: encode: %w", err)
