@@ -157,6 +157,9 @@ func (r *fetchResult) bytes() int64 {
 // invalidArchive marks failures that no retry can fix: the entry or the
 // image itself is the problem.
 func invalidArchive(err error) error {
+	if big, ok := errors.AsType[*archive.ImageTooLargeError](err); ok {
+		return hoard.WrapError(hoard.EINVALID, err, big.Message())
+	}
 	for _, e := range []error{archive.ErrEntryNotFound, archive.ErrEncrypted, archive.ErrTooLarge, archive.ErrSolidBudget,
 		archive.ErrNotExtracted, archive.ErrUnsupportedMethod, archive.ErrNotImage, archive.ErrImageTooLarge, archive.ErrWebPTooLarge} {
 		if errors.Is(err, e) {
@@ -211,7 +214,7 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 	if err != nil {
 		return nil, invalidArchive(err)
 	}
-	thumb, err := archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+	thumb, err := archive.MakeThumbnail(ctx, data, archive.ThumbnailOptions{})
 	if err != nil {
 		return nil, invalidArchive(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"hash/crc32"
 	"image/jpeg"
 	"io"
 	"math/rand/v2"
@@ -119,6 +121,7 @@ func TestExtractPreview(t *testing.T) {
 		{"models/part1.stl", randomBytes(split-10000, 1), false},
 		{"renders/cover.jpg", cover, false},
 		{"renders/small.jpg", render, true},
+		{"renders/bomb.png", pngDeclaring(16000, 16000), true},
 		{"models/part2.stl", randomBytes(3<<20, 2), false},
 		{"notes.txt", []byte("not an image"), true},
 	})
@@ -261,6 +264,13 @@ func TestExtractPreview(t *testing.T) {
 			}
 		}
 	})
+	t.Run("pixel bomb refused by its header", func(t *testing.T) {
+		x, res, _ := extract(zipPkg, "renders/bomb.png")
+		const want = "The image is 16,000 × 16,000 pixels; previews may have at most 24 megapixels and 16,384 pixels a side."
+		if x.Status != hoard.ExtractionFailed || x.ErrorMessage != want || res.Job.State != rivertype.JobStateCancelled {
+			t.Fatalf("extraction %+v, job %s", x, res.Job.State)
+		}
+	})
 	t.Run("a finished extraction is not redone", func(t *testing.T) {
 		x, err := db.FindLatestPreviewExtraction(ctx, zipPkg.ID)
 		if err != nil {
@@ -271,4 +281,14 @@ func TestExtractPreview(t *testing.T) {
 			t.Fatalf("rerun: %v %+v", err, res)
 		}
 	})
+}
+
+// pngDeclaring is a PNG signature and IHDR chunk declaring w×h, nothing
+// more: the header a decompression bomb shows.
+func pngDeclaring(w, h uint32) []byte {
+	b := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")
+	b = binary.BigEndian.AppendUint32(b, w)
+	b = binary.BigEndian.AppendUint32(b, h)
+	b = append(b, 8, 6, 0, 0, 0)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[12:]))
 }

@@ -293,7 +293,7 @@ func (d *Deps) photoPreview(ctx context.Context, src *channelAccess, byID map[in
 	data, err := src.account.DownloadThumbnail(ctx, src.peer, ph)
 	if err == nil {
 		// Re-encoded like every preview: bounded, whatever was posted.
-		data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+		data, err = archive.MakeThumbnail(ctx, data, archive.ThumbnailOptions{})
 	}
 	if err == nil && len(data) > 0 {
 		return postedPhoto{data: data, messageID: a.PhotoMessageID}

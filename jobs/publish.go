@@ -566,7 +566,7 @@ func (d *Deps) archivePreview(ctx context.Context, at archive.Type, paths []stri
 		}
 		data, err := archive.Extract(ctx, at, paths, e.Path, archive.ExtractOptions{})
 		if err == nil {
-			data, err = archive.MakeThumbnail(data, archive.ThumbnailOptions{})
+			data, err = archive.MakeThumbnail(ctx, data, archive.ThumbnailOptions{})
 		}
 		if err == nil {
 			return data

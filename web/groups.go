@@ -245,7 +245,8 @@ func (s *Server) handleGroupPreview(w http.ResponseWriter, r *http.Request) erro
 }
 
 // readPreviewUpload reads an uploaded image (field "image", JPEG, PNG, GIF
-// or WebP by content, at most 2 MiB).
+// or WebP by content, at most 2 MiB) and returns it re-encoded like every
+// preview (previewImage).
 func readPreviewUpload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxPreviewBytes+64<<10)
 	f, _, err := r.FormFile("image")
@@ -266,7 +267,7 @@ func readPreviewUpload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	switch http.DetectContentType(data) {
 	case "image/jpeg", "image/png", "image/gif", "image/webp":
-		return data, nil
+		return previewImage(r.Context(), data)
 	}
 	return nil, hoard.Errorf(hoard.EINVALID, "The file is not a JPEG, PNG, GIF or WebP image.")
 }

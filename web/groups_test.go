@@ -98,11 +98,11 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 	if merged.MemberCount != 3 || merged.Name != "Dragon set" {
 		t.Fatalf("target after merge: %+v", merged)
 	}
-	// Previews: a real image is accepted, anything else refused.
+	// Previews: a real image is accepted (re-encoded as a JPEG), anything else refused.
 	if resp := e.postImage(fmt.Sprintf("/groups/%d/preview", g1), pngBytes(t), c); resp.StatusCode != 303 {
 		t.Fatalf("group preview upload = %d", resp.StatusCode)
 	}
-	if resp, _ := e.do(browser, "GET", fmt.Sprintf("/groups/%d/preview", g1), nil, c); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
+	if resp, _ := e.do(browser, "GET", fmt.Sprintf("/groups/%d/preview", g1), nil, c); resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/jpeg" {
 		t.Fatalf("group preview = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	if resp := e.postImage(fmt.Sprintf("/packages/%d/preview", k.ID), []byte("<svg onload=alert(1)>"), c); resp.StatusCode != 422 {

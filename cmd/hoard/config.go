@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/web"
 )
@@ -52,6 +53,7 @@ type Config struct {
 	LogFormat             string // "json" or "text"
 	UsersCanCurate        bool
 	UploadMaxBytes        int64
+	DecodeMemoryBytes     int64         // image decodes in flight hold at most this much at once (archive.SetDecodeBudget)
 	SearchCacheTTL        time.Duration // negative: no search cache
 	MaxConcurrentRequests int           // 0: 2 per CPU
 	WebStatementTimeout   time.Duration // negative: none
@@ -74,6 +76,7 @@ var envVars = []envVar{
 	{"DATA_DIR", "`./data`", "Where hoard keeps its state: embedded database, spool of downloads in flight, uploads. Compose uses `/data`."},
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
 	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
+	{"DECODE_MEMORY_BYTES", "`134217728`", "Memory that the images being decoded into previews may take at once in a process (128 MiB; range 16 MiB–16 GiB), counted from each image's header before it is decoded (width × height × bytes per pixel): more images wait their turn, one larger than the whole budget is decoded alone. Previews are refused over 24 megapixels either way."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
 	{"METRICS_ADDR", "(off)", "Address of a listener of its own serving Prometheus metrics at `/metrics` (for example `127.0.0.1:9090`; see Monitoring). Never the web's port: keep it off the public network."},
 	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions and the login codes and passwords in flight to the worker (changing it loses both). Required by `web`, `worker` and `serve`; `demo` generates one into `$DATA_DIR`."},
@@ -191,6 +194,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		SplitThresholdBytes:   integer("SPLIT_THRESHOLD_BYTES", defaultSplitThreshold, minSplitThreshold, maxSplitThreshold),
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
+		DecodeMemoryBytes:     integer("DECODE_MEMORY_BYTES", archive.DefaultDecodeBudget, 16<<20, 16<<30),
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
 		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
 	}

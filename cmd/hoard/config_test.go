@@ -40,6 +40,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"web statement timeout 2 s", c.WebStatementTimeout == 2*time.Second},
 		{"no metrics listener", c.MetricsAddr == ""},
 		{"account rate 10/s, burst 5", c.AccountRate == 10 && c.AccountBurst == 5},
+		{"decode budget 128 MiB", c.DecodeMemoryBytes == 128<<20},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -55,6 +56,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
 		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64", "WEB_STATEMENT_TIMEOUT_SECONDS": "0",
 		"METRICS_ADDR": "127.0.0.1:9090", "ACCOUNT_REQUEST_RATE": "2.5", "ACCOUNT_REQUEST_BURST": "20",
+		"DECODE_MEMORY_BYTES": "67108864",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +65,7 @@ func TestLoadConfigValues(t *testing.T) {
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
 		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
 		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" ||
-		c.AccountRate != 2.5 || c.AccountBurst != 20 {
+		c.AccountRate != 2.5 || c.AccountBurst != 20 || c.DecodeMemoryBytes != 64<<20 {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -90,6 +92,8 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"AUTO_GROUP_TIME_WINDOW_MINUTES", "-1"},
 		{"SPLIT_THRESHOLD_BYTES", "1000"},
 		{"SPLIT_THRESHOLD_BYTES", "4194304001"},
+		{"DECODE_MEMORY_BYTES", "1000"},
+		{"DECODE_MEMORY_BYTES", "17179869185"},
 		{"LISTEN_ADDR", "8080"},
 		{"LISTEN_ADDR", ":99999"},
 		{"APP_URL", "ftp://x"},

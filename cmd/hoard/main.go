@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/store"
 )
 
@@ -111,7 +112,9 @@ func noFlags(cmd string, args []string, stderr io.Writer) error {
 	return nil
 }
 
-// configOrExit loads the configuration and reports every problem.
+// configOrExit loads the configuration and reports every problem. It
+// also sets what is process-wide by nature: the memory budget of image
+// decodes (DECODE_MEMORY_BYTES), shared by the web and the worker.
 func configOrExit(getenv func(string) string, stderr io.Writer) (Config, bool) {
 	cfg, err := loadConfig(getenv)
 	if err != nil {
@@ -121,6 +124,7 @@ func configOrExit(getenv func(string) string, stderr io.Writer) (Config, bool) {
 		}
 		return cfg, false
 	}
+	archive.SetDecodeBudget(cfg.DecodeMemoryBytes)
 	return cfg, true
 }
 
