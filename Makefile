@@ -17,8 +17,12 @@ build: ## build bin/hoard
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/hoard ./cmd/hoard
 
 .PHONY: demo
-demo: ## run the whole service on this machine (embedded PostgreSQL, generated AUTH_SECRET); ADDR=:9090 for another port
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/hoard demo $(if $(ADDR),--addr $(ADDR))
+demo: build ## run the whole service on this machine (embedded PostgreSQL, generated AUTH_SECRET); ADDR=:9090 for another port
+	bin/hoard demo $(if $(ADDR),--addr $(ADDR))
+
+.PHONY: chat
+chat: build ## talk to the running demo's bot as one of its users: make chat AS=alice
+	bin/hoard chat --as $(or $(AS),alice)
 
 .PHONY: run
 run: ## run web + worker + bot with the configuration in the environment

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -113,7 +114,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		fmt.Fprintf(stdout, "\nhoard demo is running: %s\n%sSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\n",
 			a.cfg.AppURL, cycle, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)
-		fmt.Fprint(stdout, demo.ChatHint(cfg.DataDir, dm.info))
+		fmt.Fprint(stdout, demo.ChatHint(cfg.DataDir, selfCommand(), dm.info))
 		fmt.Fprint(stdout, "Stop it with Ctrl-C.\n\n")
 	})
 	if err != nil {
@@ -157,4 +158,19 @@ func readOrCreateSecret(path string, n int) (secret string, created bool, err er
 		return "", false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return secret, true, f.Close()
+}
+
+// selfCommand is how a newcomer runs this program from the current
+// directory (demo.Command).
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "hoard"
+	}
+	cwd, _ := os.Getwd()
+	onPath, _ := exec.LookPath(filepath.Base(exe))
+	if onPath != "" {
+		onPath, _ = filepath.Abs(onPath)
+	}
+	return demo.Command(exe, cwd, onPath)
 }
