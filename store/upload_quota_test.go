@@ -79,9 +79,17 @@ func TestUploadBytesFollowTheFiles(t *testing.T) {
 		do   func() (bool, int64)
 		want state
 	}{
-		{"reserve", func() (bool, int64) { ok, left, err := db.ReserveUploadBytes(ctx, up.ID, 70, 100); must(t, err); return ok, left },
+		{"reserve", func() (bool, int64) {
+			ok, left, err := db.ReserveUploadBytes(ctx, up.ID, 70, 100)
+			must(t, err)
+			return ok, left
+		},
 			state{true, 0, 70, 70}},
-		{"refused", func() (bool, int64) { ok, left, err := db.ReserveUploadBytes(ctx, up.ID, 31, 100); must(t, err); return ok, left },
+		{"refused", func() (bool, int64) {
+			ok, left, err := db.ReserveUploadBytes(ctx, up.ID, 31, 100)
+			must(t, err)
+			return ok, left
+		},
 			state{false, 30, 70, 70}},
 		{"settled to the files", func() (bool, int64) {
 			a, err = db.AddManualUploadFile(ctx, up.ID, "a.zip", "1/1", 40)
