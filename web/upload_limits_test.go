@@ -193,8 +193,8 @@ func TestUploadRefusals(t *testing.T) {
 
 // TestDeleteUpload: the owner (or an administrator) deletes a finished
 // upload: its rows and its files go and its bytes are given back; another
-// USER gets 404 and changes nothing; an upload being processed is refused
-// with 409 and kept whole.
+// USER gets 404 and changes nothing, as does a request from another site
+// (403); an upload being processed is refused with 409 and kept whole.
 func TestDeleteUpload(t *testing.T) {
 	e := newEnv(t)
 	e.publishTarget(true)
@@ -226,19 +226,37 @@ func TestDeleteUpload(t *testing.T) {
 		Held     int64
 	}
 	done, working, byAdmin := mk(hoard.UploadCompleted), mk(hoard.UploadProcessing), mk(hoard.UploadFailed)
+	// post deletes as a browser would, from origin ("" = hoard's own page).
+	post := func(id int64, who *hoard.User, origin string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/uploads/%d/delete", e.ts.URL, id), strings.NewReader(url.Values{"from": {"page"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		req.AddCookie(e.session(who))
+		resp, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
 	for _, tt := range []struct {
-		name string
-		id   int64
-		who  *hoard.User
-		want answer
+		name   string
+		id     int64
+		who    *hoard.User
+		origin string
+		want   answer
 	}{
-		{"another user's", done, other, answer{404, "", true, true, 3000}},
-		{"being processed", working, owner, answer{409, "", true, true, 3000}},
-		{"owner", done, owner, answer{303, "/uploads?done=upload-deleted", false, false, 2000}},
-		{"administrator", byAdmin, admin, answer{303, "/uploads?done=upload-deleted", false, false, 1000}},
+		{"another user's", done, other, "", answer{404, "", true, true, 3000}},
+		{"being processed", working, owner, "", answer{409, "", true, true, 3000}},
+		{"from another site", done, owner, "https://evil.example", answer{403, "", true, true, 3000}},
+		{"owner", done, owner, "", answer{303, "/uploads?done=upload-deleted", false, false, 2000}},
+		{"administrator", byAdmin, admin, "", answer{303, "/uploads?done=upload-deleted", false, false, 1000}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, _ := e.do(nil, "POST", fmt.Sprintf("/uploads/%d/delete", tt.id), url.Values{"from": {"page"}}, e.session(tt.who))
+			resp := post(tt.id, tt.who, tt.origin)
 			_, ferr := e.db.FindManualUpload(ctx, tt.id)
 			_, serr := os.Stat(filepath.Join(e.srv.deps.UploadDir, fmt.Sprint(tt.id)))
 			held, err := e.db.UploadBytesHeld(ctx, owner.ID)
