@@ -58,11 +58,15 @@ const (
 	// NotifySessionEnded is a messenger account the platform signed out
 	// (a revoked session, or one used from two places at once).
 	NotifySessionEnded NotificationType = "SESSION_ENDED"
+	// NotifyDiskLow is a download that waits because the spool's volume
+	// has too little free space for it.
+	NotifyDiskLow NotificationType = "DISK_LOW"
 )
 
 // NotificationTypes lists every notification type.
 var NotificationTypes = []NotificationType{NotifyHashMismatch, NotifyMissingPart, NotifyGroupingConflict,
-	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex, NotifyOrphanedPost, NotifySessionEnded}
+	NotifyChannelAccessLost, NotifyUploadFailed, NotifyDownloadFailed, NotifyOrphanedIndex, NotifyOrphanedPost, NotifySessionEnded,
+	NotifyDiskLow}
 
 // Valid reports whether t is one of NotificationTypes.
 func (t NotificationType) Valid() bool { return oneOf(t, NotificationTypes) }

@@ -39,7 +39,11 @@ type ManualUpload struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	FinishedAt     *time.Time
-	Files          []ManualUploadFile
+	// HeldBytes is what the upload holds of its user's quota: the bytes of
+	// its files still on the volume, plus what a request still streaming
+	// has reserved.
+	HeldBytes int64
+	Files     []ManualUploadFile
 }
 
 // ManualUploadFile is one file of a manual upload, stored under UPLOAD_DIR
@@ -56,4 +60,8 @@ type ManualUploadFile struct {
 	PackageID    int64
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// RemovedAt is when the file's bytes were removed from the volume
+	// (its retention ran out, or it duplicated the catalog); nil while
+	// they are kept.
+	RemovedAt *time.Time
 }

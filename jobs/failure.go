@@ -32,6 +32,10 @@ func settled(err error) (error, bool) {
 	if errors.As(err, &ce) {
 		return err, true
 	}
+	var se *river.JobSnoozeError
+	if errors.As(err, &se) {
+		return err, true // a wait that spends no attempt (disk space)
+	}
 	return err, false
 }
 

@@ -87,6 +87,11 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if done, err := d.dedupBeforeDownload(ctx, job, parts, post); done {
 		return err
 	}
+	release, err := d.reserveSpool(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer release()
 	dir, err := d.makeSpool(a.ChannelID, a.MessageID)
 	if err != nil {
 		return err

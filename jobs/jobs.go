@@ -77,6 +77,23 @@ type Deps struct {
 	// "between several minutes and several hours" (docs api/files); an
 	// older point starts the upload again from part 0.
 	UploadPointLife time.Duration
+	// UploadRetention is how long a published (and verified) manual
+	// upload file is kept in UPLOAD_DIR before the clean-up removes it:
+	// 0 is 7 days, negative the first clean-up after its publication.
+	UploadRetention time.Duration
+	// FreeSpace probes a volume's free space (hoard.FreeBytes when nil);
+	// tests simulate a full disk with it.
+	FreeSpace hoard.FreeSpaceFunc
+	// SpoolMinFree is the free space a download must leave on the spool's
+	// volume (UPLOAD_MIN_FREE_BYTES; 0: none beyond fitting): a download
+	// that would not waits, its job snoozing, with a DISK_LOW notification.
+	SpoolMinFree int64
+	// SpoolWait is how long such a download waits before it looks again
+	// (default 1 minute).
+	SpoolWait time.Duration
+	// spool counts the bytes of the downloads this process has started and
+	// not finished (shared by the copies of Deps Register hands out).
+	spool *spoolGauge
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Metrics is told what the ingestion moved and decided (default:
@@ -154,6 +171,18 @@ func (d *Deps) defaults() {
 	}
 	if d.LaterRetry <= 0 {
 		d.LaterRetry = d.WorkerInterval
+	}
+	if d.UploadRetention == 0 {
+		d.UploadRetention = 7 * 24 * time.Hour
+	}
+	if d.FreeSpace == nil {
+		d.FreeSpace = hoard.FreeBytes
+	}
+	if d.SpoolWait <= 0 {
+		d.SpoolWait = time.Minute
+	}
+	if d.spool == nil {
+		d.spool = &spoolGauge{}
 	}
 	if d.Now == nil {
 		d.Now = time.Now

@@ -22,8 +22,10 @@ import (
 // planned (split above the account's limit) and handed to upload_part
 // jobs; verify indexes it and marks it COMPLETED. Failures are per file and
 // visible on the file's row; the upload ends COMPLETED, PARTIAL or FAILED
-// once every file is final, and several indexed files form one group. The
-// files stay on the shared volume (retained for recovery).
+// once every file is final, and several indexed files form one group. A
+// published file stays on the shared volume for Deps.UploadRetention
+// (the clean-up removes it), a duplicate of the catalog is removed at once,
+// a failed one stays until its upload is retried or deleted.
 type ManualUploadWorker struct {
 	river.WorkerDefaults[hoard.ManualUploadArgs]
 	deps Deps
@@ -142,8 +144,7 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 	}
 	hash := hex.EncodeToString(sum)
 	if dup, err := db.FindPublishedByContentHash(ctx, hash); err == nil {
-		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
-			"Already in the catalog as "+dup.FileName+"; nothing was uploaded.", hash, dup.ID)
+		return d.duplicateManualFile(ctx, f, "Already in the catalog as "+dup.FileName+"; nothing was uploaded.", hash, dup.ID)
 	}
 	det, err := detectType([]string{p}, f.FileSize, f.FileName, sniffed)
 	if err != nil {
@@ -177,10 +178,23 @@ func (d *Deps) startManualFile(ctx context.Context, job *river.Job[hoard.ManualU
 		return err
 	})
 	if errors.Is(err, store.ErrSameContent) {
-		return db.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted,
-			"The same file is being published already; nothing was uploaded.", hash, 0)
+		return d.duplicateManualFile(ctx, f, "The same file is being published already; nothing was uploaded.", hash, 0)
 	}
 	return err
+}
+
+// duplicateManualFile completes a file whose content the catalog has (or
+// is publishing) already, and removes it from UPLOAD_DIR at once: nothing
+// of it is worth keeping. A file that cannot be removed now stays counted
+// against its owner's quota until the retention's clean-up removes it.
+func (d *Deps) duplicateManualFile(ctx context.Context, f hoard.ManualUploadFile, msg, hash string, packageID int64) error {
+	if err := d.DB.SetManualUploadFileStatus(ctx, f.ID, hoard.UploadCompleted, msg, hash, packageID); err != nil {
+		return err
+	}
+	if err := d.removeUploadFile(ctx, f); err != nil {
+		d.Logger.Warn("remove a duplicate upload file", "file", f.ID, "err", err)
+	}
+	return nil
 }
 
 // manualFileDone is called after verify indexed a manual upload file.

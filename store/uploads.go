@@ -7,10 +7,10 @@ import (
 )
 
 const uploadColumns = `id, coalesce(user_id, 0) AS user_id, group_name, status, error_message,
-	coalesce(package_group_id, 0) AS package_group_id, created_at, updated_at, finished_at`
+	coalesce(package_group_id, 0) AS package_group_id, created_at, updated_at, finished_at, held_bytes`
 
 const uploadFileColumns = `id, upload_id, file_name, stored_path, file_size, coalesce(content_hash, '') AS content_hash, status,
-	error_message, coalesce(package_id, 0) AS package_id, created_at, updated_at`
+	error_message, coalesce(package_id, 0) AS package_id, created_at, updated_at, removed_at`
 
 // CreateManualUpload starts an upload (UPLOADING) for a user.
 func (db *DB) CreateManualUpload(ctx context.Context, userID int64, groupName string) (*hoard.ManualUpload, error) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,29 @@ func TestBrowserUserJourney(t *testing.T) {
 	}
 	if got := bt.Text(t, ctx, "[data-upload-poll]"); !strings.Contains(got, "Castle.zip") || !strings.Contains(got, "Castle.pdf") {
 		t.Fatalf("upload files: %q", got)
+	}
+	// The page says how long files are kept; once the upload is complete
+	// (the page reloads by itself) its owner deletes it, files and all.
+	if got := bt.Text(t, ctx, "[data-upload-retention]"); !strings.Contains(got, "kept on the server for 7 days") {
+		t.Fatalf("retention: %q", got)
+	}
+	loc := bt.Run(t, ctx, chromedp.Location())
+	upID, err := strconv.ParseInt(loc[strings.LastIndexByte(loc, '/')+1:], 10, 64)
+	if err != nil {
+		t.Fatalf("upload page %s: %v", loc, err)
+	}
+	if err := e.db.SetManualUploadStatus(context.Background(), upID, hoard.UploadFailed, "the test ends it"); err != nil {
+		t.Fatal(err)
+	}
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`[data-upload-delete]`)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`[data-upload-delete]`)))
+	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`p.notice`)))
+	if got := bt.Text(t, ctx, "p.notice"); !strings.HasPrefix(got, "Upload deleted") {
+		t.Fatalf("after delete: %q", got)
+	}
+	_, ferr := e.db.FindManualUpload(context.Background(), upID)
+	if _, serr := os.Stat(filepath.Join(e.srv.deps.UploadDir, strconv.FormatInt(upID, 10))); hoard.ErrorCode(ferr) != hoard.ENOTFOUND || !os.IsNotExist(serr) {
+		t.Fatalf("deleted upload: row %v, files %v", ferr, serr)
 	}
 
 	// Get a messenger link code.

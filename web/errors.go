@@ -14,7 +14,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 var errNotFound = hoard.Errorf(hoard.ENOTFOUND, "Page not found.")
 
-// statusOf maps root error codes, codeTimeout and codeProviderDown to HTTP
+// statusOf maps root error codes, codeTimeout, codeProviderDown and codeNoSpace to HTTP
 // status codes.
 var statusOf = map[string]int{
 	hoard.EINVALID:      http.StatusUnprocessableEntity,
@@ -27,6 +27,7 @@ var statusOf = map[string]int{
 	hoard.EINTERNAL:     http.StatusInternalServerError,
 	codeTimeout:         http.StatusServiceUnavailable,
 	codeProviderDown:    http.StatusBadGateway,
+	codeNoSpace:         http.StatusInsufficientStorage,
 }
 
 // notFoundAs returns err, with the user-facing message for a missing thing

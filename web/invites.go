@@ -176,6 +176,8 @@ func noticeFor(done string) string {
 		return "Topic disabled: the file in flight finishes, the rest of the topic is skipped, and later cycles leave it out."
 	case "no-topic":
 		return "That forum topic is not being processed right now; nothing was changed."
+	case "upload-deleted":
+		return "Upload deleted: its files were removed from the server; the packages it published stay in the catalog."
 	case "upload-retry":
 		return "Retry queued: the failed files are published again in a moment."
 	case "rebuild":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,10 +55,15 @@ type storedFile struct {
 // handleAPIUpload answers POST /api/uploads: multipart/form-data with one or
 // more files (field "files") and an optional "group_name". Each file is
 // streamed to UPLOAD_DIR/<upload>/<n> (a path the server chooses) without
-// being held in memory, up to the configured size per file. The rows, the
-// manual_upload job and the manual_upload notification commit in one
-// transaction; a failed upload leaves a FAILED row with the reason and no
-// files.
+// being held in memory, up to the configured size per file. The request's
+// bytes are reserved of the user's quota (UPLOAD_QUOTA_BYTES; all at once
+// when its length is known, else as they stream) and the volume must keep
+// UPLOAD_MIN_FREE_BYTES free: an upload that would pass either is refused
+// (413, saying how much is left; 507) before a byte is stored when its
+// length is known, or as soon as it passes, and leaves no row and no file.
+// The rows, the manual_upload job and the manual_upload notification commit
+// in one transaction; an upload that fails otherwise leaves a FAILED row
+// with the reason and no files.
 func (s *Server) handleAPIUpload(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	if s.deps.UploadDir == "" || s.deps.MaxUploadBytes <= 0 {
@@ -68,73 +74,111 @@ func (s *Server) handleAPIUpload(w http.ResponseWriter, r *http.Request) error {
 	if err := s.deps.DB.CheckPublishTarget(ctx); err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
+	user := userFrom(ctx)
+	quota := s.uploadQuota(user)
+	if err := s.admitUpload(r, quota); err != nil {
+		return err
+	}
+	up, err := s.deps.DB.CreateManualUpload(ctx, user.ID, "")
+	if err != nil {
+		return err
+	}
+	if err := s.limitUploadBody(r, up, quota); err != nil {
+		s.discardUpload(ctx, up, err, false)
+		return err
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.deps.MaxUploadBytes*maxFilesPerUpload+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
+		s.discardUpload(ctx, up, err, false)
 		return hoard.Errorf(hoard.EINVALID, "Send the files as multipart/form-data.")
 	}
-	user := userFrom(ctx)
-	var up *hoard.ManualUpload
-	var files []storedFile
-	groupName := ""
-	fail := func(cause error) error {
-		if up != nil {
-			_ = os.RemoveAll(filepath.Join(s.deps.UploadDir, strconv.FormatInt(up.ID, 10)))
-			if err := s.deps.DB.SetManualUploadStatus(context.WithoutCancel(ctx), up.ID, hoard.UploadFailed,
-				hoard.ErrorMessage(cause)); err != nil {
-				s.deps.Logger.Warn("mark upload failed", "upload", up.ID, "err", err)
-			}
-		}
-		return cause
+	files, groupName, err := s.receiveUpload(mr, up)
+	if err != nil {
+		// An upload that began storing a file stays FAILED with the reason.
+		_, serr := os.Stat(filepath.Join(s.deps.UploadDir, strconv.FormatInt(up.ID, 10)))
+		s.discardUpload(ctx, up, err, serr == nil)
+		return err
 	}
+	if err := s.queueUpload(ctx, up, files, groupName); err != nil {
+		s.discardUpload(ctx, up, err, true)
+		return err
+	}
+	s.deps.Logger.Info("upload received", "upload", up.ID, "files", len(files), "user", user.ID)
+	if r.URL.Query().Get("from") == "page" {
+		return redirect(w, r, "/uploads/"+strconv.FormatInt(up.ID, 10))
+	}
+	full, err := s.deps.DB.FindManualUpload(ctx, up.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, s.toUploadJSON(full))
+	return nil
+}
+
+// receiveUpload reads the parts of an upload's body: its group name and
+// its files, each streamed to the upload's directory.
+func (s *Server) receiveUpload(mr *multipart.Reader, up *hoard.ManualUpload) (files []storedFile, groupName string, err error) {
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fail(uploadReadError(err))
+			return files, "", uploadReadError(err)
 		}
 		switch {
 		case part.FormName() == "group_name" && part.FileName() == "":
 			// A form field of the multipart body: the checks checkParams
 			// gives every other route's fields.
-			b, _ := io.ReadAll(io.LimitReader(part, maxParamBytes+1))
+			b, err := io.ReadAll(io.LimitReader(part, maxParamBytes+1))
+			if err != nil {
+				return files, "", uploadReadError(err)
+			}
 			if err := checkText("group_name", string(b), maxParamBytes); err != nil {
-				return fail(err)
+				return files, "", err
 			}
 			if groupName = strings.TrimSpace(string(b)); utf8.RuneCountInString(groupName) > maxParamLen {
-				return fail(hoard.Errorf(hoard.EINVALID, "group_name is too long (%d characters at most).", maxParamLen))
+				return files, "", hoard.Errorf(hoard.EINVALID, "group_name is too long (%d characters at most).", maxParamLen)
 			}
 			continue
 		case part.FileName() == "":
 			continue
 		}
 		if len(files) == maxFilesPerUpload {
-			return fail(hoard.Errorf(hoard.EINVALID, "Upload at most %d files at a time.", maxFilesPerUpload))
+			return files, "", hoard.Errorf(hoard.EINVALID, "Upload at most %d files at a time.", maxFilesPerUpload)
 		}
-		if up == nil {
-			if up, err = s.deps.DB.CreateManualUpload(ctx, user.ID, groupName); err != nil {
-				return err
-			}
+		if len(files) == 0 {
 			if err := os.MkdirAll(filepath.Join(s.deps.UploadDir, strconv.FormatInt(up.ID, 10)), 0o750); err != nil {
-				return fail(fmt.Errorf("upload: create directory: %w", err))
+				return files, "", fmt.Errorf("upload: create directory: %w", err)
 			}
 		}
 		f, err := s.storeUploadPart(up.ID, len(files)+1, part)
 		if err != nil {
-			return fail(err)
+			return files, "", err
 		}
 		files = append(files, f)
 	}
-	if up == nil {
-		return hoard.Errorf(hoard.EINVALID, "The upload holds no files.")
+	if len(files) == 0 {
+		return nil, "", hoard.Errorf(hoard.EINVALID, "The upload holds no files.")
 	}
-	err = s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+	return files, groupName, nil
+}
+
+// queueUpload records an upload's files, settles what it holds of its
+// user's quota to their bytes, and queues its manual_upload job with the
+// manual_upload notification, in one transaction.
+func (s *Server) queueUpload(ctx context.Context, up *hoard.ManualUpload, files []storedFile, groupName string) error {
+	return s.deps.DB.InTx(ctx, func(tx *store.DB) error {
+		var held int64
 		for _, f := range files {
 			if _, err := tx.AddManualUploadFile(ctx, up.ID, f.name, f.rel, f.size); err != nil {
 				return err
 			}
+			held += f.size
+		}
+		if err := tx.SettleUploadBytes(ctx, up.ID, held); err != nil {
+			return err
 		}
 		if groupName == "" && len(files) > 1 {
 			groupName = strings.TrimSuffix(files[0].name, filepath.Ext(files[0].name))
@@ -151,19 +195,6 @@ func (s *Server) handleAPIUpload(w http.ResponseWriter, r *http.Request) error {
 		payload, _ := json.Marshal(map[string]int64{"upload_id": up.ID})
 		return tx.Notify(ctx, "manual_upload", string(payload))
 	})
-	if err != nil {
-		return fail(err)
-	}
-	s.deps.Logger.Info("upload received", "upload", up.ID, "files", len(files), "user", user.ID)
-	if r.URL.Query().Get("from") == "page" {
-		return redirect(w, r, "/uploads/"+strconv.FormatInt(up.ID, 10))
-	}
-	full, err := s.deps.DB.FindManualUpload(ctx, up.ID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, toUploadJSON(full))
-	return nil
 }
 
 // storeUploadPart streams one file part to UPLOAD_DIR/<upload>/<n>.
@@ -194,6 +225,10 @@ func (s *Server) storeUploadPart(uploadID int64, n int, part io.Reader) (f store
 
 // uploadReadError names a broken or oversized request body.
 func uploadReadError(err error) error {
+	var refused *uploadRefused
+	if errors.As(err, &refused) {
+		return refused
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return hoard.Errorf(hoard.ETOOLARGE, "The upload is too large.")
@@ -209,6 +244,9 @@ type uploadFileJSON struct {
 	Phase     string `json:"phase"`
 	Error     string `json:"error,omitempty"`
 	PackageID int64  `json:"package_id,omitempty"`
+	// Kept says what becomes of the file's bytes on the server (retention).
+	Kept    string `json:"kept"`
+	Removed bool   `json:"removed"`
 }
 
 type uploadJSON struct {
@@ -221,12 +259,12 @@ type uploadJSON struct {
 	Files     []uploadFileJSON `json:"files"`
 }
 
-func toUploadJSON(up *hoard.ManualUpload) uploadJSON {
+func (s *Server) toUploadJSON(up *hoard.ManualUpload) uploadJSON {
 	out := uploadJSON{ID: up.ID, Status: string(up.Status), Phase: up.Status.Phase(), GroupName: up.GroupName,
 		Error: up.ErrorMessage, CreatedAt: up.CreatedAt.UTC().Format(time.RFC3339), Files: []uploadFileJSON{}}
 	for _, f := range up.Files {
 		out.Files = append(out.Files, uploadFileJSON{ID: f.ID, Name: f.FileName, Size: f.FileSize, Status: string(f.Status),
-			Phase: f.Status.Phase(), Error: f.ErrorMessage, PackageID: f.PackageID})
+			Phase: f.Status.Phase(), Error: f.ErrorMessage, PackageID: f.PackageID, Kept: s.keptText(f), Removed: f.RemovedAt != nil})
 	}
 	return out
 }
@@ -253,7 +291,7 @@ func (s *Server) handleAPIUploadStatus(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toUploadJSON(up))
+	writeJSON(w, http.StatusOK, s.toUploadJSON(up))
 	return nil
 }
 
@@ -267,6 +305,13 @@ type uploadsPage struct {
 	// Retry offers the retry button (an upload that ended with failed
 	// files).
 	Retry bool
+	// Delete offers the delete button (a finished upload).
+	Delete bool
+	// Retention says for how long published files are kept ("for 7 days").
+	Retention string
+	// Held and Left are what the user holds on the server and has left of
+	// Quota ("" for an administrator, who has none).
+	Held, Left, Quota string
 }
 
 // publishBlocked is what keeps uploads from being published, for the
@@ -290,8 +335,16 @@ func (s *Server) handleUploads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "uploads", page{Title: "Upload",
-		Data: uploadsPage{Uploads: ups, Max: humanSize(s.deps.MaxUploadBytes), Blocked: blocked}})
+	data := uploadsPage{Uploads: ups, Max: humanSize(s.deps.MaxUploadBytes), Blocked: blocked, Retention: s.retentionText()}
+	me := userFrom(r.Context())
+	if quota := s.uploadQuota(me); !me.IsAdmin() && s.deps.UploadQuotaBytes > 0 {
+		held, err := s.deps.DB.UploadBytesHeld(r.Context(), me.ID)
+		if err != nil {
+			return err
+		}
+		data.Held, data.Left, data.Quota = humanSize(held), humanSize(max(quota-held, 0)), humanSize(quota)
+	}
+	return s.render(w, r, http.StatusOK, "uploads", page{Title: "Upload", Notice: noticeFor(r.URL.Query().Get("done")), Data: data})
 }
 
 // handleRetryUpload retries an upload's failed files (POST
@@ -336,8 +389,9 @@ func (s *Server) handleUploadPage(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	j := toUploadJSON(up)
+	j := s.toUploadJSON(up)
 	retry := up.Status == hoard.UploadFailed || up.Status == hoard.UploadPartial
 	return s.render(w, r, http.StatusOK, "upload", page{Title: "Upload " + strconv.FormatInt(up.ID, 10),
-		Notice: noticeFor(r.URL.Query().Get("done")), Data: uploadsPage{Upload: &j, Retry: retry}})
+		Notice: noticeFor(r.URL.Query().Get("done")), Data: uploadsPage{Upload: &j, Retry: retry,
+			Delete: up.Status.Phase() == "complete", Retention: s.retentionText()}})
 }

@@ -119,6 +119,20 @@ type Deps struct {
 	// UploadDir receives manual uploads; MaxUploadBytes caps each file.
 	UploadDir      string
 	MaxUploadBytes int64
+	// UploadQuotaBytes bounds what one user holds on the upload volume
+	// (files kept plus uploads streaming; administrators are exempt):
+	// 0 is DefaultUploadQuota, negative none.
+	UploadQuotaBytes int64
+	// UploadMinFreeBytes is the free space uploads leave on the upload
+	// volume: 0 is DefaultUploadMinFree, negative none.
+	UploadMinFreeBytes int64
+	// UploadRetention is how long a published file is kept on the volume,
+	// for the upload pages (the worker's clean-up removes it): 0 is
+	// DefaultUploadRetention, negative until the next clean-up.
+	UploadRetention time.Duration
+	// FreeSpace probes the upload volume's free space (hoard.FreeBytes
+	// when nil).
+	FreeSpace hoard.FreeSpaceFunc
 	// BotUsername is the bot's username, for t.me deep links ("" = none).
 	BotUsername string
 	// Secrets seals the login codes and passwords administrators submit for
@@ -217,6 +231,7 @@ func New(deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
+	deps.uploadDefaults()
 	if deps.Started.IsZero() {
 		deps.Started = time.Now()
 	}

@@ -54,6 +54,9 @@ type Config struct {
 	UsersCanCurate        bool
 	UploadMaxBytes        int64
 	DecodeMemoryBytes     int64         // image decodes in flight hold at most this much at once (archive.SetDecodeBudget)
+	UploadQuotaBytes      int64         // per user; negative: none
+	UploadMinFreeBytes    int64         // kept free on the upload and spool volumes; negative: none
+	UploadRetention       time.Duration // published files are kept this long; negative: until the next clean-up
 	SearchCacheTTL        time.Duration // negative: no search cache
 	MaxConcurrentRequests int           // 0: 2 per CPU
 	WebStatementTimeout   time.Duration // negative: none
@@ -77,6 +80,9 @@ var envVars = []envVar{
 	{"UPLOAD_DIR", "`$DATA_DIR/uploads`", "Manual uploads; shared by web and worker."},
 	{"UPLOAD_MAX_BYTES", "`8589934592`", "Largest file a manual upload accepts (8 GiB; range 1 MiB–1 TiB). Files stream to disk, never into memory."},
 	{"DECODE_MEMORY_BYTES", "`134217728`", "Memory that the images being decoded into previews may take at once in a process (128 MiB; range 16 MiB–16 GiB), counted from each image's header before it is decoded (width × height × bytes per pixel): more images wait their turn, one larger than the whole budget is decoded alone. Previews are refused over 24 megapixels either way."},
+	{"UPLOAD_QUOTA_BYTES", "`21474836480`", "What one user's uploads may hold on the upload volume (20 GiB): files kept there plus uploads streaming in. An upload that would pass it is refused with 413 and a message saying how much is left — before a byte is stored when its length is known, else as soon as it passes — and leaves nothing behind. Administrators have no quota. `0` turns it off (0–1 PiB)."},
+	{"UPLOAD_MIN_FREE_BYTES", "`5368709120`", "Free space kept on the volumes of `UPLOAD_DIR` and of the spool (`$DATA_DIR/spool`; 5 GiB): uploads are refused (507) while less is free, and a download that would leave less waits (its job snoozes, no attempt spent) with a `DISK_LOW` notification. `0`: only what fits (0–1 TiB)."},
+	{"UPLOAD_RETENTION_DAYS", "`7`", "Days a published (and verified) manual upload file is kept in `UPLOAD_DIR` before the hourly clean-up removes it; a file already in the catalog is removed at once, a failed one is kept until its upload is retried or deleted. `0`: removed at the first clean-up after publication (0–3650)."},
 	{"LISTEN_ADDR", "`:8080`", "Address of the web listener (`/healthz`, `/readyz`, the application)."},
 	{"METRICS_ADDR", "(off)", "Address of a listener of its own serving Prometheus metrics at `/metrics` (for example `127.0.0.1:9090`; see Monitoring). Never the web's port: keep it off the public network."},
 	{"AUTH_SECRET", "(none)", "At least 32 bytes; signs sessions and encrypts stored messenger sessions and the login codes and passwords in flight to the worker (changing it loses both). Required by `web`, `worker` and `serve`; `demo` generates one into `$DATA_DIR`."},
@@ -195,6 +201,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TelegramAppID:         int(integer("TELEGRAM_APP_ID", 0, 0, 1<<31-1)),
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
 		DecodeMemoryBytes:     integer("DECODE_MEMORY_BYTES", archive.DefaultDecodeBudget, 16<<20, 16<<30),
+		UploadQuotaBytes:      integer("UPLOAD_QUOTA_BYTES", 20<<30, 0, 1<<50),
+		UploadMinFreeBytes:    integer("UPLOAD_MIN_FREE_BYTES", 5<<30, 0, 1<<40),
+		UploadRetention:       time.Duration(integer("UPLOAD_RETENTION_DAYS", 7, 0, 3650)) * 24 * time.Hour,
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
 		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
 	}
@@ -207,6 +216,12 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.SearchCacheTTL = time.Duration(integer("SEARCH_CACHE_SECONDS", 60, 0, 3600)) * time.Second; c.SearchCacheTTL == 0 {
 		c.SearchCacheTTL = -1 // web.Deps: negative is off, zero the default
+	}
+	// The consumers read 0 as their default: none (or at once) is negative.
+	for _, v := range []*int64{&c.UploadQuotaBytes, &c.UploadMinFreeBytes, (*int64)(&c.UploadRetention)} {
+		if *v == 0 {
+			*v = -1
+		}
 	}
 	if c.WebStatementTimeout = time.Duration(integer("WEB_STATEMENT_TIMEOUT_SECONDS", 2, 0, 600)) * time.Second; c.WebStatementTimeout == 0 {
 		c.WebStatementTimeout = -1 // web.Deps: negative is none, zero the default

@@ -41,6 +41,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"no metrics listener", c.MetricsAddr == ""},
 		{"account rate 10/s, burst 5", c.AccountRate == 10 && c.AccountBurst == 5},
 		{"decode budget 128 MiB", c.DecodeMemoryBytes == 128<<20},
+		{"upload quota 20 GiB", c.UploadQuotaBytes == 20<<30},
+		{"upload volume keeps 5 GiB free", c.UploadMinFreeBytes == 5<<30},
+		{"upload retention 7 days", c.UploadRetention == 7*24*time.Hour},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -57,6 +60,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"SEARCH_CACHE_SECONDS": "0", "WEB_MAX_CONCURRENT_REQUESTS": "64", "WEB_STATEMENT_TIMEOUT_SECONDS": "0",
 		"METRICS_ADDR": "127.0.0.1:9090", "ACCOUNT_REQUEST_RATE": "2.5", "ACCOUNT_REQUEST_BURST": "20",
 		"DECODE_MEMORY_BYTES": "67108864",
+		"UPLOAD_QUOTA_BYTES": "0", "UPLOAD_MIN_FREE_BYTES": "1048576", "UPLOAD_RETENTION_DAYS": "0",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +69,8 @@ func TestLoadConfigValues(t *testing.T) {
 		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
 		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
 		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" ||
-		c.AccountRate != 2.5 || c.AccountBurst != 20 || c.DecodeMemoryBytes != 64<<20 {
+		c.AccountRate != 2.5 || c.AccountBurst != 20 || c.DecodeMemoryBytes != 64<<20 ||
+		c.UploadQuotaBytes >= 0 || c.UploadMinFreeBytes != 1<<20 || c.UploadRetention >= 0 {
 		t.Fatalf("config = %+v", c)
 	}
 	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
@@ -122,6 +127,11 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 		{"ACCOUNT_REQUEST_RATE", "fast"},
 		{"ACCOUNT_REQUEST_BURST", "0"},
 		{"ACCOUNT_REQUEST_BURST", "1001"},
+		{"UPLOAD_QUOTA_BYTES", "-1"},
+		{"UPLOAD_QUOTA_BYTES", "20G"},
+		{"UPLOAD_MIN_FREE_BYTES", "-1"},
+		{"UPLOAD_RETENTION_DAYS", "3651"},
+		{"UPLOAD_RETENTION_DAYS", "7d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

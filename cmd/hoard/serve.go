@@ -143,7 +143,8 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err 
 	}
 	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets,
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
-		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, Version: version, Database: a.dbDesc,
+		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, UploadQuotaBytes: a.cfg.UploadQuotaBytes,
+		UploadMinFreeBytes: a.cfg.UploadMinFreeBytes, UploadRetention: a.cfg.UploadRetention, Version: version, Database: a.dbDesc,
 		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
 		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote})
 	if err != nil {
@@ -255,7 +256,8 @@ func (a *app) registerJobs(workers *river.Workers) error {
 	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
 		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
 		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
-		RetryBase: a.retryBase, LaterRetry: a.laterRetry, Metrics: a.metrics}
+		RetryBase: a.retryBase, LaterRetry: a.laterRetry, Metrics: a.metrics, UploadRetention: a.cfg.UploadRetention,
+		SpoolMinFree: a.cfg.UploadMinFreeBytes}
 	return jobs.Register(workers, deps)
 }
 
