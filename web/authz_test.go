@@ -35,6 +35,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /api/uploads":                                         {401, 422, 422},
 	"GET /api/uploads/{id}":                                     {401, 404, 404},
 	"POST /uploads/{id}/retry":                                  {401, 404, 404},
+	"POST /uploads/{id}/delete":                                 {401, 404, 404},
 	"POST /packages/send":                                       {401, 422, 422},
 	"POST /packages/{id}/preview":                               {401, 403, 404},
 	"POST /packages/{id}/repair":                                {401, 403, 404},
