@@ -302,6 +302,13 @@ func (db *DB) CountUngroupedPackages(ctx context.Context) (int64, error) {
 	return n, wrap("count ungrouped packages", err)
 }
 
+// HasPackages reports whether the catalog holds any package.
+func (db *DB) HasPackages(ctx context.Context) (bool, error) {
+	var yes bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM packages)`).Scan(&yes)
+	return yes, wrap("any package", err)
+}
+
 // ListIncompleteMultipartPackages returns multi-part packages whose number of
 // stored destination ids differs from their part count, where more than one
 // id is stored (SPEC rule 16: a single backfilled id is not flagged).

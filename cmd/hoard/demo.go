@@ -107,10 +107,9 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return a.demoOnce(ctx, dm, *linger, stdout, stderr)
 	}
 	err = a.serve(ctx, parts{web: true, worker: true, bot: true}, func(addr string) {
-		cycle := "A first ingestion cycle is running: the catalog fills within a minute or two.\n"
-		if err := a.startFirstCycle(ctx); err != nil {
+		cycle, err := a.startFirstCycle(ctx)
+		if err != nil {
 			a.log.Warn("demo: first ingestion cycle", "err", err)
-			cycle = ""
 		}
 		fmt.Fprintf(stdout, "\nhoard demo is running: %s\n%sSign in as %s with password %s\n(kept in %s unless you change it)\nDatabase: %s\n",
 			a.cfg.AppURL, cycle, demoAdminEmail, password, filepath.Join(cfg.DataDir, "demo_admin_password"), a.dbDesc)

@@ -14,15 +14,24 @@ import (
 // WORKER_INTERVAL_MINUTES (the catalog page says a cycle is running). An
 // unfinished cycle absorbs it (IngestCycleArgs is unique while pending), so
 // a restart during a cycle adds none.
-func (a *app) startFirstCycle(ctx context.Context) error {
+func (a *app) startFirstCycle(ctx context.Context) (banner string, err error) {
 	client, err := queue.NewInsertOnly(a.db.Pool(), a.log)
 	if err != nil {
-		return fmt.Errorf("demo: first cycle: %w", err)
+		return "", fmt.Errorf("demo: first cycle: %w", err)
 	}
 	if _, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerDemo}, nil); err != nil {
-		return fmt.Errorf("demo: first cycle: %w", err)
+		return "", fmt.Errorf("demo: first cycle: %w", err)
 	}
-	return nil
+	return demoCycleBanner(a.db.HasPackages(ctx)), nil
+}
+
+// demoCycleBanner says what the demo's first cycle does for a catalog that
+// is empty (it fills) or not (a restart: it looks for new posts).
+func demoCycleBanner(full bool, err error) string {
+	if err == nil && full {
+		return "An ingestion cycle is looking for new posts; the catalog you left is there.\n"
+	}
+	return "A first ingestion cycle is running: the catalog fills within a minute or two.\n"
 }
 
 // useEmulator points the clients of accounts added later (on the messaging

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -168,6 +169,9 @@ func TestDemoComesUpAndKeepsState(t *testing.T) {
 		if !strings.Contains(stderr.String(), `"demo messenger ready"`) && !strings.Contains(stderr.String(), "demo messenger ready") {
 			t.Fatalf("messenger not set up:\n%s", stderr)
 		}
+		if run == 1 {
+			checkPrintedChatCommand(t, stdout.String())
+		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("demo run %d exit: %v\n%s", run, err, stderr)
@@ -193,5 +197,35 @@ func TestDemoComesUpAndKeepsState(t *testing.T) {
 	accs, _ := db.ListAccounts(ctx)
 	if len(accs) != 1 || accs[0].AuthState != "AUTHENTICATED" {
 		t.Fatalf("accounts: %+v", accs)
+	}
+}
+
+// checkPrintedChatCommand runs the chat command the demo printed, as a
+// newcomer would paste it into a shell, and asks the bot for /help.
+func checkPrintedChatCommand(t *testing.T, printed string) {
+	t.Helper()
+	m := regexp.MustCompile(`in another terminal run\n  (.+ chat --as \S+)\n`).FindStringSubmatch(printed)
+	if m == nil {
+		t.Fatalf("no chat command printed:\n%s", printed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", m[1])
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	for !strings.Contains(out.String(), "What I can do") {
+		if ctx.Err() != nil {
+			t.Fatalf("the printed command %q got no answer to /help:\n%s", m[1], out.String())
+		}
+		_, _ = io.WriteString(stdin, "/help\n")
+		time.Sleep(3 * time.Second)
 	}
 }
