@@ -63,6 +63,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"GET /healthz":                                              {200, 200, 200},
 	"GET /readyz":                                               {200, 200, 200},
 	"GET /static/*":                                             {200, 200, 200},
+	"GET /favicon.ico":                                          {200, 200, 200},
 	"GET /login":                                                {200, 303, 303},
 	"POST /login":                                               {422, 422, 422},
 	"GET /register":                                             {200, 200, 200},

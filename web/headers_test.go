@@ -34,6 +34,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		{"/", 200, page},
 		{"/api/packages", 200, page},
 		{"/static/app.css", 200, page},
+		{"/favicon.ico", 200, page},
 		{"/no/such/page", 404, page},
 		{"/admin/riverside", 404, page},
 		{"/admin/river/", 200, river},
@@ -47,6 +48,10 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		if resp.StatusCode != c.status || got != c.want {
 			t.Errorf("GET %s = %d %+v, want %d %+v", c.path, resp.StatusCode, got, c.status, c.want)
 		}
+	}
+	if resp, _ := e.do(nil, "GET", "/favicon.ico", nil, nil); resp.StatusCode != http.StatusOK ||
+		resp.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("anonymous GET /favicon.ico = %d %q, want 200 image/svg+xml", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	if resp, _ := e.do(nil, "GET", "/admin/river/", nil, nil); resp.StatusCode != http.StatusSeeOther ||
 		resp.Header.Get("X-Frame-Options") != "DENY" {

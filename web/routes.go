@@ -79,6 +79,11 @@ func (s *Server) routes() []route {
 			files.ServeHTTP(w, r)
 			return nil
 		}},
+		{Method: http.MethodGet, Pattern: "/favicon.ico", Access: Public, Ungated: true, Doc: "The icon (SVG), for clients that ask for it there", Handler: func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Cache-Control", "public, max-age=86400")
+			http.ServeFileFS(w, r, static, "favicon.svg")
+			return nil
+		}},
 
 		{Method: http.MethodGet, Pattern: "/login", Params: loginParams{}, Access: Public, Handler: s.handleLoginForm, Doc: "Sign-in form"},
 		{Method: http.MethodPost, Pattern: "/login", Params: loginParams{}, Access: Public, Handler: s.handleLogin, Doc: "Sign in: `email`, `password` → 303, or the form with 401/422/429"},
