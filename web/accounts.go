@@ -152,6 +152,9 @@ type registerParams struct {
 	Code     string `form:"code"`
 	Email    string `form:"email" validate:"max=320"`
 	Password string `form:"password,raw" validate:"max=256"`
+	// Confirm is the password typed again; the form asks for it, a client
+	// that sends none is not checked.
+	Confirm string `form:"confirm,raw" validate:"max=256"`
 }
 
 func (s *Server) handleRegisterForm(w http.ResponseWriter, r *http.Request) error {
@@ -182,6 +185,9 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := checkNewPassword(password); err != nil {
 		return fail(aboutField("password", err))
+	}
+	if in.Confirm != "" && in.Confirm != password {
+		return fail(invalidField("confirm", "The two passwords differ: type the same password twice."))
 	}
 	// Refuse a bad code before spending a password hash on it.
 	inv, err := s.deps.DB.FindInviteByCode(r.Context(), form.Code)

@@ -104,6 +104,7 @@ func TestRegistrationRefusals(t *testing.T) {
 		{"expired code", form("code", expired, "email", "a@example.com", "password", "long enough pw"), 422, "expired"},
 		{"bad email", form("code", valid, "email", "not-an-email", "password", "long enough pw"), 422, "valid email"},
 		{"short password", form("code", valid, "email", "a@example.com", "password", "short"), 422, "at least 10"},
+		{"passwords differ", form("code", valid, "email", "a@example.com", "password", "long enough pw", "confirm", "long enough pv"), 422, "two passwords differ"},
 		{"email taken", form("code", valid, "email", strings.ToUpper(taken.Email), "password", "long enough pw"), 409, "already exists"},
 		{"markup is escaped", form("code", "<script>x</script>", "email", "a@example.com", "password", "long enough pw"), 422, "&lt;script&gt;"},
 	}

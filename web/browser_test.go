@@ -37,7 +37,11 @@ func TestBrowserUserJourney(t *testing.T) {
 	bt.Do(t, ctx, chromedp.Navigate(base+"/register?code="+code),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "walker@example.com"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"))
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=confirm]`), "a long enough password"))
+	if got := bt.Text(t, ctx, "#password-rules"); !strings.Contains(got, "10 to 256 characters") {
+		t.Fatalf("the registration form states no password rules: %q", got)
+	}
 	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`form button[type=submit]`)))
 	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
 	if got := bt.Text(t, ctx, "ul.grid"); !strings.Contains(got, "Red Dragon Pack.zip") {
