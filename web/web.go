@@ -198,6 +198,8 @@ type Server struct {
 	suggestAt       time.Time
 
 	searches *searchCache
+	// files keeps the FileIndex of big archives for their file searches.
+	files *fileIndexes
 
 	// ingesting is the running cycle the catalog mentions, looked up at
 	// most every ingestingTTL (firstminute.go).
@@ -233,7 +235,8 @@ func New(deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = noMetrics{}
 	}
-	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
+	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL),
+		files: newFileIndexes(fileIndexBudget)}
 	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
 		return nil, err
 	}
