@@ -23,7 +23,10 @@ const (
 
 // CrowdfundHost is a crowdfunding platform or creator shop.
 type CrowdfundHost struct {
-	ID        int64
+	ID int64
+	// UserID is the user who typed it: hosts are private to their user,
+	// like their records.
+	UserID    int64
 	Name      string
 	URL       string
 	CreatedAt time.Time

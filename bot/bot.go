@@ -13,6 +13,8 @@ package bot
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -179,7 +181,9 @@ func (s *Service) HandleCallback(ctx context.Context, q messenger.CallbackQuery)
 // platform does not deliver twice. A build that fails on a user's mistake
 // is rolled back whole, and a transaction of its own claims the update
 // and tells them (no savepoint around every build: two statements per
-// command saved).
+// command saved). Any other failure is logged under a new error id and the
+// user gets only an apology naming that id: no error's text but a message
+// written for users (userMessage) ever reaches a chat.
 func (s *Service) answer(ctx context.Context, kind string, chatID, updateID, fromUser int64, build func(tx *store.DB) (*reply, error)) error {
 	select {
 	case s.slots <- struct{}{}:
@@ -197,17 +201,31 @@ func (s *Service) answer(ctx context.Context, kind string, chatID, updateID, fro
 		})
 	}
 	if err != nil && ctx.Err() == nil {
-		s.deps.Logger.Error("bot: answer failed", "chat", chatID, "kind", kind, "err", err)
-		s.sorry(ctx, kind, chatID, updateID)
+		id := newErrorID()
+		s.deps.Logger.Error("bot: answer failed", "error_id", id, "chat", chatID, "kind", kind, "err", err)
+		s.sorry(ctx, kind, chatID, updateID, id)
 	}
 	return err
 }
 
-// mistake is a build's error that is the user's to fix (any code but
-// EINTERNAL): they are told its message.
+// mistake is a build's error that is the user's to fix: they are told its
+// message (userMessage).
 type mistake struct{ message string }
 
 func (m *mistake) Error() string { return m.message }
+
+// userMessage is the message of an error that was written for the user
+// who caused it: a *hoard.Error of any code but EINTERNAL that wraps no
+// cause (hoard.Errorf). An error that wraps one — the store's report of a
+// value the database refused, a row it did not find — says what went wrong
+// inside, in words not meant for a chat: its message is "".
+func userMessage(err error) string {
+	var e *hoard.Error
+	if !errors.As(err, &e) || e.Code == hoard.EINTERNAL || e.Err != nil {
+		return ""
+	}
+	return e.Message
+}
 
 // claimAndSend claims the update, builds its reply and sends it in one
 // transaction; the build's error rolls it back, and is a *mistake when
@@ -219,14 +237,13 @@ func (s *Service) claimAndSend(ctx context.Context, kind string, chatID, updateI
 			return err
 		}
 		r, err := build(tx)
-		switch {
-		case err == nil:
+		if err == nil {
 			return s.send(ctx, kind, chatID, updateID, r)
-		case hoard.ErrorCode(err) != hoard.EINTERNAL && ctx.Err() == nil:
-			return &mistake{message: hoard.ErrorMessage(err)}
-		default:
-			return err
 		}
+		if msg := userMessage(err); msg != "" && ctx.Err() == nil {
+			return &mistake{message: msg}
+		}
+		return err
 	})
 }
 
@@ -251,19 +268,33 @@ func (s *Service) send(ctx context.Context, kind string, chatID, updateID int64,
 	return nil
 }
 
+// sorryText is the apology for a failure on our side; errorID is the
+// id its log record carries, for the user to quote.
+func sorryText(errorID string) string {
+	return "Something went wrong on our side (error " + errorID + "); please try again in a moment."
+}
+
+// newErrorID returns a short random id that ties an apology to its log
+// record.
+func newErrorID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
 // sorry tells the user their command failed on our side (the answer's
-// transaction rolled back).
-func (s *Service) sorry(ctx context.Context, kind string, chatID, updateID int64) {
+// transaction rolled back), with the error id of the log record.
+func (s *Service) sorry(ctx context.Context, kind string, chatID, updateID int64, errorID string) {
 	if kind == store.UpdateCallback {
-		_ = s.deps.Bot.AnswerCallback(ctx, updateID, "Something went wrong on our side; please try again.")
+		_ = s.deps.Bot.AnswerCallback(ctx, updateID, sorryText(errorID))
 		return
 	}
 	_, err := s.deps.Bot.Send(ctx, chatID, messenger.OutgoingMessage{
-		HTML:     "Something went wrong on our side; please try again in a moment.",
+		HTML:     sorryText(errorID),
 		RandomID: messenger.DeriveRandomID(ridReply, chatID, updateID, -1),
 	})
 	if err != nil && !errors.Is(err, messenger.ErrDuplicate) {
-		s.deps.Logger.Warn("bot: could not say sorry", "chat", chatID, "err", err)
+		s.deps.Logger.Warn("bot: could not say sorry", "error_id", errorID, "chat", chatID, "err", err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
@@ -20,8 +19,9 @@ const (
 	searchPageSize = 8
 	// searchTTL is how long a search's buttons work.
 	searchTTL = 24 * time.Hour
-	// maxQuery bounds a search's text in characters.
-	maxQuery = 200
+	// maxQuery bounds a search's text in characters: the web's bound of
+	// a parameter, which checkArgs applies to every argument.
+	maxQuery = hoard.MaxParamLen
 )
 
 func newToken() string {
@@ -34,11 +34,8 @@ func newToken() string {
 // catalog runs (store.SearchPackages), with Prev/Next buttons whose state
 // (query, cursors) stays on the server behind a short token.
 func (s *Service) search(ctx context.Context, tx *store.DB, u linkedUser, args string) (*reply, error) {
-	switch {
-	case args == "":
+	if args == "" { // checkArgs bounded it
 		return new(reply).say("Tell me what to look for: /search dragon"), nil
-	case utf8.RuneCountInString(args) > maxQuery:
-		return new(reply).say(fmt.Sprintf("That is a long search: keep it under %d characters.", maxQuery)), nil
 	}
 	p := &store.BotSearchPage{Token: newToken(), ChatID: u.chat, Query: args, Cursors: []*store.SearchCursor{nil}}
 	msg, err := s.searchPage(ctx, tx, p, 0)

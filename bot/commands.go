@@ -56,6 +56,9 @@ func (s *Service) command(ctx context.Context, tx *store.DB, m messenger.Incomin
 	if !ok {
 		return new(reply).say("I answer commands. Send /help to see them."), nil
 	}
+	if err := checkArgs(cmd); err != nil {
+		return nil, err
+	}
 	switch cmd.name {
 	case "start":
 		if code, ok := strings.CutPrefix(cmd.args, linkPayload); ok {
@@ -78,6 +81,33 @@ func (s *Service) command(ctx context.Context, tx *store.DB, m messenger.Incomin
 		return nil, err
 	}
 	return h(s, ctx, tx, linkedUser{link: link, chat: m.ChatID}, cmd.args)
+}
+
+// argNames name each command's argument in the reply that refuses it;
+// other commands' arguments are "The text after the command".
+var argNames = map[string]string{
+	"search":      "The search",
+	"latest":      "The number",
+	"package":     "The package number",
+	"group":       "The group name or number",
+	"sendgroup":   "The group number",
+	"subscribe":   "The pattern",
+	"unsubscribe": "The pattern",
+	"link":        "The link code",
+	"start":       "The link code",
+}
+
+// checkArgs refuses a command's argument by the rules of the web's
+// parameters (hoard.CheckParam: UTF-8 text without NUL or other control
+// characters, at most hoard.MaxParamLen characters): an EINVALID error
+// naming the argument, which the user is told. Nothing a chat sends
+// reaches the database as a value it refuses.
+func checkArgs(cmd command) error {
+	name, ok := argNames[cmd.name]
+	if !ok {
+		name = "The text after the command"
+	}
+	return hoard.CheckParam(name, cmd.args, hoard.MaxParamLen)
 }
 
 // commandLabel names a message for the metrics from a bounded set: the

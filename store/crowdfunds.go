@@ -11,23 +11,32 @@ const crowdfundColumns = `c.id, c.user_id, coalesce(c.host_id, 0) AS host_id, co
 	c.files_url, c.delivery_status, c.payment_status, c.notes,
 	(SELECT count(*) FROM crowdfund_packages cp WHERE cp.crowdfund_id = c.id) AS package_count, c.created_at, c.updated_at`
 
-// FindOrCreateHost returns the host with that name (any letter case),
-// creating it when new.
-func (db *DB) FindOrCreateHost(ctx context.Context, name string) (*hoard.CrowdfundHost, error) {
+// hostColumns are a crowdfund host's columns, in hoard.CrowdfundHost's
+// order.
+const hostColumns = `id, user_id, name, url, created_at`
+
+// FindOrCreateHost returns the user's host with that name (any letter
+// case), creating it when new. Hosts belong to their user: another user's
+// host of the same name is another row, never this one.
+func (db *DB) FindOrCreateHost(ctx context.Context, userID int64, name string) (*hoard.CrowdfundHost, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, hoard.Errorf(hoard.EINVALID, "The host needs a name.")
 	}
 	return getOne[hoard.CrowdfundHost](ctx, db.q, "find or create host", `
-		WITH ins AS (INSERT INTO crowdfund_hosts (name) VALUES ($1) ON CONFLICT ((lower(name))) DO NOTHING RETURNING *)
-		SELECT id, name, url, created_at FROM ins
-		UNION ALL SELECT id, name, url, created_at FROM crowdfund_hosts WHERE lower(name) = lower($1)
-		LIMIT 1`, name)
+		WITH ins AS (INSERT INTO crowdfund_hosts (user_id, name) VALUES ($1, $2)
+			ON CONFLICT (user_id, lower(name)) DO NOTHING RETURNING `+hostColumns+`)
+		SELECT `+hostColumns+` FROM ins
+		UNION ALL SELECT `+hostColumns+` FROM crowdfund_hosts WHERE user_id = $1 AND lower(name) = lower($2)
+		LIMIT 1`, userID, name)
 }
 
-// ListHosts returns every host by name.
-func (db *DB) ListHosts(ctx context.Context) ([]hoard.CrowdfundHost, error) {
-	return getAll[hoard.CrowdfundHost](ctx, db.q, "list hosts", `SELECT id, name, url, created_at FROM crowdfund_hosts ORDER BY lower(name)`)
+// ListHosts returns the user's hosts by name (the filter and the
+// suggestions of their crowdfund pages); other users' hosts are never
+// among them.
+func (db *DB) ListHosts(ctx context.Context, userID int64) ([]hoard.CrowdfundHost, error) {
+	return getAll[hoard.CrowdfundHost](ctx, db.q, "list hosts", `SELECT `+hostColumns+` FROM crowdfund_hosts
+		WHERE user_id = $1 ORDER BY lower(name), id`, userID)
 }
 
 // CrowdfundFilter narrows ListCrowdfunds; zero fields do not filter.

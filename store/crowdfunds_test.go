@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/hoard/hoard"
@@ -15,18 +16,18 @@ func TestCrowdfundsStore(t *testing.T) {
 	ctx := context.Background()
 	alice := linkUser(t, db, "cf-alice@example.com")
 	bob := linkUser(t, db, "cf-bob@example.com")
-	h1, err := db.FindOrCreateHost(ctx, " Kickstarter ")
+	h1, err := db.FindOrCreateHost(ctx, alice.ID, " Kickstarter ")
 	must(t, err)
-	h2, err := db.FindOrCreateHost(ctx, "kickstarter")
+	h2, err := db.FindOrCreateHost(ctx, alice.ID, "kickstarter")
 	must(t, err)
-	if h1.ID != h2.ID || h1.Name != "Kickstarter" {
+	if h1.ID != h2.ID || h1.Name != "Kickstarter" || h1.UserID != alice.ID {
 		t.Fatalf("hosts %+v %+v", h1, h2)
 	}
-	if _, err := db.FindOrCreateHost(ctx, "  "); hoard.ErrorCode(err) != hoard.EINVALID {
+	if _, err := db.FindOrCreateHost(ctx, alice.ID, "  "); hoard.ErrorCode(err) != hoard.EINVALID {
 		t.Fatalf("empty host: %v", err)
 	}
-	other, _ := db.FindOrCreateHost(ctx, "Patreon")
-	if hosts, _ := db.ListHosts(ctx); len(hosts) != 2 || hosts[0].Name != "Kickstarter" {
+	other, _ := db.FindOrCreateHost(ctx, alice.ID, "Patreon")
+	if hosts, _ := db.ListHosts(ctx, alice.ID); len(hosts) != 2 || hosts[0].Name != "Kickstarter" {
 		t.Fatalf("hosts = %+v", hosts)
 	}
 
@@ -90,4 +91,49 @@ func TestCrowdfundsStore(t *testing.T) {
 		t.Fatal("delete")
 	}
 	wantCode(t, db.SaveCrowdfund(ctx, &hoard.Crowdfund{UserID: alice.ID, Name: ""}), hoard.EINVALID) // last: aborts the transaction
+}
+
+// TestCrowdfundHostsArePrivate: a user's hosts are their own (issue #26):
+// another user never lists them, naming the same host makes another row,
+// and no record can use another user's host.
+func TestCrowdfundHostsArePrivate(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	alice := linkUser(t, db, "cfh-alice@example.com")
+	bob := linkUser(t, db, "cfh-bob@example.com")
+	secret, err := db.FindOrCreateHost(ctx, alice.ID, "Alice's Secret Shop")
+	must(t, err)
+	kickA, err := db.FindOrCreateHost(ctx, alice.ID, "Kickstarter")
+	must(t, err)
+	kickB, err := db.FindOrCreateHost(ctx, bob.ID, "kickstarter")
+	must(t, err)
+	if kickA.ID == kickB.ID {
+		t.Fatalf("alice and bob share host %d", kickA.ID)
+	}
+	tests := []struct {
+		user int64
+		want []hoard.CrowdfundHost
+	}{
+		{alice.ID, []hoard.CrowdfundHost{*secret, *kickA}},
+		{bob.ID, []hoard.CrowdfundHost{*kickB}},
+		{-1, []hoard.CrowdfundHost{}},
+	}
+	for _, tt := range tests {
+		got, err := db.ListHosts(ctx, tt.user)
+		must(t, err)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ListHosts(%d) = %+v, want %+v", tt.user, got, tt.want)
+		}
+	}
+	// Bob's record cannot point at Alice's host.
+	wantCode(t, db.InTx(ctx, func(tx *store.DB) error { // a savepoint: the refusal aborts it
+		return tx.SaveCrowdfund(ctx, &hoard.Crowdfund{UserID: bob.ID, HostID: secret.ID, Name: "Stolen host"})
+	}), hoard.EINVALID)
+	// Nor does filtering by it show him anything of hers.
+	a := &hoard.Crowdfund{UserID: alice.ID, HostID: secret.ID, Name: "Alice's reward"}
+	must(t, db.SaveCrowdfund(ctx, a))
+	if got, _ := db.ListCrowdfunds(ctx, bob.ID, store.CrowdfundFilter{HostID: secret.ID}); len(got) != 0 {
+		t.Fatalf("bob filtering by alice's host: %+v", got)
+	}
 }

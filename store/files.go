@@ -52,6 +52,10 @@ func (db *DB) ReplacePackageFiles(ctx context.Context, packageID int64, files []
 	})
 }
 
+// packageFileColumns are package_files' columns in hoard.PackageFile's
+// order.
+const packageFileColumns = `id, package_id, ordinal, path, file_name, extension, size, compressed_size, crc32`
+
 // indexedQueryRunes is how much of a file search's text the trigram index
 // is asked for: each trigram of the pattern is one lookup in the index, and
 // a 200-character text has some 170 where the first 30 already find the
@@ -77,7 +81,7 @@ func (db *DB) ListPackageFiles(ctx context.Context, packageID int64, afterOrdina
 		return nil, nil // ordinals are INTEGERs: nothing comes after this one
 	}
 	afterOrdinal = max(afterOrdinal, -1)
-	const columns = `id, package_id, ordinal, path, file_name, extension, size, compressed_size, crc32`
+	const columns = packageFileColumns
 	if query == "" {
 		return getAll[hoard.PackageFile](ctx, db.q, "list package files", `SELECT `+columns+` FROM package_files
 			WHERE package_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`, packageID, afterOrdinal, limit)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -459,5 +460,66 @@ func TestPasswordHashing(t *testing.T) {
 		if _, err := verifyPassword(ctx, bad, "x"); err == nil {
 			t.Errorf("verify accepted malformed hash %q", bad)
 		}
+	}
+}
+
+// TestStateChangingRequestsNeedAnOrigin: a state-changing request that
+// says neither its Origin nor its Sec-Fetch-Site is refused, whether a
+// session cookie authenticates it or it would sign in or register (issue
+// #26); what browsers send on hoard's own pages passes, and reading needs
+// neither.
+func TestStateChangingRequestsNeedAnOrigin(t *testing.T) {
+	e := newEnv(t)
+	admin, password := e.user(hoard.RoleAdmin)
+	cookie := e.session(admin)
+	const refused = "neither an Origin nor a Sec-Fetch-Site header"
+	before, err := e.db.ListInvites(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, method, path, body string
+		cookie                   bool
+		headers                  map[string]string
+		status                   int
+		says                     string
+	}{
+		{"cookie, no headers", "POST", "/admin/invites", "count=1", true, nil, 403, refused},
+		{"cookie, DELETE without headers", "DELETE", "/admin/invites/1", "", true, nil, 403, refused},
+		{"sign-in, no headers", "POST", "/login", "email=" + url.QueryEscape(admin.Email) + "&password=" + url.QueryEscape(password), false, nil, 403, refused},
+		{"registration, no headers", "POST", "/register", "code=x&email=a%40example.com&password=long+enough+pw", false, nil, 403, refused},
+		{"provider sign-in, no headers", "POST", "/auth/github/login", "", false, nil, 403, refused},
+		{"cookie, our Origin", "POST", "/admin/invites", "count=1", true, map[string]string{"Origin": "{base}"}, 303, ""},
+		{"cookie, same-origin fetch", "POST", "/admin/invites", "count=1", true, map[string]string{"Sec-Fetch-Site": "same-origin"}, 303, ""},
+		{"cookie, cross-site fetch", "POST", "/admin/invites", "count=1", true, map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "Cross-origin"},
+		{"cookie, another Origin", "POST", "/admin/invites", "count=1", true, map[string]string{"Origin": "https://evil.example"}, 403, "Cross-origin"},
+		{"sign-in, our Origin", "POST", "/login", "email=" + url.QueryEscape(admin.Email) + "&password=" + url.QueryEscape(password), false,
+			map[string]string{"Origin": "{base}"}, 303, ""},
+		{"reading, no headers", "GET", "/settings", "", true, nil, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, e.ts.URL+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for k, v := range tt.headers {
+				req.Header.Set(k, strings.ReplaceAll(v, "{base}", e.ts.URL))
+			}
+			if tt.cookie {
+				req.AddCookie(cookie)
+			}
+			resp, err := e.client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.says) {
+				t.Errorf("= %d %.300s, want %d with %q", resp.StatusCode, body, tt.status, tt.says)
+			}
+		})
+	}
+	// Only the two requests that said their origin made invites.
+	if invites, _ := e.db.ListInvites(context.Background()); len(invites)-len(before) != 2 {
+		t.Errorf("%d invites made, want 2", len(invites)-len(before))
 	}
 }

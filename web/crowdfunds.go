@@ -38,7 +38,7 @@ func (s *Server) handleCrowdfunds(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	hosts, err := s.deps.DB.ListHosts(r.Context())
+	hosts, err := s.deps.DB.ListHosts(r.Context(), userFrom(r.Context()).ID)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) crowdfundFromForm(r *http.Request, c *hoard.Crowdfund) error {
 	}
 	c.HostID = 0
 	if host := in.Host; host != "" {
-		h, err := s.deps.DB.FindOrCreateHost(r.Context(), host)
+		h, err := s.deps.DB.FindOrCreateHost(r.Context(), userFrom(r.Context()).ID, host)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (s *Server) handleCrowdfund(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hosts, err := s.deps.DB.ListHosts(r.Context())
+	hosts, err := s.deps.DB.ListHosts(r.Context(), userFrom(r.Context()).ID)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -29,10 +30,15 @@ func TestCrowdfundsArePrivateAndLinkPackages(t *testing.T) {
 		t.Fatalf("location %q", resp.Header.Get("Location"))
 	}
 	id := m[1]
-	// The same host name in another case is the same host.
+	// The same host name in another case is the same host of a user;
+	// another user's is their own.
+	resp, _ = e.do(nil, "POST", "/crowdfunds", url.Values{"name": {"Other"}, "host": {"kickstarter"}}, ac)
+	if hosts, _ := e.db.ListHosts(ctx, alice.ID); resp.StatusCode != 303 || len(hosts) != 1 {
+		t.Fatalf("alice's hosts = %d (status %d)", len(hosts), resp.StatusCode)
+	}
 	resp, _ = e.do(nil, "POST", "/crowdfunds", url.Values{"name": {"Other"}, "host": {"KICKSTARTER"}}, bc)
-	if hosts, _ := e.db.ListHosts(ctx); resp.StatusCode != 303 || len(hosts) != 1 {
-		t.Fatalf("hosts = %d (status %d)", len(hosts), resp.StatusCode)
+	if hosts, _ := e.db.ListHosts(ctx, bob.ID); resp.StatusCode != 303 || len(hosts) != 1 || hosts[0].Name != "KICKSTARTER" {
+		t.Fatalf("bob's hosts = %+v (status %d)", hosts, resp.StatusCode)
 	}
 	// Bob cannot see, edit, link or delete Alice's record.
 	for _, probe := range []struct{ method, path string }{
@@ -96,5 +102,42 @@ func TestCrowdfundsArePrivateAndLinkPackages(t *testing.T) {
 	}
 	if resp, _ := e.do(nil, "GET", "/crowdfunds/"+id, nil, ac); resp.StatusCode != 404 {
 		t.Fatalf("deleted record = %d", resp.StatusCode)
+	}
+}
+
+// TestCrowdfundHostsStayWithTheirUser: the host filter and the host
+// suggestions of one user's crowdfund pages never name another user's
+// hosts (issue #26).
+func TestCrowdfundHostsStayWithTheirUser(t *testing.T) {
+	e := newEnv(t)
+	alice, _ := e.user(hoard.RoleUser)
+	bob, _ := e.user(hoard.RoleUser)
+	ac, bc := e.session(alice), e.session(bob)
+	create := func(cookie *http.Cookie, name, host string) string {
+		t.Helper()
+		resp, body := e.do(nil, "POST", "/crowdfunds", url.Values{"name": {name}, "host": {host}}, cookie)
+		m := regexp.MustCompile(`/crowdfunds/(\d+)`).FindStringSubmatch(resp.Header.Get("Location"))
+		if resp.StatusCode != 303 || m == nil {
+			t.Fatalf("create %q = %d %.300s", name, resp.StatusCode, body)
+		}
+		return m[1]
+	}
+	create(ac, "Alice's reward", "Alice Secret Host")
+	bobs := create(bc, "Bob's reward", "Bob Own Host")
+	aliceHosts, err := e.db.ListHosts(context.Background(), alice.ID)
+	if err != nil || len(aliceHosts) != 1 {
+		t.Fatalf("alice's hosts = %+v, %v", aliceHosts, err)
+	}
+	for _, path := range []string{"/crowdfunds", "/crowdfunds/" + bobs, fmt.Sprintf("/crowdfunds?host=%d", aliceHosts[0].ID)} {
+		resp, body := e.do(nil, "GET", path, nil, bc)
+		if resp.StatusCode != 200 || strings.Contains(body, "Alice Secret Host") || strings.Contains(body, "Alice&#39;s reward") {
+			t.Errorf("bob's %s = %d, names alice's host or record", path, resp.StatusCode)
+		}
+		if path != "/crowdfunds/"+bobs && !strings.Contains(body, "Bob Own Host") {
+			t.Errorf("bob's %s does not offer his own host", path)
+		}
+	}
+	if _, body := e.do(nil, "GET", "/crowdfunds", nil, ac); !strings.Contains(body, "Alice Secret Host") || strings.Contains(body, "Bob Own Host") {
+		t.Error("alice's page lacks her host or names bob's")
 	}
 }

@@ -101,6 +101,7 @@ func TestFailedFormShowsItsPageAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", e.ts.URL)
 			if tt.referer != "" {
 				req.Header.Set("Referer", e.ts.URL+tt.referer)
 			}

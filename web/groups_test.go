@@ -25,6 +25,7 @@ func (e *testEnv) postImage(path string, data []byte, c *http.Cookie) *http.Resp
 	_ = mw.Close()
 	req, _ := http.NewRequest("POST", e.ts.URL+path, &b)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Origin", e.ts.URL)
 	req.AddCookie(c)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {

@@ -47,6 +47,7 @@ func (e *testEnv) postAs(accept, path string, form url.Values, cookie *http.Cook
 	e.t.Helper()
 	req, _ := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.ts.URL)
 	req.Header.Set("Accept", accept)
 	if cookie != nil {
 		req.AddCookie(cookie)

@@ -76,7 +76,7 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 	}
 	in := paramsOf[packageParams](r)
 	fileQ, after := in.FileQ, int(in.FileAfter)
-	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after-1, filesPageSize+1, fileQ)
+	files, err := s.listPackageFiles(r.Context(), p, after-1, filesPageSize+1, fileQ)
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (s *Server) handleAPIPackageFiles(w http.ResponseWriter, r *http.Request) e
 	if in.After != nil {
 		after = int(*in.After)
 	}
-	files, err := s.deps.DB.ListPackageFiles(r.Context(), p.ID, after, limit+1, in.Q)
+	files, err := s.listPackageFiles(r.Context(), p, after, limit+1, in.Q)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/hoard/hoard"
@@ -33,10 +31,11 @@ import (
 // through localPath.
 const (
 	// maxParamLen is the default bound of a text parameter, in characters
-	// (a field's own `validate:"max=…"` tag sets another).
-	maxParamLen = 200
+	// (a field's own `validate:"max=…"` tag sets another): the bot's
+	// command arguments have the same (hoard.MaxParamLen).
+	maxParamLen = hoard.MaxParamLen
 	// maxParamBytes bounds any one value, declared or not.
-	maxParamBytes = 8 << 10
+	maxParamBytes = hoard.MaxParamBytes
 	// maxParamValues bounds the values of one request (the ids of a bulk
 	// action are the most: 500).
 	maxParamValues = 1000
@@ -79,7 +78,7 @@ func checkValues(values url.Values, bounds map[string]int) error {
 				return hoard.Errorf(hoard.EINVALID, "The request has more than %d parameters.", maxParamValues)
 			}
 			if bound, ok := bounds[name]; ok && len(v) > maxParamBytes {
-				return hoard.Errorf(hoard.EINVALID, "%s is too long (%d characters at most).", name, bound)
+				return hoard.TooLong(name, bound)
 			}
 			if err := checkText(name, v, maxParamBytes); err != nil {
 				return err
@@ -89,25 +88,11 @@ func checkValues(values url.Values, bounds map[string]int) error {
 	return nil
 }
 
-// checkText refuses a value that is not valid UTF-8, holds a NUL or
-// another control character (tabs and line breaks are text), or is longer
-// than maxBytes; the error names what the value is.
+// checkText refuses a value that is not clean text (hoard.CheckText: the
+// rules the bot's command arguments follow too); the error names what the
+// value is.
 func checkText(name, v string, maxBytes int) error {
-	switch {
-	case len(v) > maxBytes:
-		return hoard.Errorf(hoard.EINVALID, "%s is too long.", name)
-	case !utf8.ValidString(v):
-		return hoard.Errorf(hoard.EINVALID, "%s is not valid UTF-8 text.", name)
-	case strings.ContainsFunc(v, controlChar):
-		return hoard.Errorf(hoard.EINVALID, "%s contains a NUL or another control character.", name)
-	}
-	return nil
-}
-
-// controlChar reports control characters other than tab, line feed and
-// carriage return.
-func controlChar(c rune) bool {
-	return unicode.IsControl(c) && c != '\t' && c != '\n' && c != '\r'
+	return hoard.CheckText(name, v, maxBytes)
 }
 
 type paramsKey struct{}
@@ -219,8 +204,10 @@ func (d fieldDecoder) set(field reflect.Value, vals []string) error {
 		if !d.raw {
 			first = strings.TrimSpace(first)
 		}
-		if d.maxLen >= 0 && utf8.RuneCountInString(first) > d.maxLen {
-			return hoard.Errorf(hoard.EINVALID, "%s is too long (%d characters at most).", d.name, d.maxLen)
+		if d.maxLen >= 0 {
+			if err := hoard.CheckParam(d.name, first, d.maxLen); err != nil {
+				return err
+			}
 		}
 		field.SetString(first)
 	case reflect.Int, reflect.Int32, reflect.Int64:

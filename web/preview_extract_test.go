@@ -64,6 +64,7 @@ func TestExtractPreviewRoutes(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", e.ts.URL)
 		req.Header.Set("Accept", "application/json")
 		req.AddCookie(cookie)
 		resp, err := e.client().Do(req)

@@ -72,6 +72,7 @@ func TestRebuildStartAndStatus(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", e.ts.URL+"/admin/messenger/rebuild", nil)
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Origin", e.ts.URL)
 	req.AddCookie(c)
 	jresp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -387,6 +387,9 @@ func (e *testEnv) send(client *http.Client, r fuzzRequest, cookies map[int]chan 
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
+	if r.method != http.MethodGet {
+		req.Header.Set("Origin", e.ts.URL) // as a browser does: changes without it are refused
+	}
 	if ch, ok := cookies[r.who]; ok {
 		req.AddCookie(<-ch)
 	}

@@ -38,6 +38,7 @@ func (e *testEnv) post(path, contentType string, body io.Reader, cookie *http.Co
 	e.t.Helper()
 	req, _ := http.NewRequest("POST", e.ts.URL+path, body)
 	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Origin", e.ts.URL)
 	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -207,6 +207,7 @@ func TestManualUploadRefusals(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", e.ts.URL+"/api/uploads", strings.NewReader("x=1"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.ts.URL)
 	req.AddCookie(c)
 	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 422 {
 		t.Fatalf("not multipart = %d", resp.StatusCode)

@@ -212,6 +212,8 @@ type Server struct {
 	suggestAt       time.Time
 
 	searches *searchCache
+	// files keeps the FileIndex of big archives for their file searches.
+	files *fileIndexes
 
 	// ingesting is the running cycle the catalog mentions, looked up at
 	// most every ingestingTTL (firstminute.go).
@@ -248,7 +250,8 @@ func New(deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = noMetrics{}
 	}
-	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL)}
+	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL),
+		files: newFileIndexes(fileIndexBudget)}
 	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
 		return nil, err
 	}
@@ -289,8 +292,37 @@ func New(deps Deps) (*Server, error) {
 	cop.SetDenyHandler(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return hoard.Errorf(hoard.EFORBIDDEN, "Cross-origin request refused.")
 	}))
-	s.handler = cop.Handler(s.router)
+	s.handler = requireRequestOrigin(s.handle, cop.Handler(s.router))
 	return s, nil
+}
+
+// requireRequestOrigin refuses (403) a state-changing request — any method
+// but GET, HEAD and OPTIONS — that says neither where it comes from
+// (Origin) nor how it was made (Sec-Fetch-Site). http.CrossOriginProtection
+// lets such requests through as not made by a browser, where no cookie
+// would ride along unasked; but hoard has no other credential than its
+// session cookie, and its only state-changing requests without one sign in
+// or register (a forged sign-in logs the victim into the forger's account).
+// Every browser hoard supports sends Sec-Fetch-Site on every request and
+// Origin on every POST, so its own pages always pass; a script that wants
+// to change something must say its origin, and then passes the
+// cross-origin check only when that is hoard's.
+func requireRequestOrigin(handle func(handlerFunc) http.HandlerFunc, next http.Handler) http.Handler {
+	refuse := handle(func(http.ResponseWriter, *http.Request) error {
+		return hoard.Errorf(hoard.EFORBIDDEN, "Request refused: it has neither an Origin nor a Sec-Fetch-Site header. "+
+			"Changes are accepted from hoard's pages in a browser, or from clients that send the Origin of hoard's address.")
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" {
+				refuse(w, r)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Start starts the background parts (the queue UI, the watch on catalog

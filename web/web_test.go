@@ -129,6 +129,9 @@ func (e *testEnv) do(c *http.Client, method, path string, form url.Values, cooki
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	if method != http.MethodGet && method != http.MethodHead && !strings.HasPrefix(path, "http://") {
+		req.Header.Set("Origin", e.ts.URL) // as a browser does on a page of hoard's
+	}
 	if cookie != nil {
 		req.AddCookie(cookie)
 	}

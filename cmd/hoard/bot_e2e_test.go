@@ -292,7 +292,10 @@ func signIn(t *testing.T, base, email, password string) *site {
 // want.
 func (s *site) form(t *testing.T, path string, v url.Values, want string) string {
 	t.Helper()
-	resp, err := s.client.PostForm(s.base+path, v)
+	req, _ := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base) // as a browser on hoard's page: the web refuses changes without it
+	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +313,7 @@ func (s *site) json(t *testing.T, method, path string, body io.Reader, out any) 
 	t.Helper()
 	req, _ := http.NewRequest(method, s.base+path, body)
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Origin", s.base)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
