@@ -85,6 +85,7 @@ func (e *testEnv) postImageBody(path string, data []byte, c *http.Cookie) (int, 
 	_ = mw.Close()
 	req, _ := http.NewRequest("POST", e.ts.URL+path, &b)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Origin", e.ts.URL) // as a browser does on a page of hoard's
 	req.AddCookie(c)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {

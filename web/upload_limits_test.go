@@ -46,6 +46,7 @@ func (e *testEnv) postUpload(body io.Reader, contentType string, cookie *http.Co
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Origin", e.ts.URL) // as a browser does on a page of hoard's
 	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -231,9 +232,10 @@ func TestDeleteUpload(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/uploads/%d/delete", e.ts.URL, id), strings.NewReader(url.Values{"from": {"page"}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if origin != "" {
-			req.Header.Set("Origin", origin)
+		if origin == "" {
+			origin = e.ts.URL
 		}
+		req.Header.Set("Origin", origin)
 		req.AddCookie(e.session(who))
 		resp, err := e.client().Do(req)
 		if err != nil {
