@@ -10,23 +10,8 @@ import (
 	"testing"
 
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/paramtest"
 )
-
-// hostileArgs are arguments no command may pass on, each with what the
-// refusal says about it: the words of the web's 422 for a parameter with
-// them (web's TestHostileParamsAsTheBotSeesThem sends the same).
-var hostileArgs = []struct {
-	name, arg, says string
-}{
-	{"NUL inside", "a\x00b", "contains a NUL or another control character."},
-	{"NUL at the end", "a\x00", "contains a NUL or another control character."},
-	{"invalid UTF-8", "dragon\xff\xfe", "is not valid UTF-8 text."},
-	{"escape", "a\x1b[31mred", "contains a NUL or another control character."},
-	{"DEL", "a\x7f", "contains a NUL or another control character."},
-	{"C1 control", "a\u0085b", "contains a NUL or another control character."},
-	{"201 characters", strings.Repeat("é", 201), "is too long (200 characters at most)."},
-	{"9,000 bytes", strings.Repeat("a", 9000), "is too long (200 characters at most)."},
-}
 
 func TestHostileArgumentsGetTheWebsRefusal(t *testing.T) {
 	t.Parallel()
@@ -50,10 +35,10 @@ func TestHostileArgumentsGetTheWebsRefusal(t *testing.T) {
 		{"frobnicate", "The text after the command"},
 	}
 	for _, c := range commands {
-		for _, h := range hostileArgs {
-			t.Run(c.command+"/"+h.name, func(t *testing.T) {
-				want := c.arg + " " + h.says
-				if got := e.answered(chat, "/"+c.command+" "+h.arg); got != want {
+		for _, h := range paramtest.HostileValues {
+			t.Run(c.command+"/"+h.Name, func(t *testing.T) {
+				want := c.arg + " " + h.Says
+				if got := e.answered(chat, "/"+c.command+" "+h.Value); got != want {
 					t.Errorf("answer = %q, want %q", got, want)
 				}
 			})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/paramtest"
 	"github.com/hoard/hoard/store"
 )
 
@@ -124,22 +125,11 @@ func TestHostileParamsAsTheBotSeesThem(t *testing.T) {
 	if err := e.db.CreatePackage(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []struct {
-		name, arg, says string
-	}{
-		{"NUL inside", "a\x00b", "contains a NUL or another control character."},
-		{"NUL at the end", "a\x00", "contains a NUL or another control character."},
-		{"invalid UTF-8", "dragon\xff\xfe", "is not valid UTF-8 text."},
-		{"escape", "a\x1b[31mred", "contains a NUL or another control character."},
-		{"DEL", "a\x7f", "contains a NUL or another control character."},
-		{"C1 control", "a\u0085b", "contains a NUL or another control character."},
-		{"201 characters", strings.Repeat("é", 201), "is too long (200 characters at most)."},
-		{"9,000 bytes", strings.Repeat("a", 9000), "is too long (200 characters at most)."},
-	} {
+	for _, h := range paramtest.HostileValues {
 		for _, path := range []string{"/api/packages?q=", fmt.Sprintf("/api/packages/%d/files?q=", p.ID)} {
-			t.Run(h.name+path, func(t *testing.T) {
-				resp, body := e.do(nil, "GET", path+url.QueryEscape(h.arg), nil, cookie)
-				if want := "q " + h.says; resp.StatusCode != 422 || !strings.Contains(body, want) {
+			t.Run(h.Name+path, func(t *testing.T) {
+				resp, body := e.do(nil, "GET", path+url.QueryEscape(h.Value), nil, cookie)
+				if want := "q " + h.Says; resp.StatusCode != 422 || !strings.Contains(body, want) {
 					t.Errorf("= %d %.300s, want 422 with %q", resp.StatusCode, body, want)
 				}
 			})
