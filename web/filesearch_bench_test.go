@@ -38,27 +38,8 @@ const benchEntries = 100_000
 // 1,000,000; HOARD_BENCH_DB_URL keeps it), the server the default one
 // (admission gate, statement timeout, search cache).
 func BenchmarkCatalogUnderFileSearch(b *testing.B) {
-	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
-	pkg := benchArchive(b, db)
-	client, token := benchClient(b, db)
-	ts, srv, stop := startBenchServer(b, Deps{DB: db, Queue: client})
+	get, files, stop := fileSearchBench(b, 8)
 	defer stop()
-	cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}, Timeout: time.Minute}
-	get := func(path string) (int, time.Duration) {
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
-		req.AddCookie(cookie)
-		t0 := time.Now()
-		resp, err := hc.Do(req)
-		if err != nil {
-			b.Error(err)
-			return 0, 0
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, time.Since(t0)
-	}
-	files := fmt.Sprintf("/api/packages/%d/files?q=", pkg)
 	if status, d := get(files + strings.Repeat("a", 50_000)); status != http.StatusUnprocessableEntity {
 		b.Fatalf("a 50,000-character query = %d, want 422", status)
 	} else {
@@ -191,29 +172,15 @@ func benchArchive(b *testing.B, db *store.DB) int64 {
 // milliseconds; the first search of a listing (which reads the package's
 // index into memory) is not counted, and reported apart as first-ms.
 func BenchmarkPackageFileSearch(b *testing.B) {
-	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
-	pkg := benchArchive(b, db)
-	client, token := benchClient(b, db)
-	ts, srv, stop := startBenchServer(b, Deps{DB: db, Queue: client})
+	getStatus, files, stop := fileSearchBench(b, 2)
 	defer stop()
-	cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}, Timeout: time.Minute}
 	get := func(path string) time.Duration {
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
-		req.AddCookie(cookie)
-		t0 := time.Now()
-		resp, err := hc.Do(req)
-		if err != nil {
-			b.Fatal(err)
+		status, d := getStatus(path)
+		if status != http.StatusOK {
+			b.Fatalf("GET %s = %d", path, status)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("GET %s = %d", path, resp.StatusCode)
-		}
-		return time.Since(t0)
+		return d
 	}
-	files := fmt.Sprintf("/api/packages/%d/files?q=", pkg)
 	first := get(files + "first")
 	for _, q := range []struct{ name, text, after string }{
 		{"common-trigrams", strings.Repeat("/Supported/part_0000 2024-05/Project 1 ", 10)[:maxParamLen], ""},
@@ -239,4 +206,32 @@ func BenchmarkPackageFileSearch(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// fileSearchBench starts a server on the benchmark catalog with its big
+// archive, and returns a GET as a signed-in user (status and time; 0 when
+// the request failed, which fails the benchmark), the archive's file-search
+// path up to its text, and what stops the server. idle is the client's
+// kept connections.
+func fileSearchBench(b *testing.B, idle int) (get func(path string) (int, time.Duration), files string, stop func()) {
+	db := storetest.CatalogDB(b, storetest.BenchPackages(), 20)
+	pkg := benchArchive(b, db)
+	client, token := benchClient(b, db)
+	ts, srv, stop := startBenchServer(b, Deps{DB: db, Queue: client})
+	cookie := &http.Cookie{Name: srv.cookieName(), Value: token}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: idle}, Timeout: time.Minute}
+	get = func(path string) (int, time.Duration) {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.AddCookie(cookie)
+		t0 := time.Now()
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Error(err)
+			return 0, 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(t0)
+	}
+	return get, fmt.Sprintf("/api/packages/%d/files?q=", pkg), stop
 }
