@@ -37,7 +37,7 @@ func pageRoutes(t *testing.T) []string {
 	for _, m := range regexp.MustCompile("(?m)^\\| GET \\| `([^`]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
 		p := m[1]
 		switch {
-		case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/static/"), p == "/healthz", p == "/readyz",
+		case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/static/"), p == "/favicon.ico", p == "/healthz", p == "/readyz",
 			strings.HasSuffix(p, "/preview"),
 			strings.HasPrefix(p, "/auth/"): // an identity provider's redirect back; the demo has none
 			continue
