@@ -142,7 +142,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) error
 	if _, err := s.deps.DB.RenameGroup(r.Context(), g.ID, paramsOf[renameGroupParams](r).Name); err != nil {
 		return aboutField("name", err)
 	}
-	return redirect(w, r, groupURL(g.ID, "saved"))
+	return redirect(w, r, groupURL(g.ID, "renamed"))
 }
 
 // handleRemoveFromGroup takes one package out of a group; it is not grouped
@@ -174,7 +174,7 @@ func (s *Server) handleDissolveGroup(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.deps.DB.DissolveGroup(r.Context(), g.ID); err != nil {
 		return err
 	}
-	return redirect(w, r, "/?tab=groups")
+	return redirect(w, r, "/?tab=groups&done=dissolved")
 }
 
 // handleStartMerge is the first merge step: this group becomes the source.

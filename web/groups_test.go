@@ -73,8 +73,12 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 	if !strings.Contains(body, "Dragons") || !strings.Contains(body, "Red Dragon Pack.zip") || !strings.Contains(body, "2 packages") {
 		t.Fatalf("group page:\n%s", body)
 	}
-	if resp, _ := e.do(browser, "POST", fmt.Sprintf("/groups/%d/rename", g1), url.Values{"name": {"Dragon set"}}, c); resp.StatusCode != 303 {
+	resp, _ := e.do(browser, "POST", fmt.Sprintf("/groups/%d/rename", g1), url.Values{"name": {"Dragon set"}}, c)
+	if resp.StatusCode != 303 {
 		t.Fatalf("rename = %d", resp.StatusCode)
+	}
+	if _, page := e.do(browser, "GET", resp.Header.Get("Location"), nil, c); !strings.Contains(page, "Group renamed.") || !strings.Contains(page, "Dragon set") {
+		t.Fatalf("the page after renaming does not confirm it:\n%.2000s", page)
 	}
 	// A second group to merge: Knight + Dragon bust moved out of the first.
 	if resp, _ := e.do(browser, "POST", fmt.Sprintf("/groups/%d/packages/%d/remove", g1, a.ID), url.Values{}, c); resp.StatusCode != 303 {
@@ -118,8 +122,12 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 	if p, _ := e.db.FindPackageByID(ctx, k.ID); !p.HasPreview || p.PreviewMsgID != 0 {
 		t.Fatalf("package preview stored: %+v", p)
 	}
-	if resp, _ := e.do(browser, "POST", fmt.Sprintf("/groups/%d/dissolve", g1), url.Values{}, c); resp.StatusCode != 303 {
+	resp, _ = e.do(browser, "POST", fmt.Sprintf("/groups/%d/dissolve", g1), url.Values{}, c)
+	if resp.StatusCode != 303 {
 		t.Fatalf("dissolve = %d", resp.StatusCode)
+	}
+	if _, page := e.do(browser, "GET", resp.Header.Get("Location"), nil, c); !strings.Contains(page, "Group dissolved") {
+		t.Fatalf("the page after dissolving does not confirm it:\n%.2000s", page)
 	}
 	if n, _ := e.db.CountUngroupedPackages(ctx); n != 3 {
 		t.Fatalf("ungrouped after dissolve: %d", n)

@@ -162,6 +162,10 @@ func noticeFor(done string) string {
 		return "Invite code deleted."
 	case "saved":
 		return "Saved."
+	case "renamed":
+		return "Group renamed."
+	case "dissolved":
+		return "Group dissolved: its packages stay in the catalog, ungrouped."
 	case "triggered":
 		return "Ingestion cycle queued: the worker starts it in a moment."
 	case "cycle-pending":
