@@ -52,6 +52,16 @@ func (db *DB) CountUnfinishedJobs(ctx context.Context, kinds ...string) (int, er
 	return n, wrap("count unfinished jobs", err)
 }
 
+// HasUnfinishedJob reports whether a River job of kind whose args contain
+// args (a JSON object, matched with @>) is not final yet: the page of what
+// it works on says it is under way instead of showing a result not there.
+func (db *DB) HasUnfinishedJob(ctx context.Context, kind string, args any) (bool, error) {
+	var yes bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+		WHERE state = ANY('`+unfinishedJobStates+`') AND kind = $1 AND args @> $2::jsonb)`, kind, args).Scan(&yes)
+	return yes, wrap("unfinished job", err)
+}
+
 // RequeueJobsOf makes the River jobs that the worker clientID left running
 // (it stopped without finishing them: a crash or a kill) available again
 // at once, instead of after River's rescue delay. The interrupted attempt

@@ -37,7 +37,9 @@ type groupPage struct {
 	Rules   []hoard.GroupingRule
 	// Declined is the rule learning declined for this manual group, with
 	// why (nil when none).
-	Declined    *store.DeclinedRule
+	Declined *store.DeclinedRule
+	// Learning is set while the group's learn_group_rule job is not done.
+	Learning    bool
 	Curate      bool
 	MergeSource *hoard.PackageGroup // a merge started elsewhere, offered here
 	Merging     bool                // this group is the merge source
@@ -62,7 +64,11 @@ func (s *Server) handleGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := groupPage{G: g, Members: members, Rules: rules, Declined: declined, Curate: s.canCurate(r)}
+	learning, err := s.deps.DB.HasUnfinishedJob(r.Context(), hoard.LearnGroupRuleArgs{}.Kind(), hoard.LearnGroupRuleArgs{GroupID: g.ID})
+	if err != nil {
+		return err
+	}
+	p := groupPage{G: g, Members: members, Rules: rules, Declined: declined, Learning: learning, Curate: s.canCurate(r)}
 	if c, err := r.Cookie(mergeCookie); err == nil {
 		if id, err := strconv.ParseInt(c.Value, 10, 64); err == nil {
 			if id == g.ID {

@@ -73,6 +73,17 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 	if !strings.Contains(body, "Dragons") || !strings.Contains(body, "Red Dragon Pack.zip") || !strings.Contains(body, "2 packages") {
 		t.Fatalf("group page:\n%s", body)
 	}
+	// While its learn_group_rule job waits, the page says learning is
+	// under way, not that the packages share nothing.
+	if !strings.Contains(body, "Learning a rule from these packages") || strings.Contains(body, "share no file-name prefix") {
+		t.Fatalf("group page while learning:\n%s", body)
+	}
+	if _, err := e.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'learn_group_rule'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := e.do(browser, "GET", fmt.Sprintf("/groups/%d", g1), nil, c); !strings.Contains(body, "share no file-name prefix") {
+		t.Fatalf("group page after learning found no rule:\n%s", body)
+	}
 	resp, _ := e.do(browser, "POST", fmt.Sprintf("/groups/%d/rename", g1), url.Values{"name": {"Dragon set"}}, c)
 	if resp.StatusCode != 303 {
 		t.Fatalf("rename = %d", resp.StatusCode)
