@@ -58,6 +58,15 @@ func defaultDedupKey(n *hoard.Notification) string {
 	}
 }
 
+// PackageHasProblem reports whether a live (not dismissed) warning or
+// error notification is about package id: its page offers a repair first.
+func (db *DB) PackageHasProblem(ctx context.Context, id int64) (bool, error) {
+	var yes bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM system_notifications
+		WHERE package_id = $1 AND NOT dismissed AND severity IN ('WARNING', 'ERROR'))`, id).Scan(&yes)
+	return yes, wrap("package problem", err)
+}
+
 // FindNotification returns a notification (dismissed ones too).
 func (db *DB) FindNotification(ctx context.Context, id int64) (*hoard.Notification, error) {
 	return getOne[hoard.Notification](ctx, db.q, "find notification",

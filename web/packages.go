@@ -48,6 +48,9 @@ type packagePage struct {
 	NextFile           string
 	Curate             bool
 	Admin              bool // may repair the package
+	// Problem is set when a live warning or error is about the package:
+	// Repair is offered openly, else behind a disclosure.
+	Problem bool
 	// Images are the archive's image entries offered by "Choose preview"
 	// (curators only).
 	Images []hoard.PackageFile
@@ -86,6 +89,11 @@ func (s *Server) handlePackage(w http.ResponseWriter, r *http.Request) error {
 		pp.NextFile = withParams(r.URL, map[string]string{"fafter": strconv.Itoa(files[len(files)-1].Ordinal + 1)})
 	}
 	pp.Files = files
+	if pp.Admin {
+		if pp.Problem, err = s.deps.DB.PackageHasProblem(r.Context(), p.ID); err != nil {
+			return err
+		}
+	}
 	if pp.Curate {
 		if err := s.loadPreviewChoice(r, p, &pp); err != nil {
 			return err
