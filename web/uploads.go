@@ -250,17 +250,19 @@ type uploadFileJSON struct {
 }
 
 type uploadJSON struct {
-	ID        int64            `json:"id"`
-	Status    string           `json:"status"`
-	Phase     string           `json:"phase"`
-	GroupName string           `json:"group_name,omitempty"`
+	ID        int64  `json:"id"`
+	Status    string `json:"status"`
+	Phase     string `json:"phase"`
+	GroupName string `json:"group_name,omitempty"`
+	// GroupID is the group the upload's packages joined (0: none yet).
+	GroupID   int64            `json:"group_id,omitempty"`
 	Error     string           `json:"error,omitempty"`
 	CreatedAt string           `json:"created_at"`
 	Files     []uploadFileJSON `json:"files"`
 }
 
 func (s *Server) toUploadJSON(up *hoard.ManualUpload) uploadJSON {
-	out := uploadJSON{ID: up.ID, Status: string(up.Status), Phase: up.Status.Phase(), GroupName: up.GroupName,
+	out := uploadJSON{ID: up.ID, Status: string(up.Status), Phase: up.Status.Phase(), GroupName: up.GroupName, GroupID: up.PackageGroupID,
 		Error: up.ErrorMessage, CreatedAt: up.CreatedAt.UTC().Format(time.RFC3339), Files: []uploadFileJSON{}}
 	for _, f := range up.Files {
 		out.Files = append(out.Files, uploadFileJSON{ID: f.ID, Name: f.FileName, Size: f.FileSize, Status: string(f.Status),
