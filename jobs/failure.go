@@ -103,6 +103,10 @@ func permanent(err error) bool {
 	return errors.Is(err, messenger.ErrNotFound)
 }
 
+// recordTimeout bounds the writing of a failed attempt's record, which
+// outlives the job's own context (a job timeout).
+const recordTimeout = 10 * time.Second
+
 // skipFailure mirrors a failed attempt of a source set's job on its
 // SkippedPackage (attempt_count = the job's attempt, SPEC rule 12). On the
 // last attempt (or a permanent failure) the record is SKIPPED, the run
@@ -110,6 +114,13 @@ func permanent(err error) bool {
 // source message. It returns the error for River: a cancellation for
 // permanent failures, else err.
 func (d *Deps) skipFailure(ctx context.Context, db *store.DB, rec hoard.SkippedPackage, attempt, maxAttempts int, runID int64, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// The process is stopping (a job timeout ends in DeadlineExceeded
+		// and is a failure): the attempt was interrupted, not failed, and
+		// runs again when a worker starts (RequeueJobsOf gives it back).
+		d.Logger.Info("ingestion attempt interrupted by shutdown", "file", rec.FileName, "attempt", attempt)
+		return err
+	}
 	final := attempt >= maxAttempts || permanent(err)
 	rec.AttemptCount = attempt
 	rec.MaxAttempts = maxAttempts
@@ -118,6 +129,9 @@ func (d *Deps) skipFailure(ctx context.Context, db *store.DB, rec hoard.SkippedP
 	if final {
 		rec.Status = hoard.SkipGaveUp
 	}
+	// A job timeout has expired ctx: the record is written all the same.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	werr := db.InTx(ctx, func(tx *store.DB) error {
 		if err := tx.UpsertSkippedPackage(ctx, &rec); err != nil {
 			return err

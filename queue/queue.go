@@ -7,6 +7,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,6 +92,9 @@ type Options struct {
 	// defaults. Tests lower them.
 	FetchCooldown     time.Duration
 	FetchPollInterval time.Duration
+	// SoftStop is how long running jobs get to finish on shutdown before
+	// their contexts are cancelled (0 = DefaultSoftStop).
+	SoftStop time.Duration
 	// Jobs, when set, is told about every job this client works.
 	Jobs JobObserver
 }
@@ -187,7 +191,7 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 		FetchPollInterval:   opts.FetchPollInterval,
 		// Running jobs get this long to finish on shutdown before their
 		// contexts are cancelled; every job is safe to interrupt.
-		SoftStopTimeout: 30 * time.Second,
+		SoftStopTimeout: cmp.Or(opts.SoftStop, DefaultSoftStop),
 	}
 	cfg.PeriodicJobs = opts.Periodic
 	if opts.Jobs != nil {
@@ -199,6 +203,10 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*Client, error) {
 	}
 	return client, nil
 }
+
+// DefaultSoftStop is how long running jobs get to finish on shutdown
+// unless Options.SoftStop says otherwise.
+const DefaultSoftStop = 30 * time.Second
 
 // NewInsertOnly builds a client that only enqueues (the web process). Its
 // short FetchCooldown paces the insert notifications it sends, so workers

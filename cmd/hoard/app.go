@@ -41,6 +41,9 @@ type app struct {
 	noSchedule               bool
 	retryBase, laterRetry    time.Duration
 	fetchCooldown, fetchPoll time.Duration
+	// softStop is how long running jobs get to finish on shutdown (0:
+	// queue.DefaultSoftStop); the demo stops within seconds of Ctrl-C.
+	softStop time.Duration
 	// demoNote tells, on the messaging page, how to add an account to the
 	// demo's emulator (demo.AccountsNote; "" outside the demo).
 	demoNote string

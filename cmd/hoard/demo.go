@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger"
@@ -102,6 +103,9 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	clients.lend(dm.accountID, dm.account, dm.lease)
 	clients.useEmulator(dm.info)
 	a.clients, a.demoNote = clients, demo.AccountsNote(dm.info)
+	// Ctrl-C stops the demo within seconds: a job it interrupts runs again
+	// from where it stood when the demo starts next.
+	a.softStop = demoSoftStop
 	a.emulator = telegramInfo(dm.info)
 	if *once {
 		return a.demoOnce(ctx, dm, *linger, stdout, stderr)
@@ -173,3 +177,7 @@ func selfCommand() string {
 	}
 	return demo.Command(exe, cwd, onPath)
 }
+
+// demoSoftStop is how long the demo's running jobs get to finish after
+// Ctrl-C: a job it interrupts runs again when the demo starts next.
+const demoSoftStop = 3 * time.Second

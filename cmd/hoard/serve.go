@@ -212,7 +212,7 @@ func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bo
 	}
 	client, err := queue.NewClient(a.db.Pool(), queue.Options{
 		Role: role, Workers: workers, Periodic: periodic, Logger: a.log, ID: a.cfg.WorkerID,
-		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll, Jobs: a.metrics,
+		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll, SoftStop: a.softStop, Jobs: a.metrics,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,59 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
+)
+
+// TestAnAttemptInterruptedByShutdownIsNotAFailure: a set's job whose
+// context was cancelled (the process stopping) records no failed attempt;
+// one whose context ran out (a job timeout) does, though its context is
+// spent.
+func TestAnAttemptInterruptedByShutdownIsNotAFailure(t *testing.T) {
+	db := storetest.NewTx(t)
+	ch := &hoard.Channel{PlatformID: 4242, Title: "Source", Kind: hoard.ChannelSource}
+	if err := db.UpsertChannel(context.Background(), ch); err != nil {
+		t.Fatal(err)
+	}
+	d := &Deps{DB: db, Logger: discardLogger()}
+	for _, tt := range []struct {
+		name     string
+		ctx      func() context.Context
+		recorded int
+	}{
+		{"shutdown", func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, 0},
+		{"job timeout", func() context.Context {
+			ctx, cancel := context.WithTimeout(context.Background(), 0)
+			defer cancel()
+			<-ctx.Done()
+			return ctx
+		}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: int64(100 + tt.recorded), FileName: "a.zip",
+				Reason: hoard.SkipDownloadFailed}
+			_ = d.skipFailure(tt.ctx(), db, rec, 1, 5, 0, errors.New("download failed: context canceled"))
+			got, err := db.ListSkippedPackages(context.Background(), "", 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range got {
+				if s.SourceMessageID == rec.SourceMessageID {
+					n++
+				}
+			}
+			if n != tt.recorded {
+				t.Fatalf("%d skipped records, want %d", n, tt.recorded)
+			}
+		})
+	}
+}
