@@ -135,3 +135,12 @@ type Notification struct {
 	DismissedAt *time.Time
 	CreatedAt   time.Time
 }
+
+// NextScheduledCycle is when the scheduled ingestion cycle after now runs,
+// with WORKER_INTERVAL_MINUTES interval: on the interval's multiples of
+// wall-clock time (UTC; every hour on the hour for 60 minutes), so every
+// process — the worker that schedules, the web that shows the countdown —
+// computes the same time, whatever ran by hand or restarted meanwhile.
+func NextScheduledCycle(now time.Time, interval time.Duration) time.Time {
+	return now.UTC().Truncate(interval).Add(interval)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store/storetest"
@@ -55,5 +56,21 @@ func TestAnAttemptInterruptedByShutdownIsNotAFailure(t *testing.T) {
 				t.Fatalf("%d skipped records, want %d", n, tt.recorded)
 			}
 		})
+	}
+}
+
+// TestTheScheduledCycleRunsWhenThePanelSays: River's schedule of the
+// ingestion cycle is hoard.NextScheduledCycle, which the web's countdown
+// shows, from whatever time the leading process starts.
+func TestTheScheduledCycleRunsWhenThePanelSays(t *testing.T) {
+	jobs := Periodic(time.Hour)
+	if len(jobs) != 3 {
+		t.Fatalf("%d periodic jobs, want clean-up, recovery and the cycle", len(jobs))
+	}
+	s := cycleSchedule{time.Hour}
+	for _, start := range []time.Time{time.Date(2026, 11, 29, 11, 35, 25, 0, time.UTC), time.Date(2026, 11, 29, 11, 59, 59, 0, time.UTC)} {
+		if got, want := s.Next(start), hoard.NextScheduledCycle(start, time.Hour); !got.Equal(want) || !want.Equal(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)) {
+			t.Errorf("started %s: next cycle %s, want %s", start, got, want)
+		}
 	}
 }

@@ -235,7 +235,7 @@ func Register(workers *river.Workers, deps Deps) error {
 // Periodic returns the periodic jobs of the worker role: clean-up hourly,
 // the recovery of publications in flight when the worker starts (and
 // hourly), and an ingestion cycle every interval (WORKER_INTERVAL_MINUTES;
-// none when interval is 0).
+// none when interval is 0) at hoard.NextScheduledCycle's times.
 func Periodic(interval time.Duration) []*river.PeriodicJob {
 	out := []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
@@ -246,11 +246,21 @@ func Periodic(interval time.Duration) []*river.PeriodicJob {
 			&river.PeriodicJobOpts{ID: "recover_transfers", RunOnStart: true}),
 	}
 	if interval > 0 {
-		out = append(out, river.NewPeriodicJob(river.PeriodicInterval(interval),
+		out = append(out, river.NewPeriodicJob(cycleSchedule{interval},
 			func() (river.JobArgs, *river.InsertOpts) {
 				return hoard.IngestCycleArgs{Trigger: hoard.TriggerSchedule}, nil
 			},
 			&river.PeriodicJobOpts{ID: "ingest_cycle"}))
 	}
 	return out
+}
+
+// cycleSchedule runs the ingestion cycle at hoard.NextScheduledCycle: on
+// the interval's multiples of wall-clock time, not an interval after the
+// leading process started, so the web's countdown is the cycle's real time.
+type cycleSchedule struct{ interval time.Duration }
+
+// Next implements river.PeriodicSchedule.
+func (s cycleSchedule) Next(now time.Time) time.Time {
+	return hoard.NextScheduledCycle(now, s.interval)
 }

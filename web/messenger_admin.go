@@ -294,8 +294,8 @@ func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	var next *string
-	if running == nil && last != nil && last.FinishedAt != nil && s.deps.WorkerInterval > 0 {
-		v := last.StartedAt.Add(s.deps.WorkerInterval).UTC().Format(time.RFC3339)
+	if running == nil && s.deps.WorkerInterval > 0 {
+		v := hoard.NextScheduledCycle(time.Now(), s.deps.WorkerInterval).Format(time.RFC3339)
 		next = &v
 	}
 	writeJSON(w, http.StatusOK, map[string]any{

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoard/hoard"
 )
@@ -104,6 +105,16 @@ func TestIngestionStatusAndDisableActiveTopic(t *testing.T) {
 	_, body := e.do(nil, "GET", "/api/ingestion/status", nil, c)
 	if !strings.Contains(body, `"running":null`) || !strings.Contains(body, `"interval_seconds":3600`) || !strings.Contains(body, `"topics":[]`) {
 		t.Fatalf("idle status = %s", body)
+	}
+	// A fresh install (no run yet) shows the cycle River schedules next.
+	var idle struct {
+		Next time.Time `json:"next_cycle_at"`
+	}
+	if err := json.Unmarshal([]byte(body), &idle); err != nil {
+		t.Fatal(err)
+	}
+	if want := hoard.NextScheduledCycle(time.Now(), time.Hour); !idle.Next.Equal(want) && !idle.Next.Add(time.Hour).Equal(want) {
+		t.Fatalf("fresh install: next cycle at %s, want %s", idle.Next, want)
 	}
 	ch := &hoard.Channel{PlatformID: 7, Title: "Forum", Kind: hoard.ChannelSource, IsForum: true}
 	_ = e.db.UpsertChannel(ctx, ch)
