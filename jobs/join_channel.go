@@ -84,7 +84,9 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 	if status == messenger.AlreadyMember {
 		note = "The account was already a member."
 	}
-	return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+		_, ferr := tx.FindChannelByPlatformID(ctx, ch.ID)
+		isNew := hoard.ErrorCode(ferr) == hoard.ENOTFOUND
 		row, kept, err := addSource(ctx, tx, j, ref, ch)
 		if err != nil {
 			var msg *sourceRefused
@@ -96,9 +98,26 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 		if kept != "" {
 			note = strings.TrimSpace(note + " " + kept)
 		}
-		_, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinJoined, row.ID, ch.Title, note)
-		return err
+		if _, err = tx.FinishChannelJoin(ctx, j.ID, hoard.JoinJoined, row.ID, ch.Title, note); err != nil {
+			return err
+		}
+		return scanSoon(ctx, tx, client, row.ID, isNew)
 	})
+}
+
+// scanSoon has a joined channel scanned without waiting for the next
+// scheduled cycle: a new channel through a rescan job, which waits for a
+// running cycle to end (its scans may have passed the channel list); one
+// hoard had already through a cycle, unless one is queued or running.
+func scanSoon(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], channelID int64, isNew bool) error {
+	var args river.JobArgs = hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}
+	if isNew {
+		args = hoard.RescanChannelArgs{ChannelID: channelID}
+	}
+	if _, err := client.InsertTx(ctx, tx.Tx(), args, nil); err != nil {
+		return fmt.Errorf("join channel: queue its first scan: %w", err)
+	}
+	return nil
 }
 
 // retryOrFail records a transient failure on the request; on the last

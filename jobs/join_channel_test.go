@@ -9,6 +9,7 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -96,6 +97,10 @@ func TestJoinChannel(t *testing.T) {
 		if len(maps) != 1 || maps[0].AccountID != account.ID || maps[0].Role != hoard.MapReader || maps[0].AccessHash == 0 {
 			t.Fatalf("maps = %+v", maps)
 		}
+		// A new source is scanned soon, not at the next scheduled cycle.
+		if n := countJobs(t, db, "rescan_channel", map[string]any{"channel_id": ch.ID}); n != 1 {
+			t.Fatalf("%d rescan jobs for the new channel, want 1", n)
+		}
 		// The map works: the account reads the channel through it.
 		if _, err := acc.History(ctx, peerOf(ch, &maps[0]), messenger.HistoryQuery{}); err != nil {
 			t.Fatalf("history through the new map: %v", err)
@@ -142,6 +147,10 @@ func TestJoinChannel(t *testing.T) {
 		if ch.Category != "3D" || !ch.IsActive || len(maps) != 1 {
 			t.Fatalf("channel = %+v, maps %+v", ch, maps)
 		}
+		// A channel hoard had keeps its progress: a cycle, no rescan.
+		if n, m := countJobs(t, db, "rescan_channel", map[string]any{"channel_id": ch.ID}), countJobs(t, db, "ingest_cycle", nil); n != 0 || m != 1 {
+			t.Fatalf("%d rescan jobs and %d cycles for a known channel, want 0 and 1", n, m)
+		}
 		p, err := db.FindPackageByID(ctx, pkg.ID)
 		if err != nil || len(p.Tags) != 2 || p.Tags[0] != "3D" || p.Tags[1] != "dragons" {
 			t.Fatalf("package tags = %v, %v (want them as they were)", p.Tags, err)
@@ -176,4 +185,18 @@ func TestJoinChannel(t *testing.T) {
 			t.Fatalf("writer map = %+v, %v", m, err)
 		}
 	})
+}
+
+// countJobs counts the River jobs of kind whose args contain args.
+func countJobs(t *testing.T, db *store.DB, kind string, args map[string]any) int {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	var n int
+	if err := db.Tx().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1 AND args @> $2::jsonb`,
+		kind, args).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -187,7 +187,7 @@ func noticeFor(done string) string {
 	case "rebuild":
 		return "Rebuild from the destination channel started."
 	case "join":
-		return "Join queued: the worker joins the channel in a moment; its outcome shows below."
+		return "Join queued: the worker joins the channel in a moment and then scans it; its outcome shows below."
 	case "destination":
 		return "Destination channel saved."
 	case "account-added":
