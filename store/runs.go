@@ -81,6 +81,13 @@ func (db *DB) FindLastFinishedRun(ctx context.Context) (*hoard.IngestionRun, err
 		`SELECT `+runColumns+` FROM ingestion_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1`)
 }
 
+// HasRuns reports whether any ingestion run was ever started.
+func (db *DB) HasRuns(ctx context.Context) (bool, error) {
+	var yes bool
+	err := db.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ingestion_runs)`).Scan(&yes)
+	return yes, wrap("any run", err)
+}
+
 // FindRunByJob returns the ingestion run owned by a cycle's River job.
 func (db *DB) FindRunByJob(ctx context.Context, jobID int64) (*hoard.IngestionRun, error) {
 	return getOne[hoard.IngestionRun](ctx, db.q, "find run of job",

@@ -227,9 +227,26 @@ func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bo
 	}
 	if worker {
 		go a.listenForWork(ctx, client)
+		if !a.noSchedule {
+			a.firstCycle(ctx, client)
+		}
 	}
 	a.log.Info("worker started", "queues", queue.QueuesFor(role), "id", a.cfg.WorkerID)
 	return client, nil
+}
+
+// firstCycle queues an ingestion cycle when none ever ran, so a fresh
+// install starts working at once instead of at the first scheduled cycle
+// (up to WORKER_INTERVAL_MINUTES later). Several workers starting together
+// queue one (the cycle is unique while unfinished).
+func (a *app) firstCycle(ctx context.Context, client *queue.Client) {
+	ran, err := a.db.HasRuns(ctx)
+	if err == nil && !ran {
+		_, err = client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerSchedule}, nil)
+	}
+	if err != nil {
+		a.log.Warn("queue the first ingestion cycle", "err", err)
+	}
 }
 
 // registerJobs adds the worker's job kinds to workers.

@@ -525,3 +525,41 @@ func TestWorkersKilledAndSeveral(t *testing.T) {
 
 // workersLimit bounds one run of the worker tests.
 var workersLimit = 5 * time.Minute
+
+// TestAFreshWorkerStartsItsFirstCycleUntold: a worker on an install where
+// no cycle ever ran queues one as it starts, so the catalog fills without
+// anyone pressing "Trigger now" or waiting for the scheduled cycle.
+func TestAFreshWorkerStartsItsFirstCycleUntold(t *testing.T) {
+	t.Parallel()
+	w := writeManyWorld(t, t.TempDir(), 20)
+	e := newWorkerEnv(t, w.Seed)
+	ctx, conn, done := dbConn(t, e.url, 10*time.Second)
+	if _, err := conn.Exec(ctx, `DELETE FROM river_job WHERE kind = 'ingest_cycle'`); err != nil {
+		t.Fatal(err) // the set-up's cycle: nobody triggers this install
+	}
+	done()
+	p := e.startWorker(t, "worker-1")
+	waitUntil(t, "the first cycle to index a package", 3*time.Minute, func() bool {
+		_, n := e.finished(t)
+		return n > 0
+	})
+	e.waitFinished(t, workersLimit, p)
+	p.stop()
+	ctx, conn, done = dbConn(t, e.url, 10*time.Second)
+	defer done()
+	var triggers []string
+	rows, err := conn.Query(ctx, `SELECT trigger FROM ingestion_runs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		triggers = append(triggers, s)
+	}
+	if want := []string{string(hoard.TriggerSchedule)}; !slices.Equal(triggers, want) {
+		t.Fatalf("runs by trigger %q, want %q", triggers, want)
+	}
+}
