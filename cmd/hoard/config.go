@@ -98,7 +98,7 @@ var envVars = []envVar{
 	{"BOT_CHAT_BURST", "`3`", "Messages the bot may send to one chat at once before `BOT_CHAT_RATE` applies (1–100)."},
 	{"BOT_SEND_TIMEOUT_SECONDS", "`30`", "How long the bot waits for the platform to confirm a message before sending it again; the repeat carries the same random id, so nothing arrives twice (1–600)."},
 	{"BOT_GLOBAL_RATE", "`30`", "Messages per second the bot sends in all, across every bot process (the platform's limit is about 30; 0.01–100000)."},
-	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080), which run on the interval's multiples of UTC time (60: every hour on the hour), so the worker panel's countdown is the real time of the next one."},
+	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080), which run on the interval's multiples of UTC time (60: every hour on the hour), so the worker panel's countdown is the real time of the next one. On an install where no cycle ever ran, the worker starts one as it starts."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100): the second 30 s after the first, each later one a `WORKER_INTERVAL_MINUTES` after the one before (see [Failures and retries](#failures-and-retries))."},
 	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
 	{"DOWNLOAD_STALL_SECONDS", "`30`", "A download that makes no progress for this long is resumed from where it stopped (at most 5 times per attempt; 1–3600)."},
