@@ -58,12 +58,12 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	if *dir == "" {
 		*dir = filepath.Join(cfg.DataDir, "chat", strings.TrimPrefix(user.Username, "@"))
 	}
-	c := &chatClient{out: stdout, dir: *dir}
-	if err := c.connect(ctx, info, user); err != nil {
+	c := &chatClient{out: stdout, dir: *dir, user: user, reload: func() (telegram.EmulatorInfo, error) { return chatEmulator(cfg) }}
+	if err := c.connect(ctx, info); err != nil {
 		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
 		return exitFailure
 	}
-	defer c.chat.Close()
+	defer func() { _ = c.current().Close() }()
 	if err := c.run(ctx, stdin); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
 		return exitFailure
@@ -114,10 +114,21 @@ func chatUserNames(info telegram.EmulatorInfo) string {
 type chatClient struct {
 	out  io.Writer
 	dir  string
-	chat *telegram.UserChat
+	user telegram.EmulatorUser
+	// reload reads the emulator's info again (its addresses after a
+	// restart).
+	reload func() (telegram.EmulatorInfo, error)
 
 	mu      sync.Mutex
+	chat    *telegram.UserChat
 	buttons []chatButton // the buttons on screen, numbered from 1
+}
+
+// current is the chat's client (a new one after signing in again).
+func (c *chatClient) current() *telegram.UserChat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.chat
 }
 
 // chatButton is a numbered button: the message it is on and its data.
@@ -127,14 +138,17 @@ type chatButton struct {
 	url   string
 }
 
-func (c *chatClient) connect(ctx context.Context, info telegram.EmulatorInfo, u telegram.EmulatorUser) error {
+func (c *chatClient) connect(ctx context.Context, info telegram.EmulatorInfo) error {
+	u := c.user
 	cfg := telegram.Config{AppID: 1, AppHash: "chat", Endpoint: info.Endpoint(), Sessions: messenger.NewMemorySessionStore(),
 		SessionKey: "chat", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limiter: messenger.NewLimiter(0, 1)}
 	chat, err := telegram.NewUserChat(ctx, cfg, u.Phone, info.Code, info.BotUsername)
 	if err != nil {
 		return fmt.Errorf("sign in as %s: %w", u.Username, err)
 	}
+	c.mu.Lock()
 	c.chat = chat
+	c.mu.Unlock()
 	me := chat.Self()
 	c.printf("Signed in as %s (@%s), talking to @%s.\n", me.FirstName, me.Username, info.BotUsername)
 	c.printf("Type a command (/help lists them), a button's number to press it, or Ctrl-D to leave.\n")
@@ -156,17 +170,46 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 			c.press(ctx, n)
 			continue
 		}
-		if _, err := c.chat.Send(ctx, line); err != nil {
-			c.printf("! not sent: %v\n", err)
-		}
+		c.send(ctx, line)
 	}
 	return lines.Err()
 }
 
+// send sends a typed line. When the emulator restarted and forgot this
+// chat's session (the demo's restarts do), it signs in again and resends.
+func (c *chatClient) send(ctx context.Context, line string) {
+	_, err := c.current().Send(ctx, line)
+	if errors.Is(err, messenger.ErrUnauthorized) {
+		c.printf("! the emulator restarted and forgot this chat's session: signing in again\n")
+		if err = c.reconnect(ctx); err == nil {
+			_, err = c.current().Send(ctx, line)
+		}
+	}
+	if err != nil {
+		c.printf("! not sent: %v\n", err)
+	}
+}
+
+// reconnect signs in anew with the emulator's current info and follows
+// the new client's messages.
+func (c *chatClient) reconnect(ctx context.Context) error {
+	info, err := c.reload()
+	if err != nil {
+		return err
+	}
+	_ = c.current().Close()
+	if err := c.connect(ctx, info); err != nil {
+		return err
+	}
+	go c.receive(ctx)
+	return nil
+}
+
 // receive prints every new or edited message of the bot.
 func (c *chatClient) receive(ctx context.Context) {
+	chat := c.current()
 	for {
-		m, err := c.chat.Next(ctx)
+		m, err := chat.Next(ctx)
 		if err != nil {
 			return
 		}
@@ -215,7 +258,7 @@ func (c *chatClient) save(ctx context.Context, doc messenger.Document) string {
 	path := filepath.Join(c.dir, name)
 	f, err := os.Create(path)
 	if err == nil {
-		err = c.chat.Download(ctx, doc, f)
+		err = c.current().Download(ctx, doc, f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -241,7 +284,7 @@ func (c *chatClient) press(ctx context.Context, n int) {
 	case btn.url != "":
 		c.printf("link: %s\n", btn.url)
 	default:
-		notice, err := c.chat.Press(ctx, btn.msgID, btn.data)
+		notice, err := c.current().Press(ctx, btn.msgID, btn.data)
 		if err != nil {
 			c.printf("! the button did not answer: %v\n", err)
 		} else if notice != "" {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -169,12 +171,7 @@ func (a *app) startDemoMessenger(ctx context.Context, seedPath string, limiter *
 	if err != nil {
 		return nil, err
 	}
-	d.em, err = emulator.New(emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Logger: a.log})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.em.Start(ctx); err != nil {
-		d.close()
+	if d.em, err = startDemoEmulator(ctx, seed, dir, a.log); err != nil {
 		return nil, err
 	}
 	if err := d.em.WriteInfo(filepath.Join(dir, "info.json")); err != nil {
@@ -231,4 +228,53 @@ func (a *app) setupDemoMessenger(ctx context.Context, d *demoMessenger, seed *em
 	}
 	a.log.Info("demo messenger ready", "emulator", info.Addr, "account", self.ID, "channels", len(seed.Channels))
 	return nil
+}
+
+// startDemoEmulator starts the demo's emulator with its state in dir, on
+// the addresses its last run listened on (info.json) when they are free,
+// so that a `hoard chat` left open across a restart reconnects; else on
+// free ports.
+func startDemoEmulator(ctx context.Context, seed *emulator.Seed, dir string, log *slog.Logger) (*emulator.Emulator, error) {
+	opts := emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Logger: log}
+	if last, ok := lastEmulatorAddrs(filepath.Join(dir, "info.json")); ok {
+		withLast := opts
+		withLast.Addr, withLast.DCAddrs = last[emulator.EntryDC], last
+		em, err := startEmulator(ctx, withLast)
+		if err == nil {
+			return em, nil
+		}
+		log.Info("demo: the emulator's last addresses are taken; listening on others", "err", err)
+	}
+	return startEmulator(ctx, opts)
+}
+
+// startEmulator makes an emulator and starts it, closing it when it cannot
+// listen.
+func startEmulator(ctx context.Context, opts emulator.Options) (*emulator.Emulator, error) {
+	em, err := emulator.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := em.Start(ctx); err != nil {
+		_ = em.Close()
+		return nil, err
+	}
+	return em, nil
+}
+
+// lastEmulatorAddrs reads the DCs' addresses from an emulator's info file.
+func lastEmulatorAddrs(path string) (map[int]string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var info emulator.Info
+	if json.Unmarshal(data, &info) != nil || info.Addr == "" {
+		return nil, false
+	}
+	addrs := map[int]string{emulator.EntryDC: info.Addr}
+	for _, dc := range info.DCs {
+		addrs[dc.ID] = dc.Addr
+	}
+	return addrs, true
 }
