@@ -229,6 +229,7 @@ func TestDemoInBrowser(t *testing.T) {
 	checkRenderedThumbnail(t, b, base, ids["Castle Walls.zip"])             // an archive of models without pictures
 	checkFailedFormKeepsInput(t, b, base)
 	checkPage("failed forms", func(msg string) bool { return strings.Contains(msg, "status of 422 (Unprocessable Entity)") })
+	checkListViewKeepsWords(t, b, base)
 	checkPagesFit(t, b, base, demoPages(t, b, base, ids), func() {
 		bt.Follow(t, b, chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)))
 	})

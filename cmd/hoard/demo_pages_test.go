@@ -87,6 +87,9 @@ func checkPagesFit(t *testing.T, b context.Context, base string, pages map[strin
 			emulate = chromedp.EmulateViewport(vp.width, vp.height, chromedp.EmulateMobile)
 		}
 		bt.Do(t, b, emulate)
+		if vp.mobile {
+			checkFirstCardAboveFold(t, b, base, vp.height)
+		}
 		for _, route := range slices.Sorted(func(yield func(string) bool) {
 			for r := range pages {
 				if !yield(r) {
@@ -110,6 +113,33 @@ func checkPagesFit(t *testing.T, b context.Context, base string, pages map[strin
 		}
 	}
 	bt.Do(t, b, chromedp.EmulateViewport(1280, 900))
+}
+
+// checkFirstCardAboveFold fails unless the catalog's first package card
+// starts within the phone's first screen (height CSS pixels): navigation
+// and the selection bar must not push it below the fold.
+func checkFirstCardAboveFold(t *testing.T, b context.Context, base string, height int64) {
+	t.Helper()
+	bt.Follow(t, b, chromedp.Navigate(base+"/"))
+	top := bt.Run(t, b, chromedp.Evaluate[float64](`document.querySelector("ul.grid > li").getBoundingClientRect().top`))
+	if top <= 0 || top > float64(height)-100 {
+		t.Errorf("phone: the first package card starts at %.0f px of %d", top, height)
+	}
+}
+
+// checkListViewKeepsWords fails when the catalog's list view, at a
+// laptop's width, breaks a tag or a size over two lines.
+func checkListViewKeepsWords(t *testing.T, b context.Context, base string) {
+	t.Helper()
+	bt.Do(t, b, chromedp.EmulateViewport(1280, 900))
+	bt.Follow(t, b, chromedp.Navigate(base+"/?view=list"))
+	broken := bt.Run(t, b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.list .badge, table.list td.size")]
+		.filter(el => { const r = document.createRange(); r.selectNodeContents(el);
+			return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+		.map(el => el.textContent)`))
+	if len(broken) > 0 {
+		t.Errorf("list view: %q broken over lines", broken)
+	}
 }
 
 // checkFits opens one page and fails when it is wider than the viewport.
@@ -150,18 +180,25 @@ func checkRenderedThumbnail(t *testing.T, b context.Context, base string, packag
 // with the message beside the field and what was typed still there.
 func checkFailedFormKeepsInput(t *testing.T, b context.Context, base string) {
 	t.Helper()
-	bt.Do(t, b, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	defer bt.Do(t, b, chromedp.EmulateViewport(1280, 900))
 	type form struct {
 		name, page, input, typed, submit, want string
 		scope                                  string // the element holding the field and its message
+		// laptop posts it at a laptop's width: on a phone the selection
+		// bar's fields show only once a package is selected.
+		laptop bool
 	}
 	for _, f := range []form{
 		{"Apply with nothing selected", "/", `#bulk input[name=tags]`, "keep, these", `#bulk button[type=submit]:not([formaction])`,
-			"Select at least one package.", `#bulk`},
+			"Select at least one package.", `#bulk`, true},
 		{"an invalid channel link", "/admin/messenger", `form[data-join-form] input[name=ref]`, "https://example.com/nope",
-			`form[data-join-form] button[type=submit]`, "", `form[data-join-form]`},
+			`form[data-join-form] button[type=submit]`, "", `form[data-join-form]`, false},
 	} {
+		width, height, opts := int64(390), int64(844), []chromedp.EmulateViewportOption{chromedp.EmulateMobile}
+		if f.laptop {
+			width, height, opts = 1280, 900, nil
+		}
+		bt.Do(t, b, chromedp.EmulateViewport(width, height, opts...))
 		bt.Follow(t, b, chromedp.Navigate(base+f.page))
 		bt.Do(t, b, chromedp.WaitVisible(chromedp.CSS(f.input)), chromedp.SendKeys(chromedp.CSS(f.input), f.typed))
 		ctx, cancel := context.WithTimeout(b, 30*time.Second)
@@ -188,7 +225,7 @@ func checkFailedFormKeepsInput(t *testing.T, b context.Context, base string) {
 		if got != want {
 			t.Errorf("%s: got %+v, want %+v", f.name, got, want)
 		}
-		checkFitsHere(t, b, f.name, "phone, after the failed post")
+		checkFitsHere(t, b, f.name, "after the failed post")
 	}
 }
 

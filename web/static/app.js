@@ -1,5 +1,9 @@
 // Small progressive enhancements; every page works without them.
 
+// Styles that need these scripts (a selection bar that opens on demand)
+// apply under .js only.
+document.documentElement.classList.add("js");
+
 // Forms with data-confirm ask before submitting (e.g. deletions).
 document.addEventListener("submit", (ev) => {
   const form = ev.target;
@@ -408,6 +412,7 @@ if (bulk) {
   const show = () => {
     const n = boxes().filter((b) => b.checked).length;
     count.textContent = n === 0 ? "None selected" : `${n} selected`;
+    bulk.querySelector("[data-selection-bar]").classList.toggle("has-selection", n > 0);
     all.hidden = boxes().length === 0 || n === boxes().length;
     none.hidden = n === 0;
   };
