@@ -58,5 +58,10 @@
 // # Determinism
 //
 // [Compute] sorts its input, so the same input in any order gives the same
-// plan. It runs in O(n log n) for n packages.
+// plan, and it names a new group from its first posted member (post time,
+// then source message id), never from its lowest package id: ids follow the
+// order in which packages happened to be indexed. Grown one package at a time
+// the result can still depend on the arrival order, because a package once
+// placed is not re-evaluated (issue 28). It runs in O(n log n) for n
+// packages.
 package grouping

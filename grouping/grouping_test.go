@@ -395,3 +395,43 @@ func FuzzCompute(f *testing.F) {
 		}
 	})
 }
+
+// TestNamesFromEarliestPost: a new group is named from its first posted
+// member whatever the package ids, which follow the order of indexing.
+func TestNamesFromEarliestPost(t *testing.T) {
+	tests := []struct {
+		name  string
+		early Package // posted first
+		late  Package
+		want  NewGroup
+	}{
+		{"caption", Package{Caption: "Dragon Lord collection!"}, Package{Caption: "dragon lord COLLECTION"},
+			NewGroup{Name: "Dragon Lord collection!", Source: SourceCaption, Key: "collection dragon lord"}},
+		{"zip", Package{Paths: []string{"Titan Pack/a.stl"}}, Package{Paths: []string{"TITAN PACK/b.stl"}},
+			NewGroup{Name: "Titan Pack", Source: SourceZip, Key: "titan pack"}},
+		{"pattern", Package{FileName: "Mammoth - 2024-01 - A.zip", Creator: "Mammoth"},
+			Package{FileName: "Mammoth - 2024-01 - B.zip", Creator: "MAMMOTH"},
+			NewGroup{Name: "Mammoth – 2024-01", Source: SourcePattern, Key: "2024-01|mammoth"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.early.PostedAt, tt.early.SourceMessageID = at(0), 10
+			tt.late.PostedAt, tt.late.SourceMessageID = at(60), 20
+			for _, lateID := range []int64{1, 3} { // indexed before or after the early post
+				tt.early.ID, tt.late.ID = 2, lateID
+				want := tt.want
+				want.PackageIDs = []int64{min(2, lateID), max(2, lateID)}
+				in := Input{AutoGroupEnabled: true, Packages: []Package{tt.early, tt.late}}
+				checkPlan(t, Compute(in), Plan{NewGroups: []NewGroup{want}})
+			}
+		})
+	}
+	t.Run("creator", func(t *testing.T) {
+		var pkgs []Package
+		for k, c := range []string{"MAMMOTH", "Mammoth", "mammoth"} {
+			pkgs = append(pkgs, Package{ID: int64(3 - k), Creator: c, PostedAt: at(float64(60 * k)), SourceMessageID: int64(10 + k)})
+		}
+		checkPlan(t, Compute(Input{AutoGroupEnabled: true, Packages: pkgs}),
+			Plan{NewGroups: []NewGroup{{Name: "MAMMOTH", Source: SourceCreator, Key: "mammoth", PackageIDs: ids(1, 2, 3)}}})
+	})
+}
