@@ -61,7 +61,11 @@
 // plan, and it names a new group from its first posted member (post time,
 // then source message id), never from its lowest package id: ids follow the
 // order in which packages happened to be indexed. Grown one package at a time
-// the result can still depend on the arrival order, because a package once
-// placed is not re-evaluated (issue 28). It runs in O(n log n) for n
-// packages.
+// the result depends on the arrival order, because a package once placed is
+// not placed again — unless [Input.Reevaluate] is set: then the packages of
+// automatic groups are grouped again with the ungrouped ones, and the plan
+// continues, moves, renames and dissolves automatic groups so that they are
+// exactly the groups of the catalog grouped at once, whatever the order of
+// arrival (TestCorpusArrivalOrder). Manual groups are never touched. It runs
+// in O(n log n) for n packages.
 package grouping

@@ -435,3 +435,85 @@ func TestNamesFromEarliestPost(t *testing.T) {
 			Plan{NewGroups: []NewGroup{{Name: "MAMMOTH", Source: SourceCreator, Key: "mammoth", PackageIDs: ids(1, 2, 3)}}})
 	})
 }
+
+// TestReevaluate: with Input.Reevaluate the packages of automatic groups are
+// placed again, so that the groups are those of the catalog grouped at once;
+// MANUAL groups and packages kept ungrouped stay as they are.
+func TestReevaluate(t *testing.T) {
+	tests := []struct {
+		name   string
+		groups []Group
+		pkgs   []Package
+		want   Plan
+	}{
+		{
+			name:   "a caption partner takes a package out of a time group, whose rest is ungrouped",
+			groups: []Group{{ID: 40, Name: "Knight", Source: SourceTime, Key: "k"}},
+			pkgs: []Package{
+				{ID: 1, FileName: "Knight.zip", PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, FileName: "Orc.zip", PostedAt: at(2), SourceMessageID: 11, GroupID: 40},
+				{ID: 3, FileName: "Wyrm.zip", PostedAt: at(600), SourceMessageID: 50, Caption: "dragon lord collection"},
+			},
+			want: Plan{
+				NewGroups: []NewGroup{{Name: "Dragon Lord collection", Source: SourceCaption, Key: "collection dragon lord", PackageIDs: ids(1, 3)}},
+				Ungroup:   ids(2),
+				Dissolve:  ids(40),
+			},
+		},
+		{
+			name:   "a group of the same key continues and is renamed from its first post",
+			groups: []Group{{ID: 40, Name: "dragon lord collection", Source: SourceCaption, Key: "collection dragon lord"}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(60), SourceMessageID: 20, Caption: "dragon lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(90), SourceMessageID: 30, Caption: "Dragon Lord collection!", GroupID: 40},
+				{ID: 3, PostedAt: at(0), SourceMessageID: 10, Caption: "DRAGON LORD COLLECTION"},
+			},
+			want: Plan{
+				Joins:   []Join{{GroupID: 40, PackageIDs: ids(3)}},
+				Renames: []Rename{{GroupID: 40, Name: "DRAGON LORD COLLECTION", Key: "collection dragon lord"}},
+			},
+		},
+		{
+			name: "a time group grown from an earlier post is re-keyed; the bridged group is dissolved",
+			groups: []Group{
+				{ID: 40, Name: "Dragon Head", Source: SourceTime, Key: "2024-01-15T12:10:00Z"},
+				{ID: 41, Name: "Dragon Tail", Source: SourceTime, Key: "2024-01-15T12:20:00Z"},
+			},
+			pkgs: []Package{
+				{ID: 1, FileName: "Dragon Head.zip", PostedAt: at(10), SourceMessageID: 11, GroupID: 40},
+				{ID: 2, FileName: "Dragon Neck.zip", PostedAt: at(13), SourceMessageID: 12, GroupID: 40},
+				{ID: 3, FileName: "Dragon Tail.zip", PostedAt: at(20), SourceMessageID: 14, GroupID: 41},
+				{ID: 4, FileName: "Dragon Wing.zip", PostedAt: at(24), SourceMessageID: 15, GroupID: 41},
+				{ID: 5, FileName: "Dragon Body.zip", PostedAt: at(17), SourceMessageID: 13},
+			},
+			want: Plan{
+				Joins:    []Join{{GroupID: 40, PackageIDs: ids(3, 4, 5)}},
+				Renames:  []Rename{{GroupID: 40, Name: "Dragon", Key: "2024-01-15T12:10:00Z"}},
+				Dissolve: ids(41),
+			},
+		},
+		{
+			name:   "manual groups and kept-out packages stay",
+			groups: []Group{{ID: 40, Name: "Mine", Source: SourceManual}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(1), SourceMessageID: 11, Caption: "Dragon Lord collection", KeepUngrouped: true},
+				{ID: 3, PostedAt: at(2), SourceMessageID: 12, Caption: "Dragon Lord collection"},
+			},
+		},
+		{
+			name:   "a settled channel changes nothing",
+			groups: []Group{{ID: 40, Name: "Dragon Lord collection", Source: SourceCaption, Key: "collection dragon lord"}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(90), SourceMessageID: 30, Caption: "dragon lord collection", GroupID: 40},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{AutoGroupEnabled: true, TimeWindow: 5 * time.Minute, Reevaluate: true, Groups: tt.groups, Packages: tt.pkgs}
+			checkPlan(t, Compute(in), tt.want)
+		})
+	}
+}
