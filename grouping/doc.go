@@ -37,7 +37,8 @@
 //
 // # Growing groups
 //
-// Every pass first looks for an existing group of its own source whose key
+// Without [Input.Reevaluate] (the job always sets it; see Determinism),
+// every pass first looks for an existing group of its own source whose key
 // equals the package's key (an album id, a pattern, a reply root, ...); a match
 // joins that group, even a single package. Only packages without such a group
 // form new groups, and then only with the pass's minimum member count. Time
@@ -52,8 +53,8 @@
 // After the passes, every package of an existing group is checked against
 // the learned rules. A package in group G that matches a rule of group H (or
 // rules of two groups) is reported once per unordered pair of groups, never
-// once per package. Packages are never moved out of a group: existing groups,
-// above all manual ones, are authoritative.
+// once per package. Packages of manual groups are never moved: they are
+// authoritative (without Input.Reevaluate, no grouped package moves).
 //
 // # Determinism
 //
