@@ -9,7 +9,8 @@ import "time"
 
 // GroupingPackage is what the grouping engine knows about one package.
 // AlbumID, Caption and Paths are loaded only for packages a pass may still
-// place (ungrouped and not KeepUngrouped); FileName and Creator of grouped
+// place (ungrouped and not KeepUngrouped, and when the engine re-evaluates
+// automatic groups the packages of those too); FileName and Creator of grouped
 // packages only when the channel has learned rules (the conflict check is
 // their only reader) or the caller asked for everything. Grouped packages take part in the time-window and
 // reply-chain passes by the other fields.
@@ -46,11 +47,29 @@ type GroupingPlan struct {
 	Joins     []GroupJoin
 	Merges    []GroupMerge
 	Conflicts []GroupConflict
+	// Ungroup are packages of automatic groups that belong to no group now.
+	Ungroup []int64
+	// Renames give automatic groups a new name and key.
+	Renames []GroupRename
+	// Dissolve are automatic groups left without members.
+	Dissolve []int64
+	// Regroup marks the plan of a re-evaluation: its new groups and joins
+	// may move packages out of automatic groups. Without it only ungrouped
+	// packages move.
+	Regroup bool
 }
 
 // Empty reports whether the plan changes nothing and reports nothing.
 func (p GroupingPlan) Empty() bool {
-	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0
+	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0 &&
+		len(p.Ungroup) == 0 && len(p.Renames) == 0 && len(p.Dissolve) == 0
+}
+
+// GroupRename gives automatic group GroupID the name and grouping key of the
+// group it has become.
+type GroupRename struct {
+	GroupID   int64
+	Name, Key string
 }
 
 // GroupMerge folds group From, with its packages and rules, into group Into.
@@ -58,7 +77,8 @@ type GroupMerge struct {
 	From, Into int64
 }
 
-// NewGroupSpec is a group to create with its first members. Key is the
+// NewGroupSpec is a group to create with its first members, ungrouped
+// packages or packages of automatic groups. Key is the
 // forming signal's key; a group of the same channel, source and key that
 // exists already is joined instead of duplicated.
 type NewGroupSpec struct {
@@ -68,7 +88,8 @@ type NewGroupSpec struct {
 	PackageIDs []int64
 }
 
-// GroupJoin moves ungrouped packages into an existing group.
+// GroupJoin moves ungrouped packages, or packages of automatic groups, into
+// an existing group.
 type GroupJoin struct {
 	GroupID    int64
 	PackageIDs []int64

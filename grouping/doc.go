@@ -37,7 +37,8 @@
 //
 // # Growing groups
 //
-// Every pass first looks for an existing group of its own source whose key
+// Without [Input.Reevaluate] (the job always sets it; see Determinism),
+// every pass first looks for an existing group of its own source whose key
 // equals the package's key (an album id, a pattern, a reply root, ...); a match
 // joins that group, even a single package. Only packages without such a group
 // form new groups, and then only with the pass's minimum member count. Time
@@ -52,11 +53,20 @@
 // After the passes, every package of an existing group is checked against
 // the learned rules. A package in group G that matches a rule of group H (or
 // rules of two groups) is reported once per unordered pair of groups, never
-// once per package. Packages are never moved out of a group: existing groups,
-// above all manual ones, are authoritative.
+// once per package. Packages of manual groups are never moved: they are
+// authoritative (without Input.Reevaluate, no grouped package moves).
 //
 // # Determinism
 //
 // [Compute] sorts its input, so the same input in any order gives the same
-// plan. It runs in O(n log n) for n packages.
+// plan, and it names a new group from its first posted member (post time,
+// then source message id), never from its lowest package id: ids follow the
+// order in which packages happened to be indexed. Grown one package at a time
+// the result depends on the arrival order, because a package once placed is
+// not placed again — unless [Input.Reevaluate] is set: then the packages of
+// automatic groups are grouped again with the ungrouped ones, and the plan
+// continues, moves, renames and dissolves automatic groups so that they are
+// exactly the groups of the catalog grouped at once, whatever the order of
+// arrival (TestCorpusArrivalOrder). Manual groups are never touched. It runs
+// in O(n log n) for n packages.
 package grouping

@@ -106,6 +106,15 @@ type Input struct {
 	// TimeWindow is AUTO_GROUP_TIME_WINDOW_MINUTES; ≤ 0 disables the time
 	// window pass.
 	TimeWindow time.Duration
+	// Reevaluate places the packages of automatic groups (every source but
+	// MANUAL) again, as if they were ungrouped, so that the groups depend
+	// only on the catalog and not on the order in which packages arrived:
+	// the plan may then move them (Joins, NewGroups), take them out
+	// (Ungroup), rename and re-key groups (Renames) and dissolve automatic
+	// groups it no longer continues (Dissolve). The caller must load the
+	// fields of those packages as of ungrouped ones. MANUAL groups, groups
+	// unknown to Groups, and packages marked KeepUngrouped stay as they are.
+	Reevaluate bool
 }
 
 // NewGroup is a group to create with its first members.
@@ -116,7 +125,8 @@ type NewGroup struct {
 	PackageIDs []int64 // ascending
 }
 
-// Join moves ungrouped packages into an existing group.
+// Join moves ungrouped packages (with Input.Reevaluate also packages of
+// automatic groups) into an existing group.
 type Join struct {
 	GroupID    int64
 	PackageIDs []int64 // ascending
@@ -143,19 +153,33 @@ type Merge struct {
 	From, Into int64
 }
 
+// Rename gives an automatic group the name and key of the group it now is
+// (Input.Reevaluate).
+type Rename struct {
+	GroupID   int64
+	Name, Key string
+}
+
 // Plan is what Compute decided. NewGroups are in pass order, then key order;
-// Joins are by group id; Merges by From; Conflicts by (GroupA, GroupB).
-// Joins are applied before merges.
+// Joins are by group id; Merges by From; Conflicts by (GroupA, GroupB);
+// Ungroup, Renames and Dissolve (only with Input.Reevaluate) by id. Joins
+// are applied before merges.
 type Plan struct {
 	NewGroups []NewGroup
 	Joins     []Join
 	Merges    []Merge
 	Conflicts []Conflict
+	// Ungroup are packages of automatic groups that belong to no group now.
+	Ungroup []int64
+	Renames []Rename
+	// Dissolve are automatic groups left without members.
+	Dissolve []int64
 }
 
 // Empty reports whether the plan changes nothing and reports nothing.
 func (p Plan) Empty() bool {
-	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0
+	return len(p.NewGroups) == 0 && len(p.Joins) == 0 && len(p.Merges) == 0 && len(p.Conflicts) == 0 &&
+		len(p.Ungroup) == 0 && len(p.Renames) == 0 && len(p.Dissolve) == 0
 }
 
 // pass is one grouping signal. always marks passes that run even when the
@@ -188,7 +212,12 @@ func Compute(in Input) Plan {
 			p.run(s)
 		}
 	}
-	return Plan{NewGroups: s.newGroups, Joins: s.joinList(), Merges: s.mergeList(), Conflicts: s.conflicts()}
+	plan := Plan{}
+	if s.cur != nil {
+		plan.Renames, plan.Ungroup, plan.Dissolve = s.reconcile()
+	}
+	plan.NewGroups, plan.Joins, plan.Merges, plan.Conflicts = s.newGroups, s.joinList(), s.mergeList(), s.conflicts()
+	return plan
 }
 
 // held marks a package no pass may place (Package.KeepUngrouped).
@@ -211,8 +240,13 @@ type state struct {
 	joins     map[int64][]int64
 	merges    map[int64]int64 // from → into
 	newGroups []NewGroup
-	window    time.Duration
-	rules     *ruleSet
+	// newMembers are the package indexes of each new group.
+	newMembers [][]int
+	// cur is, with Input.Reevaluate, each package's automatic group being
+	// re-evaluated (0 = none); nil otherwise.
+	cur    []int64
+	window time.Duration
+	rules  *ruleSet
 
 	norm     []string          // normalised base file names, filled lazily
 	creators map[string]string // raw creator → normalised, a cache: creators repeat
@@ -253,7 +287,9 @@ func newState(in Input) *state {
 			continue
 		}
 		s.groups[g.ID] = g
-		if g.Key == "" || g.Source == SourceManual {
+		// Re-evaluated groups attract nothing: the passes regroup their
+		// packages from scratch and reconcile continues them.
+		if g.Key == "" || g.Source == SourceManual || in.Reevaluate {
 			continue
 		}
 		k := groupKey{g.Source, g.Key}
@@ -261,10 +297,16 @@ func newState(in Input) *state {
 			s.byKey[k] = g.ID
 		}
 	}
+	if in.Reevaluate {
+		s.cur = make([]int64, len(pkgs))
+	}
 	for i := range pkgs {
 		s.assigned[i] = pkgs[i].GroupID
 		if s.assigned[i] == 0 && pkgs[i].KeepUngrouped {
 			s.assigned[i] = held
+		}
+		if g, ok := s.groups[pkgs[i].GroupID]; ok && in.Reevaluate && g.Source != SourceManual {
+			s.cur[i], s.assigned[i] = g.ID, 0
 		}
 	}
 	s.rules = newRuleSet(in.Rules, s.groups)
@@ -293,7 +335,9 @@ func comparePackages(a, b Package) int {
 func (s *state) join(gid int64, members []int) {
 	for _, i := range members {
 		s.assigned[i] = gid
-		s.joins[gid] = append(s.joins[gid], s.pkgs[i].ID)
+		if s.cur == nil || s.cur[i] != gid {
+			s.joins[gid] = append(s.joins[gid], s.pkgs[i].ID)
+		}
 	}
 }
 
@@ -306,6 +350,7 @@ func (s *state) create(src Source, key, name string, members []int) {
 	}
 	slices.Sort(ids)
 	s.newGroups = append(s.newGroups, NewGroup{Name: name, Source: src, Key: key, PackageIDs: ids})
+	s.newMembers = append(s.newMembers, slices.Clone(members))
 }
 
 func (s *state) joinList() []Join {

@@ -395,3 +395,125 @@ func FuzzCompute(f *testing.F) {
 		}
 	})
 }
+
+// TestNamesFromEarliestPost: a new group is named from its first posted
+// member whatever the package ids, which follow the order of indexing.
+func TestNamesFromEarliestPost(t *testing.T) {
+	tests := []struct {
+		name  string
+		early Package // posted first
+		late  Package
+		want  NewGroup
+	}{
+		{"caption", Package{Caption: "Dragon Lord collection!"}, Package{Caption: "dragon lord COLLECTION"},
+			NewGroup{Name: "Dragon Lord collection!", Source: SourceCaption, Key: "collection dragon lord"}},
+		{"zip", Package{Paths: []string{"Titan Pack/a.stl"}}, Package{Paths: []string{"TITAN PACK/b.stl"}},
+			NewGroup{Name: "Titan Pack", Source: SourceZip, Key: "titan pack"}},
+		{"pattern", Package{FileName: "Mammoth - 2024-01 - A.zip", Creator: "Mammoth"},
+			Package{FileName: "Mammoth - 2024-01 - B.zip", Creator: "MAMMOTH"},
+			NewGroup{Name: "Mammoth – 2024-01", Source: SourcePattern, Key: "2024-01|mammoth"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.early.PostedAt, tt.early.SourceMessageID = at(0), 10
+			tt.late.PostedAt, tt.late.SourceMessageID = at(60), 20
+			for _, lateID := range []int64{1, 3} { // indexed before or after the early post
+				tt.early.ID, tt.late.ID = 2, lateID
+				want := tt.want
+				want.PackageIDs = []int64{min(2, lateID), max(2, lateID)}
+				in := Input{AutoGroupEnabled: true, Packages: []Package{tt.early, tt.late}}
+				checkPlan(t, Compute(in), Plan{NewGroups: []NewGroup{want}})
+			}
+		})
+	}
+	t.Run("creator", func(t *testing.T) {
+		var pkgs []Package
+		for k, c := range []string{"MAMMOTH", "Mammoth", "mammoth"} {
+			pkgs = append(pkgs, Package{ID: int64(3 - k), Creator: c, PostedAt: at(float64(60 * k)), SourceMessageID: int64(10 + k)})
+		}
+		checkPlan(t, Compute(Input{AutoGroupEnabled: true, Packages: pkgs}),
+			Plan{NewGroups: []NewGroup{{Name: "MAMMOTH", Source: SourceCreator, Key: "mammoth", PackageIDs: ids(1, 2, 3)}}})
+	})
+}
+
+// TestReevaluate: with Input.Reevaluate the packages of automatic groups are
+// placed again, so that the groups are those of the catalog grouped at once;
+// MANUAL groups and packages kept ungrouped stay as they are.
+func TestReevaluate(t *testing.T) {
+	tests := []struct {
+		name   string
+		groups []Group
+		pkgs   []Package
+		want   Plan
+	}{
+		{
+			name:   "a caption partner takes a package out of a time group, whose rest is ungrouped",
+			groups: []Group{{ID: 40, Name: "Knight", Source: SourceTime, Key: "k"}},
+			pkgs: []Package{
+				{ID: 1, FileName: "Knight.zip", PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, FileName: "Orc.zip", PostedAt: at(2), SourceMessageID: 11, GroupID: 40},
+				{ID: 3, FileName: "Wyrm.zip", PostedAt: at(600), SourceMessageID: 50, Caption: "dragon lord collection"},
+			},
+			want: Plan{
+				NewGroups: []NewGroup{{Name: "Dragon Lord collection", Source: SourceCaption, Key: "collection dragon lord", PackageIDs: ids(1, 3)}},
+				Ungroup:   ids(2),
+				Dissolve:  ids(40),
+			},
+		},
+		{
+			name:   "a group of the same key continues and is renamed from its first post",
+			groups: []Group{{ID: 40, Name: "dragon lord collection", Source: SourceCaption, Key: "collection dragon lord"}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(60), SourceMessageID: 20, Caption: "dragon lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(90), SourceMessageID: 30, Caption: "Dragon Lord collection!", GroupID: 40},
+				{ID: 3, PostedAt: at(0), SourceMessageID: 10, Caption: "DRAGON LORD COLLECTION"},
+			},
+			want: Plan{
+				Joins:   []Join{{GroupID: 40, PackageIDs: ids(3)}},
+				Renames: []Rename{{GroupID: 40, Name: "DRAGON LORD COLLECTION", Key: "collection dragon lord"}},
+			},
+		},
+		{
+			name: "a time group grown from an earlier post is re-keyed; the bridged group is dissolved",
+			groups: []Group{
+				{ID: 40, Name: "Dragon Head", Source: SourceTime, Key: "2024-01-15T12:10:00Z"},
+				{ID: 41, Name: "Dragon Tail", Source: SourceTime, Key: "2024-01-15T12:20:00Z"},
+			},
+			pkgs: []Package{
+				{ID: 1, FileName: "Dragon Head.zip", PostedAt: at(10), SourceMessageID: 11, GroupID: 40},
+				{ID: 2, FileName: "Dragon Neck.zip", PostedAt: at(13), SourceMessageID: 12, GroupID: 40},
+				{ID: 3, FileName: "Dragon Tail.zip", PostedAt: at(20), SourceMessageID: 14, GroupID: 41},
+				{ID: 4, FileName: "Dragon Wing.zip", PostedAt: at(24), SourceMessageID: 15, GroupID: 41},
+				{ID: 5, FileName: "Dragon Body.zip", PostedAt: at(17), SourceMessageID: 13},
+			},
+			want: Plan{
+				Joins:    []Join{{GroupID: 40, PackageIDs: ids(3, 4, 5)}},
+				Renames:  []Rename{{GroupID: 40, Name: "Dragon", Key: "2024-01-15T12:10:00Z"}},
+				Dissolve: ids(41),
+			},
+		},
+		{
+			name:   "manual groups and kept-out packages stay",
+			groups: []Group{{ID: 40, Name: "Mine", Source: SourceManual}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(1), SourceMessageID: 11, Caption: "Dragon Lord collection", KeepUngrouped: true},
+				{ID: 3, PostedAt: at(2), SourceMessageID: 12, Caption: "Dragon Lord collection"},
+			},
+		},
+		{
+			name:   "a settled channel changes nothing",
+			groups: []Group{{ID: 40, Name: "Dragon Lord collection", Source: SourceCaption, Key: "collection dragon lord"}},
+			pkgs: []Package{
+				{ID: 1, PostedAt: at(0), SourceMessageID: 10, Caption: "Dragon Lord collection", GroupID: 40},
+				{ID: 2, PostedAt: at(90), SourceMessageID: 30, Caption: "dragon lord collection", GroupID: 40},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{AutoGroupEnabled: true, TimeWindow: 5 * time.Minute, Reevaluate: true, Groups: tt.groups, Packages: tt.pkgs}
+			checkPlan(t, Compute(in), tt.want)
+		})
+	}
+}

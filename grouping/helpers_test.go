@@ -34,6 +34,15 @@ func checkPlan(t *testing.T, got, want Plan) {
 		if len(p.Merges) == 0 {
 			p.Merges = nil
 		}
+		if len(p.Ungroup) == 0 {
+			p.Ungroup = nil
+		}
+		if len(p.Renames) == 0 {
+			p.Renames = nil
+		}
+		if len(p.Dissolve) == 0 {
+			p.Dissolve = nil
+		}
 		return p
 	}
 	got, want = norm(got), norm(want)

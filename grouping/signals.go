@@ -140,7 +140,7 @@ func (r *replyRoots) root(msg int64) int64 {
 func captionPass(s *state) {
 	s.keyPass(SourceCaption, MinCaption,
 		func(i int) string { return CaptionKey(s.pkgs[i].Caption) },
-		func(_ string, idx []int) string { return captionTitle(s.pkgs[idx[0]].Caption) })
+		func(_ string, idx []int) string { return captionTitle(s.earliest(idx).Caption) })
 }
 
 // zipPass groups packages sharing the dominant root folder of their archive
@@ -148,7 +148,7 @@ func captionPass(s *state) {
 func zipPass(s *state) {
 	s.keyPass(SourceZip, MinZip,
 		func(i int) string { return zipKey(RootFolder(s.pkgs[i].Paths)) },
-		func(_ string, idx []int) string { return RootFolder(s.pkgs[idx[0]].Paths) })
+		func(_ string, idx []int) string { return RootFolder(s.earliest(idx).Paths) })
 }
 
 // patternPass groups packages sharing a file-name pattern. Date patterns are
@@ -158,7 +158,7 @@ func patternPass(s *state) {
 	s.keyPass(SourcePattern, MinPattern,
 		func(i int) string { return patternGroupKey(PatternKey(s.pkgs[i].FileName), s.creatorKey(i)) },
 		func(key string, idx []int) string {
-			first := s.pkgs[idx[0]]
+			first := s.earliest(idx)
 			pat := PatternKey(first.FileName)
 			if isDateKey(pat) {
 				if c := trimSeparators(first.Creator); c != "" {
@@ -185,7 +185,7 @@ func patternGroupKey(pat, creator string) string {
 func creatorPass(s *state) {
 	s.keyPass(SourceCreator, MinCreator,
 		func(i int) string { return s.creatorKey(i) },
-		func(_ string, idx []int) string { return trimSeparators(s.pkgs[idx[0]].Creator) })
+		func(_ string, idx []int) string { return trimSeparators(s.earliest(idx).Creator) })
 }
 
 // timePass chains packages by source post time: sorted by (PostedAt, ID),
@@ -302,6 +302,29 @@ func timePass(s *state) {
 			s.join(chain[best].gid, []int{it.i})
 		}
 	}
+}
+
+// earliest is the member a group is named from: the first posted, so that
+// the name does not depend on the package ids, which follow the order in
+// which packages happened to be indexed.
+func (s *state) earliest(idx []int) Package {
+	best := idx[0]
+	for _, i := range idx[1:] {
+		if byPost(s.pkgs[i], s.pkgs[best]) < 0 {
+			best = i
+		}
+	}
+	return s.pkgs[best]
+}
+
+// byPost orders packages by posting: source post time, then source message
+// id (unique in a channel), and only for packages without either (manual
+// uploads) by id.
+func byPost(a, b Package) int {
+	if c := a.PostedAt.Compare(b.PostedAt); c != 0 {
+		return c
+	}
+	return byMessage(a, b)
 }
 
 // byMessage orders packages by source message id, then id: the order in

@@ -37,14 +37,17 @@ func (w *GroupChannelWorker) Work(ctx context.Context, job *river.Job[hoard.Grou
 	}
 	if res != (store.GroupingResult{}) {
 		w.deps.Logger.Info("grouped channel", "channel_id", job.Args.ChannelID, "groups_created", res.GroupsCreated,
-			"groups_merged", res.GroupsMerged,
-			"packages_moved", res.PackagesMoved, "conflicts", res.Conflicts)
+			"groups_merged", res.GroupsMerged, "groups_dissolved", res.GroupsDissolved, "groups_renamed", res.GroupsRenamed,
+			"packages_moved", res.PackagesMoved, "packages_ungrouped", res.PackagesUngrouped, "conflicts", res.Conflicts)
 	}
 	return river.RecordOutput(ctx, res)
 }
 
 // GroupChannel runs the grouping passes over one channel and applies the
-// plan, all in one transaction that holds the channel's grouping lock.
+// plan, all in one transaction that holds the channel's grouping lock. It
+// re-evaluates the automatic groups (grouping.Input.Reevaluate), so that the
+// channel's groups depend only on its catalog, not on the order in which
+// packages were indexed or runs happened; MANUAL groups stay as they are.
 // window is the time-window pass's window (≤ 0: off). ENOTFOUND when the
 // channel does not exist.
 func GroupChannel(ctx context.Context, db *store.DB, channelID int64, window time.Duration) (store.GroupingResult, error) {
@@ -57,11 +60,15 @@ func GroupChannel(ctx context.Context, db *store.DB, channelID int64, window tim
 		if err != nil {
 			return err
 		}
-		snap, err := tx.LoadGroupingSnapshot(ctx, channelID, store.SnapshotOptions{AutoGroup: ch.AutoGroupEnabled, TimeWindow: window})
+		snap, err := tx.LoadGroupingSnapshot(ctx, channelID, store.SnapshotOptions{AutoGroup: ch.AutoGroupEnabled,
+			TimeWindow: window, Reevaluate: true})
 		if err != nil {
 			return err
 		}
-		plan := groupingPlan(grouping.Compute(groupingInput(snap, ch.AutoGroupEnabled, window)))
+		in := groupingInput(snap, ch.AutoGroupEnabled, window)
+		in.Reevaluate = true
+		plan := groupingPlan(grouping.Compute(in))
+		plan.Regroup = in.Reevaluate
 		if plan.Empty() {
 			return nil
 		}
@@ -116,6 +123,10 @@ func groupingPlan(p grouping.Plan) hoard.GroupingPlan {
 	}
 	for _, m := range p.Merges {
 		out.Merges = append(out.Merges, hoard.GroupMerge(m))
+	}
+	out.Ungroup, out.Dissolve = p.Ungroup, p.Dissolve
+	for _, r := range p.Renames {
+		out.Renames = append(out.Renames, hoard.GroupRename(r))
 	}
 	for _, c := range p.Conflicts {
 		out.Conflicts = append(out.Conflicts, hoard.GroupConflict{Key: c.Key(), GroupA: c.GroupA, GroupB: c.GroupB,

@@ -528,11 +528,12 @@ func TestLearnGroupRuleDeclinesAClashingRule(t *testing.T) {
 	const forge = "Dragon Forge"
 	early := f.clock
 	x, y := f.pkg("Orc Warband.rar", creator(forge), postedAt(early)), f.pkg("Knight Shield.7z", creator(forge), postedAt(early.Add(time.Minute)))
-	f.run() // posted a minute apart: an AUTO_TIME group
-	auto := f.groupOf(x)
-	if auto == 0 || f.groupOf(y) != auto {
-		t.Fatalf("set-up: %d and %d not grouped by time", x, y)
-	}
+	// A group of the user's: the packages of automatic groups follow a
+	// learned rule (the engine re-evaluates them), those of manual groups
+	// stay and conflict.
+	others, err := f.db.CreateManualGroup(f.ctx, "Others", []int64{x, y})
+	f.must(err)
+	auto := others.ID
 	a, b := f.pkg("Dragon_Bust_v2_supported.stl", creator(forge)), f.pkg("Goblin Camp.zip", creator(forge))
 	g, err := f.db.CreateManualGroup(f.ctx, "My picks", []int64{a, b})
 	f.must(err)
@@ -578,5 +579,72 @@ func TestLearnGroupRuleDeclinesAClashingRule(t *testing.T) {
 	f.must(err)
 	if notes, err := f.db.ListNotifications(f.ctx, 0, 10); err != nil || len(notes) != 0 {
 		t.Fatalf("after the merge: %+v, %v", notes, err)
+	}
+}
+
+// TestGroupChannelArrivalOrder: a channel's groups (names, signals, members)
+// depend only on its catalog: the same posts indexed in another order, with
+// a grouping run after each, end in the same groups (issue 28).
+func TestGroupChannelArrivalOrder(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	type post struct {
+		name, caption, creator string
+		at                     time.Duration
+	}
+	posts := []post{
+		{"Knight.zip", "Dragon Lord collection", "", 0},
+		{"Orc.zip", "", "", 2 * time.Minute},
+		{"Wyrm.zip", "dragon lord collection", "", 10 * time.Hour},
+		{"Golem.zip", "", "Mammoth", 20 * time.Hour},
+		{"Titan.zip", "", "Mammoth", 30 * time.Hour},
+		{"Hydra.zip", "", "Mammoth", 40 * time.Hour},
+	}
+	type group struct {
+		Name    string
+		Source  hoard.GroupingSource
+		Members string
+	}
+	// Each order in a subtest of its own: its fixture's transaction ends
+	// with it (the next one's channel waits for it).
+	grow := func(t *testing.T, order []int) []group {
+		f := newGroupFixture(t, true)
+		for _, i := range order {
+			p := posts[i]
+			f.pkg(p.name, func(q *hoard.Package) {
+				q.SourceMessageID, q.SourcePostedAt = int64(100+i), t0.Add(p.at)
+				q.SourceCaption, q.Creator = p.caption, p.creator
+			})
+			f.run()
+		}
+		if res := f.run(); res != (store.GroupingResult{}) {
+			t.Errorf("a run over the settled channel changed %+v", res)
+		}
+		groups, _, err := f.db.ListGroups(f.ctx, store.GroupFilter{ChannelID: f.ch.ID}, 0, 0)
+		f.must(err)
+		var out []group
+		for _, g := range groups {
+			pkgs, err := f.db.LoadGroupMembers(f.ctx, g.ID)
+			f.must(err)
+			var names []string
+			for _, p := range pkgs {
+				names = append(names, p.FileName)
+			}
+			slices.Sort(names)
+			out = append(out, group{g.Name, g.GroupingSource, strings.Join(names, ", ")})
+		}
+		slices.SortFunc(out, func(a, b group) int { return strings.Compare(a.Members, b.Members) })
+		return out
+	}
+	want := []group{
+		{"Mammoth", hoard.GroupAutoCreator, "Golem.zip, Hydra.zip, Titan.zip"},
+		{"Dragon Lord collection", hoard.GroupAutoCaption, "Knight.zip, Wyrm.zip"},
+	}
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}, {2, 0, 4, 1, 5, 3}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			if got := grow(t, order); !reflect.DeepEqual(got, want) {
+				t.Errorf("groups\n%+v\nwant\n%+v", got, want)
+			}
+		})
 	}
 }

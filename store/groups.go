@@ -109,16 +109,22 @@ func checkGroupName(op, name string) (string, error) {
 }
 
 // RenameGroup sets a group's name (trimmed, 1 to 512 characters) and
-// returns the group.
+// returns the group. The group becomes MANUAL (without a grouping key): a
+// user's choice of name is not undone by the grouping engine, which renames
+// and regroups only automatic groups.
 func (db *DB) RenameGroup(ctx context.Context, id int64, name string) (*hoard.PackageGroup, error) {
 	name, err := checkGroupName("rename group", name)
 	if err != nil {
 		return nil, err
 	}
 	return getOne[hoard.PackageGroup](ctx, db.q, "rename group", `
-		WITH g AS (UPDATE package_groups SET name = $2, updated_at = now() WHERE id = $1 RETURNING *)
+		WITH g AS (UPDATE package_groups SET name = $2, updated_at = now(), `+pinGroupSQL+` WHERE id = $1 RETURNING *)
 		SELECT `+groupColumns+` FROM g`, id, name)
 }
+
+// pinGroupSQL makes a group a user edited MANUAL, so that no automatic pass
+// takes its packages away or renames it (grouping.Input.Reevaluate).
+const pinGroupSQL = `grouping_source = 'MANUAL', grouping_key = NULL`
 
 // SetGroupPreview stores a group's preview image; nil data removes it.
 func (db *DB) SetGroupPreview(ctx context.Context, id int64, data []byte) error {
@@ -329,11 +335,18 @@ func (db *DB) CreateManualGroup(ctx context.Context, name string, packageIDs []i
 
 // MergeGroups moves the packages and learned rules of group sourceID into
 // group targetID and deletes the source group (SPEC: Start Merge, then Merge
-// Here). The target keeps its name, source and key; it takes the source's
-// preview when it has none. A rule the target already has is dropped.
-// Errors: EINVALID when both are the same group, ENOTFOUND for an unknown
-// group.
+// Here). The target keeps its name and becomes MANUAL without a grouping
+// key, so that no automatic pass undoes the user's merge; it takes the
+// source's preview when it has none. A rule the target already has is
+// dropped. Errors: EINVALID when both are the same group, ENOTFOUND for an
+// unknown group.
 func (db *DB) MergeGroups(ctx context.Context, sourceID, targetID int64) (*hoard.PackageGroup, error) {
+	return db.mergeGroups(ctx, sourceID, targetID, true)
+}
+
+// mergeGroups is MergeGroups; pin: the target becomes MANUAL (a user's
+// merge), else it keeps its source and key (the grouping engine's merge).
+func (db *DB) mergeGroups(ctx context.Context, sourceID, targetID int64, pin bool) (*hoard.PackageGroup, error) {
 	const op = "merge groups"
 	if sourceID == targetID {
 		return nil, hoard.Errorf(hoard.EINVALID, "%s: a group cannot be merged into itself", op)
@@ -349,6 +362,9 @@ func (db *DB) MergeGroups(ctx context.Context, sourceID, targetID int64) (*hoard
 				SELECT 1 FROM grouping_rules x WHERE x.group_id = $2 AND x.signal_type = r.signal_type AND x.pattern = r.pattern)`,
 			`UPDATE package_groups t SET preview_data = coalesce(t.preview_data, s.preview_data), updated_at = now()
 				FROM package_groups s WHERE s.id = $1 AND t.id = $2`,
+		}
+		if pin {
+			steps = append(steps, `UPDATE package_groups SET `+pinGroupSQL+` WHERE id = $2 AND $1::bigint IS NOT NULL`)
 		}
 		for _, sql := range steps {
 			if _, err := tx.q.Exec(ctx, sql, sourceID, targetID); err != nil {
@@ -441,17 +457,23 @@ func (db *DB) LockChannelGrouping(ctx context.Context, channelID int64) error {
 	return wrap("lock channel grouping", err)
 }
 
+// placeableSQL is true for a package a grouping pass may place: an
+// ungrouped one not kept out, and when $3 (re-evaluation) one of an
+// automatic group.
+const placeableSQL = `(p.package_group_id IS NULL AND NOT p.keep_ungrouped OR $3::boolean AND EXISTS (
+	SELECT 1 FROM package_groups c WHERE c.id = p.package_group_id AND c.grouping_source <> 'MANUAL'))`
+
 // packageGroupingColumns are the hoard.GroupingPackage fields in scan order
 // (see scanGroupingPackages). Album and caption only matter for packages a
-// pass may still place; file name and creator of grouped packages only for
-// the conflict check against rules ($2: load them).
+// pass may place (placeableSQL); file name and creator of grouped packages
+// only for the conflict check against rules ($2: load them).
 const packageGroupingColumns = `p.id,
 	CASE WHEN $2 OR p.package_group_id IS NULL THEN p.file_name ELSE '' END,
 	CASE WHEN $2 OR p.package_group_id IS NULL THEN coalesce(p.creator, '') ELSE '' END,
 	p.source_posted_at, coalesce(p.source_message_id, 0), coalesce(p.reply_to_message_id, 0),
 	coalesce(p.package_group_id, 0), p.keep_ungrouped,
-	CASE WHEN p.package_group_id IS NULL AND NOT p.keep_ungrouped THEN coalesce(p.media_album_id, 0) ELSE 0 END,
-	CASE WHEN p.package_group_id IS NULL AND NOT p.keep_ungrouped THEN coalesce(p.source_caption, '') ELSE '' END`
+	CASE WHEN ` + placeableSQL + ` THEN coalesce(p.media_album_id, 0) ELSE 0 END,
+	CASE WHEN ` + placeableSQL + ` THEN coalesce(p.source_caption, '') ELSE '' END`
 
 // scanGroupingPackages scans rows of packageGroupingColumns. It scans by
 // position into values that need no allocation: a channel has tens of
@@ -485,6 +507,10 @@ type SnapshotOptions struct {
 	// reads. It is implied when the channel has learned rules: the conflict
 	// check reads every grouped package's name and creator.
 	All bool
+	// Reevaluate loads, for grouping.Input.Reevaluate, every package of the
+	// channel, and the packages of automatic groups with the fields of
+	// ungrouped ones. It implies All.
+	Reevaluate bool
 }
 
 // LoadGroupingSnapshot loads what the grouping engine needs about a channel:
@@ -500,7 +526,7 @@ func (db *DB) LoadGroupingSnapshot(ctx context.Context, channelID int64, opts Sn
 	if err != nil {
 		return nil, err
 	}
-	all := opts.All || len(rules) > 0
+	all := opts.All || opts.Reevaluate || len(rules) > 0
 	window := opts.TimeWindow
 	if !opts.AutoGroup || window < 0 {
 		window = 0
@@ -508,7 +534,7 @@ func (db *DB) LoadGroupingSnapshot(ctx context.Context, channelID int64, opts Sn
 	var rows pgx.Rows
 	if all {
 		rows, err = db.q.Query(ctx, `SELECT `+packageGroupingColumns+` FROM packages p WHERE p.source_channel_id = $1 ORDER BY p.id`,
-			channelID, true)
+			channelID, true, opts.Reevaluate)
 	} else {
 		// free: the placeable packages. near: grouped packages within the
 		// window of a free one (the time-window pass grows groups through
@@ -542,7 +568,7 @@ func (db *DB) LoadGroupingSnapshot(ctx context.Context, channelID int64, opts Sn
 		// A second statement: the planner cannot estimate the union above
 		// and would scan the whole channel to join it.
 		rows, err = db.q.Query(ctx, `SELECT `+packageGroupingColumns+` FROM packages p WHERE p.id = ANY($1) ORDER BY p.id`,
-			nonNilInts(ids), false)
+			nonNilInts(ids), false, false)
 	}
 	if err != nil {
 		return nil, wrap(op, err)
@@ -552,7 +578,7 @@ func (db *DB) LoadGroupingSnapshot(ctx context.Context, channelID int64, opts Sn
 		return nil, wrap(op, err)
 	}
 	if opts.AutoGroup {
-		if err := db.loadGroupingPaths(ctx, channelID, pkgs); err != nil {
+		if err := db.loadGroupingPaths(ctx, channelID, pkgs, opts.Reevaluate); err != nil {
 			return nil, err
 		}
 	}
@@ -576,15 +602,15 @@ func (db *DB) LoadGroupingSnapshot(ctx context.Context, channelID int64, opts Sn
 }
 
 // loadGroupingPaths fills the paths of the placeable archives among pkgs
-// (sorted by id).
-func (db *DB) loadGroupingPaths(ctx context.Context, channelID int64, pkgs []hoard.GroupingPackage) error {
+// (sorted by id); reeval: packages of automatic groups are placeable.
+func (db *DB) loadGroupingPaths(ctx context.Context, channelID int64, pkgs []hoard.GroupingPackage, reeval bool) error {
 	const op = "load grouping paths"
 	rows, err := db.q.Query(ctx, `
 		SELECT f.package_id, f.path FROM packages p
 		CROSS JOIN LATERAL (SELECT package_id, path FROM package_files WHERE package_id = p.id ORDER BY ordinal LIMIT $2) f
-		WHERE p.source_channel_id = $1 AND p.package_group_id IS NULL AND NOT p.keep_ungrouped
+		WHERE p.source_channel_id = $1 AND `+placeableSQL+`
 			AND p.archive_type NOT IN ('DOCUMENT', '7Z')
-		ORDER BY f.package_id`, channelID, hoard.GroupingPathLimit)
+		ORDER BY f.package_id`, channelID, hoard.GroupingPathLimit, reeval)
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -609,7 +635,7 @@ func (db *DB) loadGroupingPaths(ctx context.Context, channelID int64, pkgs []hoa
 // LoadGroupMembers returns a group's members as the grouping engine sees
 // them (without paths), by id.
 func (db *DB) LoadGroupMembers(ctx context.Context, groupID int64) ([]hoard.GroupingPackage, error) {
-	rows, err := db.q.Query(ctx, `SELECT `+packageGroupingColumns+` FROM packages p WHERE p.package_group_id = $1 ORDER BY p.id`, groupID, true)
+	rows, err := db.q.Query(ctx, `SELECT `+packageGroupingColumns+` FROM packages p WHERE p.package_group_id = $1 ORDER BY p.id`, groupID, true, false)
 	if err != nil {
 		return nil, wrap("load group members", err)
 	}
@@ -622,15 +648,21 @@ type GroupingResult struct {
 	GroupsCreated int   `json:"groups_created"`
 	GroupsMerged  int   `json:"groups_merged,omitempty"`
 	PackagesMoved int64 `json:"packages_moved"` // into new or existing groups
-	Conflicts     int   `json:"conflicts"`      // GROUPING_CONFLICT notifications raised
+	// Re-evaluation (grouping.Input.Reevaluate) only.
+	PackagesUngrouped int64 `json:"packages_ungrouped,omitempty"`
+	GroupsDissolved   int   `json:"groups_dissolved,omitempty"`
+	GroupsRenamed     int   `json:"groups_renamed,omitempty"`
+	Conflicts         int   `json:"conflicts"` // GROUPING_CONFLICT notifications raised
 }
 
 // ApplyGroupingPlan applies a grouping plan of one channel in one
 // transaction. A new group whose channel, source and key exist already is
-// joined instead of created. Only packages of the channel that are still
-// ungrouped and not keep-ungrouped move, so a package a user or another run
-// grouped in the meantime is never taken away; a new group that gets no
-// member that way is not kept. Each conflict raises one GROUPING_CONFLICT
+// joined instead of created. Only packages of the channel that are
+// ungrouped and not keep-ungrouped, or with plan.Regroup in an automatic
+// group, move, so a
+// package a user grouped in the meantime is never taken away; a new group
+// that gets no member that way is not kept. Ungroup, Dissolve and Renames
+// touch automatic groups only (applyRegrouping). Each conflict raises one GROUPING_CONFLICT
 // notification (dedup key = its Key) unless that pair of groups was ever
 // reported before, even if the user dismissed the notification long ago.
 func (db *DB) ApplyGroupingPlan(ctx context.Context, channelID int64, plan hoard.GroupingPlan) (GroupingResult, error) {
@@ -726,8 +758,10 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 		tag, err := db.q.Exec(ctx, `
 			UPDATE packages p SET package_group_id = m.gid, updated_at = now()
 			FROM unnest($1::bigint[], $2::bigint[]) AS m(pid, gid)
-			WHERE p.id = m.pid AND p.source_channel_id = $3 AND p.package_group_id IS NULL AND NOT p.keep_ungrouped
-				AND EXISTS (SELECT 1 FROM package_groups g WHERE g.id = m.gid)`, movePkg, moveGroup, channelID)
+			WHERE p.id = m.pid AND p.source_channel_id = $3 AND p.package_group_id IS DISTINCT FROM m.gid
+				AND (p.package_group_id IS NULL AND NOT p.keep_ungrouped OR $4 AND EXISTS (SELECT 1 FROM package_groups c
+					WHERE c.id = p.package_group_id AND c.grouping_source <> 'MANUAL'))
+				AND EXISTS (SELECT 1 FROM package_groups g WHERE g.id = m.gid)`, movePkg, moveGroup, channelID, plan.Regroup)
 		if err != nil {
 			return res, wrap("move packages", err)
 		}
@@ -738,6 +772,9 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 		return res, err
 	}
 	res.GroupsCreated = len(created) - int(dropped)
+	if err := db.applyRegrouping(ctx, channelID, plan, &res); err != nil {
+		return res, err
+	}
 
 	// Merges: only AUTO_TIME groups of this channel fold together (the
 	// engine merges nothing else; a group a user made stays as it is).
@@ -751,7 +788,7 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 		if !ok || m.From == m.Into {
 			continue
 		}
-		if _, err := db.MergeGroups(ctx, m.From, m.Into); err != nil {
+		if _, err := db.mergeGroups(ctx, m.From, m.Into, false); err != nil {
 			return res, err
 		}
 		res.GroupsMerged++
@@ -759,6 +796,52 @@ func (db *DB) applyGroupingPlan(ctx context.Context, channelID int64, plan hoard
 
 	res.Conflicts, err = db.raiseGroupingConflicts(ctx, channelID, plan.Conflicts)
 	return res, err
+}
+
+// applyRegrouping applies what a plan of a re-evaluation adds (see
+// grouping.Input.Reevaluate): it takes packages out of automatic groups,
+// deletes the automatic groups left empty and renames and re-keys automatic
+// groups. A MANUAL group is never touched: a user may have made one of an
+// automatic group since the plan was made. A re-key that would clash with
+// another group of the same source keeps the old key.
+func (db *DB) applyRegrouping(ctx context.Context, channelID int64, plan hoard.GroupingPlan, res *GroupingResult) error {
+	if len(plan.Ungroup) > 0 {
+		tag, err := db.q.Exec(ctx, `UPDATE packages p SET package_group_id = NULL, updated_at = now()
+			WHERE p.id = ANY($1) AND p.source_channel_id = $2 AND EXISTS (SELECT 1 FROM package_groups c
+				WHERE c.id = p.package_group_id AND c.grouping_source <> 'MANUAL')`, plan.Ungroup, channelID)
+		if err != nil {
+			return wrap("ungroup packages", err)
+		}
+		res.PackagesUngrouped = tag.RowsAffected()
+	}
+	if len(plan.Dissolve) > 0 {
+		tag, err := db.q.Exec(ctx, `DELETE FROM package_groups g WHERE g.id = ANY($1) AND g.source_channel_id = $2
+			AND g.grouping_source <> 'MANUAL' AND NOT EXISTS (SELECT 1 FROM packages p WHERE p.package_group_id = g.id)`,
+			plan.Dissolve, channelID)
+		if err != nil {
+			return wrap("dissolve groups", err)
+		}
+		res.GroupsDissolved = int(tag.RowsAffected())
+	}
+	for _, r := range plan.Renames {
+		var key *string
+		if r.Key != "" {
+			k := indexableKey(r.Key)
+			key = &k
+		}
+		tag, err := db.q.Exec(ctx, `UPDATE package_groups g SET name = $2, updated_at = now(),
+				grouping_key = CASE WHEN $3::text IS NULL OR NOT EXISTS (SELECT 1 FROM package_groups o
+					WHERE o.source_channel_id = g.source_channel_id AND o.grouping_source = g.grouping_source
+						AND o.grouping_key = $3 AND o.id <> g.id) THEN $3 ELSE g.grouping_key END
+			WHERE g.id = $1 AND g.source_channel_id = $4 AND g.grouping_source <> 'MANUAL'
+				AND (g.name <> $2 OR g.grouping_key IS DISTINCT FROM $3)`,
+			r.GroupID, groupNameOrDefault(r.Name), key, channelID)
+		if err != nil {
+			return wrap("rename groups", err)
+		}
+		res.GroupsRenamed += int(tag.RowsAffected())
+	}
+	return nil
 }
 
 // groupNameOrDefault trims a generated group name to the column's limit.

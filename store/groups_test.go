@@ -275,7 +275,8 @@ func TestRenameGroup(t *testing.T) {
 	g := mustGroup(t, db, mustChannel(t, db).ID, hoard.GroupAutoTime, "k")
 	got, err := db.RenameGroup(ctx, g.ID, "  Better name ")
 	must(t, err)
-	if got.Name != "Better name" || got.GroupingKey != "k" || got.ID != g.ID {
+	// A user's name is not undone by the engine: the group becomes MANUAL.
+	if got.Name != "Better name" || got.GroupingKey != "" || got.GroupingSource != hoard.GroupManual || got.ID != g.ID {
 		t.Fatalf("renamed = %+v", got)
 	}
 	for name, tt := range map[string]struct {
@@ -515,7 +516,9 @@ func TestMergeGroups(t *testing.T) {
 
 	got, err := db.MergeGroups(ctx, src.ID, dst.ID)
 	must(t, err)
-	if got.ID != dst.ID || got.MemberCount != 3 || got.GroupingKey != "key" || got.Name != dst.Name || !got.HasPreview {
+	// A user's merge is not undone by the engine: the target becomes MANUAL.
+	if got.ID != dst.ID || got.MemberCount != 3 || got.GroupingKey != "" || got.GroupingSource != hoard.GroupManual ||
+		got.Name != dst.Name || !got.HasPreview {
 		t.Fatalf("merged = %+v", got)
 	}
 	if groupExists(t, db, src.ID) {
@@ -895,5 +898,66 @@ func TestApplyGroupingPlanLongKeys(t *testing.T) {
 		OtherGroup: gc != 0 && gc != ga, StoredKeyLen: len(g.GroupingKey) <= 512}
 	if want := (result{Created: 2, SameGroup: true, OtherGroup: true, StoredKeyLen: true}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestApplyGroupingPlanRegroup: the plan of a re-evaluation moves packages
+// out of automatic groups, ungroups them, dissolves the automatic groups left
+// empty and renames and re-keys automatic ones; it never touches a MANUAL
+// group, and a plan without Regroup moves no grouped package.
+func TestApplyGroupingPlanRegroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	ch := mustChannel(t, db)
+	p := make([]int64, 6)
+	for i := range p {
+		p[i] = mustPackage(t, db, inChannel(ch.ID)).ID
+	}
+	a := mustGroup(t, db, ch.ID, hoard.GroupAutoTime, "2024-01-01T00:00:00Z", p[0], p[1])
+	b := mustGroup(t, db, ch.ID, hoard.GroupAutoCaption, "dragon lord", p[2])
+	c := mustGroup(t, db, ch.ID, hoard.GroupAutoCaption, "knight", p[5])
+	manual := mustGroup(t, db, ch.ID, hoard.GroupManual, "", p[3])
+
+	// Without Regroup a grouped package stays.
+	res, err := db.ApplyGroupingPlan(ctx, ch.ID, hoard.GroupingPlan{Joins: []hoard.GroupJoin{{GroupID: b.ID, PackageIDs: []int64{p[0]}}}})
+	must(t, err)
+	if gid, _ := groupOf(t, db, p[0]); gid != a.ID || res.PackagesMoved != 0 {
+		t.Fatalf("without Regroup: package in %d, %+v", gid, res)
+	}
+
+	plan := hoard.GroupingPlan{
+		Regroup:  true,
+		Joins:    []hoard.GroupJoin{{GroupID: b.ID, PackageIDs: []int64{p[0], p[3]}}},
+		Ungroup:  []int64{p[1], p[3]},
+		Dissolve: []int64{a.ID, manual.ID, c.ID},
+		Renames: []hoard.GroupRename{{GroupID: b.ID, Name: "Dragon Lord", Key: "dragon lord collection"},
+			{GroupID: manual.ID, Name: "Renamed", Key: "x"}, {GroupID: c.ID, Name: "Clash", Key: "dragon lord collection"}},
+	}
+	res, err = db.ApplyGroupingPlan(ctx, ch.ID, plan)
+	must(t, err)
+	want := store.GroupingResult{PackagesMoved: 1, PackagesUngrouped: 1, GroupsDissolved: 1, GroupsRenamed: 2}
+	if res != want {
+		t.Fatalf("result = %+v, want %+v", res, want)
+	}
+	for _, tt := range []struct {
+		pkg, group int64
+	}{{p[0], b.ID}, {p[1], 0}, {p[2], b.ID}, {p[3], manual.ID}, {p[4], 0}, {p[5], c.ID}} {
+		if gid, _ := groupOf(t, db, tt.pkg); gid != tt.group {
+			t.Errorf("package %d in group %d, want %d", tt.pkg, gid, tt.group)
+		}
+	}
+	if groupExists(t, db, a.ID) || !groupExists(t, db, manual.ID) || !groupExists(t, db, c.ID) {
+		t.Fatal("dissolved the wrong groups")
+	}
+	for _, tt := range []struct {
+		id        int64
+		name, key string
+	}{{b.ID, "Dragon Lord", "dragon lord collection"}, {manual.ID, manual.Name, ""}, {c.ID, "Clash", "knight"}} {
+		g, err := db.FindGroupByID(ctx, tt.id)
+		must(t, err)
+		if g.Name != tt.name || g.GroupingKey != tt.key {
+			t.Errorf("group %d = %q key %q, want %q key %q", tt.id, g.Name, g.GroupingKey, tt.name, tt.key)
+		}
 	}
 }
