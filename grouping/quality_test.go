@@ -299,15 +299,21 @@ func groupAtOnce(ch corpusChannel, order []int) []outGroup {
 // TestCorpusIDOrder groups every corpus channel at once with package ids
 // given in 20 random arrival orders and wants the groups (names, signals and
 // members) of posting order every time: ids must not break ties.
-func TestCorpusIDOrder(t *testing.T) {
+func TestCorpusIDOrder(t *testing.T) { checkOrders(t, 2, groupAtOnce) }
+
+// checkOrders groups every corpus channel with group in 20 random orders
+// (from seed) and wants the groups of the whole catalog grouped at once in
+// posting order every time.
+func checkOrders(t *testing.T, seed uint64, group func(corpusChannel, []int) []outGroup) {
+	t.Helper()
 	for _, ch := range corpus() {
 		t.Run(ch.name, func(t *testing.T) {
 			want := groupAtOnce(ch, postingOrder(len(ch.pkgs)))
-			r := rand.New(rand.NewPCG(28, 2))
+			r := rand.New(rand.NewPCG(28, seed))
 			for run := range 20 {
 				order := postingOrder(len(ch.pkgs))
 				r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				if got := groupAtOnce(ch, order); !reflect.DeepEqual(got, want) {
+				if got := group(ch, order); !reflect.DeepEqual(got, want) {
 					t.Fatalf("order %d %v:\n got %s\nwant %s", run, order, fmtOutcome(got), fmtOutcome(want))
 				}
 			}
@@ -319,22 +325,7 @@ func TestCorpusIDOrder(t *testing.T) {
 // orders, grouping after each arrival as the jobs do with
 // Input.Reevaluate, and wants the groups (names, signals and members) of
 // the whole catalog grouped at once every time.
-func TestCorpusArrivalOrder(t *testing.T) {
-	for _, ch := range corpus() {
-		t.Run(ch.name, func(t *testing.T) {
-			want := groupAtOnce(ch, postingOrder(len(ch.pkgs)))
-			r := rand.New(rand.NewPCG(28, 1))
-			for run := range 20 {
-				order := postingOrder(len(ch.pkgs))
-				r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				got := groupReevaluated(ch, order)
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("order %d %v:\n got %s\nwant %s", run, order, fmtOutcome(got), fmtOutcome(want))
-				}
-			}
-		})
-	}
-}
+func TestCorpusArrivalOrder(t *testing.T) { checkOrders(t, 1, groupReevaluated) }
 
 func fmtOutcome(out []outGroup) string {
 	var b strings.Builder

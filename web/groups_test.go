@@ -1,11 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,24 +12,11 @@ import (
 	"github.com/hoard/hoard"
 )
 
-// postImage posts a multipart form with one file field "image".
+// postImage posts a multipart form with one file field "image" and
+// returns the response (its body read and closed).
 func (e *testEnv) postImage(path string, data []byte, c *http.Cookie) *http.Response {
 	e.t.Helper()
-	var b bytes.Buffer
-	mw := multipart.NewWriter(&b)
-	w, _ := mw.CreateFormFile("image", "p.png")
-	_, _ = w.Write(data)
-	_ = mw.Close()
-	req, _ := http.NewRequest("POST", e.ts.URL+path, &b)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Origin", e.ts.URL)
-	req.AddCookie(c)
-	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _ := e.postImageResponse(path, data, c)
 	return resp
 }
 

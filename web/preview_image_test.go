@@ -78,6 +78,15 @@ func webpOf(w, h int) []byte {
 // status and the page.
 func (e *testEnv) postImageBody(path string, data []byte, c *http.Cookie) (int, string) {
 	e.t.Helper()
+	resp, body := e.postImageResponse(path, data, c)
+	return resp.StatusCode, body
+}
+
+// postImageResponse posts data as the form's "image" file, as a browser on
+// a page of hoard's does, and returns the response (not followed) and its
+// body.
+func (e *testEnv) postImageResponse(path string, data []byte, c *http.Cookie) (*http.Response, string) {
+	e.t.Helper()
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
 	w, _ := mw.CreateFormFile("image", "p.png")
@@ -85,7 +94,7 @@ func (e *testEnv) postImageBody(path string, data []byte, c *http.Cookie) (int, 
 	_ = mw.Close()
 	req, _ := http.NewRequest("POST", e.ts.URL+path, &b)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Origin", e.ts.URL) // as a browser does on a page of hoard's
+	req.Header.Set("Origin", e.ts.URL)
 	req.AddCookie(c)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
@@ -93,7 +102,7 @@ func (e *testEnv) postImageBody(path string, data []byte, c *http.Cookie) (int, 
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return resp, string(body)
 }
 
 // previewResult is what an upload did and what viewers then get.
