@@ -71,6 +71,14 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 	}
 
 	t.Run("a forced 406 signs the account out once", func(t *testing.T) {
+		// The first cycle may still be finishing (grouping, the audit):
+		// a cycle queued now would be absorbed by it and scan nothing.
+		waitUntil(t, "the first cycle to end", 2*time.Minute, func() bool {
+			var n int
+			_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'ingest_cycle'
+				AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&n)
+			return n == 0
+		})
 		w.env.Emu.InjectFault(emulator.Fault{Method: "channels.getChannels", ChannelID: w.env.Emu.ChannelID("Model Shop"),
 			Error: "AUTH_KEY_DUPLICATED", Times: 1}) // the scan's first request
 		if _, err := w.inserter.Insert(context.Background(), hoard.IngestCycleArgs{Trigger: hoard.TriggerManual}, nil); err != nil {
