@@ -85,9 +85,7 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 		note = "The account was already a member."
 	}
 	return completeTx(ctx, db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		_, ferr := tx.FindChannelByPlatformID(ctx, ch.ID)
-		isNew := hoard.ErrorCode(ferr) == hoard.ENOTFOUND
-		row, kept, err := addSource(ctx, tx, j, ref, ch)
+		row, isNew, kept, err := addSource(ctx, tx, j, ref, ch)
 		if err != nil {
 			var msg *sourceRefused
 			if errors.As(err, &msg) {
@@ -146,34 +144,36 @@ func (e *sourceRefused) Error() string { return e.message }
 // tells), the account's READER map with its access hash, and for a new
 // channel the request's category. A channel hoard had already keeps its
 // category (it changes in the channel's settings, which re-tag its
-// packages); kept then says so when the request named another one.
-func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref messenger.ChannelRef, ch messenger.Channel) (row *hoard.Channel, kept string, err error) {
+// packages); kept then says so when the request named another one. isNew
+// tells a channel hoard did not have.
+func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref messenger.ChannelRef, ch messenger.Channel) (row *hoard.Channel, isNew bool, kept string, err error) {
 	row = &hoard.Channel{PlatformID: ch.ID, Title: ch.Title, Username: ch.Username, Kind: hoard.ChannelSource,
 		Category: j.Category, IsActive: true, IsForum: ch.Forum, IsProtected: ch.Protected}
 	if ref.IsInvite() {
 		row.InviteLink = ref.String()
 	}
 	existing, err := tx.FindChannelByPlatformID(ctx, ch.ID)
+	isNew = hoard.ErrorCode(err) == hoard.ENOTFOUND
 	switch {
 	case err == nil && existing.Kind == hoard.ChannelDestination:
-		return existing, "", &sourceRefused{"This is a destination channel; it cannot be a source too."}
+		return existing, false, "", &sourceRefused{"This is a destination channel; it cannot be a source too."}
 	case err == nil && j.Category != "" && j.Category != existing.Category:
 		kept = fmt.Sprintf("The channel was added before; its category stays %q (change it in the channel's settings).", existing.Category)
 	case err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND:
-		return nil, "", err
+		return nil, false, "", err
 	}
 	if err := tx.UpsertChannel(ctx, row); err != nil {
-		return nil, "", err
+		return nil, false, "", err
 	}
 	active := true
 	_, after, err := tx.UpdateChannelSettings(ctx, row.ID, store.ChannelSettings{IsActive: &active})
 	if err != nil {
-		return nil, "", err
+		return nil, false, "", err
 	}
 	if _, err := tx.UpsertChannelMap(ctx, j.AccountID, row.ID, ch.AccessHash, hoard.MapReader); err != nil {
-		return nil, "", err
+		return nil, false, "", err
 	}
-	return after, kept, nil
+	return after, isNew, kept, nil
 }
 
 // truncate makes a message for a row storable: error texts quote platform
