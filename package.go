@@ -155,3 +155,13 @@ func SwapTag(tags []string, oldTag, newTag string) []string {
 	}
 	return out
 }
+
+// PackagePart is one destination post of a package as the platform holds
+// it: the name and size it was posted under. A package hoard split is
+// served joined; one published as the volumes of a set, volume by volume.
+type PackagePart struct {
+	PartNo        int // 1-based, in destination order
+	DestMessageID int64
+	Name          string
+	Size          int64
+}

@@ -2,6 +2,7 @@ package messenger
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -131,6 +132,19 @@ type Bot interface {
 	SetCommands(ctx context.Context, cmds []BotCommand) error
 	// CanRead reports whether the bot can read (copy from) a channel.
 	CanRead(ctx context.Context, channelID int64) (bool, error)
+}
+
+// FileReader reads the files of a channel's posts by message id. The bot
+// is one: it administers the destination channel, so the web application
+// serves downloads through a bot session of its own instead of an
+// account's, whose session one worker process holds at a time.
+type FileReader interface {
+	// Posts fetches posts of a channel by id, in the order asked; posts
+	// that are gone are left out.
+	Posts(ctx context.Context, channelID int64, ids []int) ([]Message, error)
+	// Download writes a document as Account.Download does; req.Channel
+	// needs only its ID.
+	Download(ctx context.Context, req DownloadRequest, w io.WriterAt) error
 }
 
 // BotLimits are the platform's limits on what a bot sends: about one

@@ -509,3 +509,17 @@ func channelsEditAdmin(c *call, obj bin.Object) (bin.Encoder, []pending, error) 
 		Chats:   []tg.ChatClass{c.e.channelView(target.id, ch)},
 		Users:   []tg.UserClass{c.e.userView(target.id, c.user), c.e.userView(target.id, target)}}}}, nil
 }
+
+// userOnlyMethods are the methods the platform refuses to bots
+// (BOT_METHOD_INVALID): a bot cannot read a history, search, or join a
+// channel; it fetches posts by id (channels.getMessages) in channels it
+// administers and downloads their files (upload.getFile). See
+// notes/telegram.md §12.
+var userOnlyMethods = map[string]bool{
+	"messages.getHistory":       true,
+	"messages.search":           true,
+	"messages.getReplies":       true,
+	"channels.joinChannel":      true,
+	"messages.importChatInvite": true,
+	"messages.checkChatInvite":  true,
+}

@@ -908,6 +908,10 @@ func (e *Emulator) serve(req *tgtest.Request, name string, obj bin.Object) {
 		c.fail(err)
 		return
 	}
+	if c.user != nil && c.user.bot && userOnlyMethods[name] {
+		c.fail(tgerr.New(400, "BOT_METHOD_INVALID"))
+		return
+	}
 	if err := e.userFlood(c, obj); err != nil {
 		c.fail(err)
 		return

@@ -31,6 +31,26 @@ var errStall = errors.New("download stalled")
 // slept through in place. Errors are *messenger.DownloadError with the
 // resume offset.
 func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w io.WriterAt) error {
+	return a.files().download(ctx, req, w)
+}
+
+// files is the account's file reader: its connection, configuration and
+// a refresh of file references by re-fetching the message.
+func (a *Account) files() *fileReader {
+	return &fileReader{conn: a.conn, cfg: &a.cfg, refetch: a.refetchDocument}
+}
+
+// fileReader downloads documents over a client's connection pools; the
+// account and the bot share it.
+type fileReader struct {
+	conn *conn
+	cfg  *Config
+	// refetch re-reads a message for a fresh file reference.
+	refetch func(ctx context.Context, ch messenger.Channel, msgID int) (*messenger.Document, error)
+}
+
+// download is messenger.Account's Download (see there).
+func (a *fileReader) download(ctx context.Context, req messenger.DownloadRequest, w io.WriterAt) error {
 	doc := req.Document
 	threads := req.Threads
 	if threads <= 0 {
@@ -58,7 +78,7 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 			continue
 		case isFileRefError(err) && refreshes < 3:
 			refreshes++
-			fresh, ferr := a.refetchDocument(ctx, req.Channel, req.MessageID)
+			fresh, ferr := a.refetch(ctx, req.Channel, req.MessageID)
 			if ferr != nil {
 				return &messenger.DownloadError{Offset: done, Err: ferr}
 			}
@@ -71,7 +91,7 @@ func (a *Account) Download(ctx context.Context, req messenger.DownloadRequest, w
 
 // downloadFrom runs one attempt from *done on, asking DC dc; *done
 // advances over the contiguous prefix of finished chunks.
-func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, dc *fileDC, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
+func (a *fileReader) downloadFrom(ctx context.Context, doc *messenger.Document, dc *fileDC, w io.WriterAt, threads int, done *int64, progress func(int64)) error {
 	loc := &tg.InputDocumentFileLocation{ID: doc.ID, AccessHash: doc.AccessHash, FileReference: doc.FileReference}
 	if *done >= doc.Size {
 		return nil
@@ -107,7 +127,7 @@ func (a *Account) downloadFrom(ctx context.Context, doc *messenger.Document, dc 
 // same chunk asked again; FILE_MIGRATE_X moves dc to DC X (a few times at
 // most) and asks there. The bytes returned are the answer's own (gotd
 // decodes them into a slice of their own), not shared with anything.
-func (a *Account) chunk(ctx context.Context, dc *fileDC, loc tg.InputFileLocationClass, off int64) ([]byte, error) {
+func (a *fileReader) chunk(ctx context.Context, dc *fileDC, loc tg.InputFileLocationClass, off int64) ([]byte, error) {
 	migrations := 0
 	for attempt := 0; ; attempt++ {
 		res, stalled, err := a.chunkAttempt(ctx, dc.get(), loc, off)
@@ -148,7 +168,7 @@ const maxFileMigrations = 3
 
 // chunkAttempt asks DC dc once for the chunk at off, within StallTimeout;
 // stalled reports an attempt that timed out.
-func (a *Account) chunkAttempt(ctx context.Context, dc int, loc tg.InputFileLocationClass, off int64) (tg.UploadFileClass, bool, error) {
+func (a *fileReader) chunkAttempt(ctx context.Context, dc int, loc tg.InputFileLocationClass, off int64) (tg.UploadFileClass, bool, error) {
 	pool, err := a.conn.pools.get(ctx, dc)
 	if err != nil {
 		return nil, false, err
@@ -174,7 +194,7 @@ func (a *Account) DownloadThumbnail(ctx context.Context, ch messenger.Channel, m
 		stalls := 0
 		for off := int64(0); ; {
 			var data []byte
-			data, err = a.chunk(ctx, dc, loc, off)
+			data, err = a.files().chunk(ctx, dc, loc, off)
 			if errors.Is(err, errStall) && stalls < 5 {
 				stalls++ // ask for the same chunk again, as Download does
 				continue
