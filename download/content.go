@@ -53,10 +53,10 @@ func (c *Content) ReadSeeker(ctx context.Context) io.ReadSeekCloser {
 
 // seeker is Content.ReadSeeker.
 type seeker struct {
-	ctx context.Context
-	c   *Content
-	pos int64
-	r   io.ReadCloser // open at rpos, or nil
+	ctx  context.Context
+	c    *Content
+	pos  int64
+	r    io.ReadCloser // open at rpos, or nil
 	rpos int64
 }
 

@@ -352,4 +352,3 @@ func (c *checksummer) Read(b []byte) (int, error) {
 }
 
 func (c *checksummer) Close() error { return c.r.Close() }
-
