@@ -20,6 +20,7 @@ const (
 	EFORBIDDEN    = "forbidden"
 	ETOOLARGE     = "too_large"
 	ERATELIMITED  = "rate_limited"
+	EUNAVAILABLE  = "unavailable" // a dependency (the platform, the bot) cannot be reached now
 	EINTERNAL     = "internal"
 )
 

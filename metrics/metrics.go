@@ -67,6 +67,8 @@ type Metrics struct {
 	httpDuration     *prometheus.HistogramVec
 	botCommands      *prometheus.CounterVec
 	botDeliveries    *prometheus.CounterVec
+	downloadBytes    *prometheus.CounterVec
+	downloads        *prometheus.CounterVec
 }
 
 // Histogram buckets, in seconds.
@@ -122,6 +124,11 @@ func New(opts Options) *Metrics {
 		"Time the web took to answer requests, by route pattern, method and status class.", httpBuckets, "route", "method", "code")
 	m.botCommands = counter("bot_commands_total", "Commands and button presses the chat bot answered, by command.", "command")
 	m.botDeliveries = counter("bot_deliveries_total", "Package deliveries of the chat bot (bot_send requests) that reached an outcome: sent, blocked, unlinked, unpublished, missing_part or failed.", "outcome")
+
+	m.downloadBytes = counter("download_bytes_total",
+		"Bytes of browser and WebDAV downloads served, by whether the on-disk download cache had them (cache) or the platform was asked (platform).", "source")
+	m.downloads = counter("download_requests_total",
+		"Browser and WebDAV download requests, by what was asked (package, part, group) and outcome (served, refused).", "kind", "outcome")
 
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "build_info",
 		Help:        "Always 1: the running version.",
@@ -311,4 +318,20 @@ func oneOf(v string, known []string, other string) string {
 		}
 	}
 	return other
+}
+
+// DownloadChunk records one chunk of a download served, from the cache or
+// from the platform (implements the download service's observer).
+func (m *Metrics) DownloadChunk(bytes int, cached bool) {
+	source := "platform"
+	if cached {
+		source = "cache"
+	}
+	m.downloadBytes.WithLabelValues(source).Add(float64(bytes))
+}
+
+// Download records one download request by kind (package, part, group)
+// and outcome (served, refused) (implements web.Metrics).
+func (m *Metrics) Download(kind, outcome string) {
+	m.downloads.WithLabelValues(kind, outcome).Inc()
 }

@@ -25,6 +25,7 @@ var statusOf = map[string]int{
 	hoard.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	hoard.ERATELIMITED:  http.StatusTooManyRequests,
 	hoard.EINTERNAL:     http.StatusInternalServerError,
+	hoard.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	codeTimeout:         http.StatusServiceUnavailable,
 	codeProviderDown:    http.StatusBadGateway,
 	codeNoSpace:         http.StatusInsufficientStorage,

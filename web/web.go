@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/download"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
@@ -163,6 +164,9 @@ type Deps struct {
 	// DemoNote, in the demo, tells on the messaging page how to add an
 	// account to its emulator ("" otherwise).
 	DemoNote string
+	// Downloads serves packages' bytes to browsers and WebDAV clients
+	// (nil: downloads answer 503 saying they are not set up).
+	Downloads *download.Service
 	// Metrics is told about every request and catalog search (default:
 	// nobody).
 	Metrics Metrics
@@ -176,6 +180,9 @@ type Metrics interface {
 	HTTPRequest(route, method string, status int, took time.Duration)
 	// Search is one catalog search, answered from the cache or not.
 	Search(cached bool, took time.Duration)
+	// Download is one download request: package, part or group; served
+	// or refused.
+	Download(kind, outcome string)
 }
 
 // noMetrics is the Metrics of a server that reports to nobody.
@@ -183,6 +190,7 @@ type noMetrics struct{}
 
 func (noMetrics) HTTPRequest(string, string, int, time.Duration) {}
 func (noMetrics) Search(bool, time.Duration)                     {}
+func (noMetrics) Download(string, string)                        {}
 
 // defaultStatementTimeout bounds a web request's statements unless
 // Deps.StatementTimeout says otherwise: the slowest catalog search at a

@@ -23,10 +23,11 @@ import (
 // places at once.
 const botSessionKey = "bot"
 
-// botSlots is how many bot processes may run at once (a hot standby
-// beside the answering one, and room for restarts); the token is imported
+// botSlots is how many bot sessions may be held at once (a hot standby
+// beside the answering bot process, a web process's for downloads, and
+// room for restarts); the token is imported
 // once into each slot's key, which is kept.
-const botSlots = 4
+const botSlots = 8
 
 // errSessionLost stops a process that could not renew the lease of a
 // session it uses: another process may take it, and the platform would
@@ -64,10 +65,17 @@ func (a *app) emulatorInfo() (telegram.EmulatorInfo, bool, error) {
 // and BOT_TOKEN is unset. lost is called when the session's lease is lost;
 // closeBot closes the bot and releases the session.
 func (a *app) connectBot(ctx context.Context, lost func(error)) (b *telegram.Bot, closeBot func(), err error) {
+	return a.connectBotWith(ctx, nil, lost)
+}
+
+// connectBotWith is connectBot with the bot's requests paced by limiter
+// (nil: the bot's default).
+func (a *app) connectBotWith(ctx context.Context, limiter *messenger.Limiter, lost func(error)) (b *telegram.Bot, closeBot func(), err error) {
 	cfg, token, err := a.botConfig()
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg.Limiter = limiter
 	lease, err := a.leases.TakeSlot(ctx, botSessionKey, botSlots)
 	if err != nil {
 		return nil, nil, fmt.Errorf("chat bot: %w", err)
@@ -226,3 +234,7 @@ func (a *app) runBot(ctx context.Context, b messenger.Bot, client *queue.Client)
 	}()
 	return done
 }
+
+// errDownloadsUnavailable is what a user is told when the web process
+// cannot reach the bot that downloads go through.
+var errDownloadsUnavailable = hoard.Errorf(hoard.EUNAVAILABLE, "Downloads go through the chat bot, which cannot connect right now (is BOT_TOKEN set and the bot an administrator of the destination channel?). Try again later; an administrator sees why in the log.")

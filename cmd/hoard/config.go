@@ -55,6 +55,9 @@ type Config struct {
 	UploadMaxBytes        int64
 	DecodeMemoryBytes     int64         // image decodes in flight hold at most this much at once (archive.SetDecodeBudget)
 	UploadQuotaBytes      int64         // per user; negative: none
+	DownloadCacheBytes    int64         // on-disk cache of served chunks; 0: none
+	DownloadRate          float64       // platform requests per second for downloads, across processes
+	DownloadsPerUser      int
 	UploadMinFreeBytes    int64         // kept free on the upload and spool volumes; negative: none
 	UploadRetention       time.Duration // published files are kept this long; negative: until the next clean-up
 	SearchCacheTTL        time.Duration // negative: no search cache
@@ -98,6 +101,9 @@ var envVars = []envVar{
 	{"BOT_CHAT_BURST", "`3`", "Messages the bot may send to one chat at once before `BOT_CHAT_RATE` applies (1–100)."},
 	{"BOT_SEND_TIMEOUT_SECONDS", "`30`", "How long the bot waits for the platform to confirm a message before sending it again; the repeat carries the same random id, so nothing arrives twice (1–600)."},
 	{"BOT_GLOBAL_RATE", "`30`", "Messages per second the bot sends in all, across every bot process (the platform's limit is about 30; 0.01–100000)."},
+	{"DOWNLOAD_CACHE_BYTES", "`2147483648`", "Recently served chunks of downloads kept on disk in `$DATA_DIR/download-cache` (2 GiB), least recently used first out: a second download of the same file asks the platform nothing. `0` keeps none (0–1 PiB)."},
+	{"DOWNLOAD_REQUEST_RATE", "`20`", "Platform requests per second that browser and WebDAV downloads make in all, across every web process (each fetches 1 MiB); they go through the bot's session of the web process, never an account's, so ingestion keeps its own budget (0.01–100000)."},
+	{"DOWNLOADS_PER_USER", "`3`", "Downloads one user may run at once; another is answered 429 until one ends (1–100)."},
 	{"WORKER_INTERVAL_MINUTES", "`60`", "Minutes between scheduled ingestion cycles (1–10080), which run on the interval's multiples of UTC time (60: every hour on the hour), so the worker panel's countdown is the real time of the next one. On an install where no cycle ever ran, the worker starts one as it starts."},
 	{"WORKER_MAX_SKIP_ATTEMPTS", "`5`", "Attempts per failing source message before it stays skipped (1–100): the second 30 s after the first, each later one a `WORKER_INTERVAL_MINUTES` after the one before (see [Failures and retries](#failures-and-retries))."},
 	{"WORKER_SETTLE_MINUTES", "`10`", "A multi-part set whose newest part is younger than this is left for a later cycle, so sets posted over several minutes are taken whole (0–1440)."},
@@ -202,12 +208,15 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		UploadMaxBytes:        integer("UPLOAD_MAX_BYTES", 8<<30, 1<<20, 1<<40),
 		DecodeMemoryBytes:     integer("DECODE_MEMORY_BYTES", archive.DefaultDecodeBudget, 16<<20, 16<<30),
 		UploadQuotaBytes:      integer("UPLOAD_QUOTA_BYTES", 20<<30, 0, 1<<50),
+		DownloadCacheBytes:    integer("DOWNLOAD_CACHE_BYTES", 2<<30, 0, 1<<50),
+		DownloadsPerUser:      int(integer("DOWNLOADS_PER_USER", 3, 1, 100)),
 		UploadMinFreeBytes:    integer("UPLOAD_MIN_FREE_BYTES", 5<<30, 0, 1<<40),
 		UploadRetention:       time.Duration(integer("UPLOAD_RETENTION_DAYS", 7, 0, 3650)) * 24 * time.Hour,
 		MaxConcurrentRequests: int(integer("WEB_MAX_CONCURRENT_REQUESTS", 0, 1, 10000)),
 		BotSendTimeout:        time.Duration(integer("BOT_SEND_TIMEOUT_SECONDS", 30, 1, 600)) * time.Second,
 	}
 	c.AccountRate = decimal("ACCOUNT_REQUEST_RATE", 10, 0.01, 100000)
+	c.DownloadRate = decimal("DOWNLOAD_REQUEST_RATE", 20, 0.01, 100000)
 	c.AccountBurst = int(integer("ACCOUNT_REQUEST_BURST", 5, 1, 1000))
 	c.BotLimits = messenger.BotLimits{
 		PerChat:      decimal("BOT_CHAT_RATE", messenger.DefaultBotLimits.PerChat, 0.01, 1000),
