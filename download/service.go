@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hoard/hoard"
@@ -44,9 +45,10 @@ type Service struct {
 	Observe func(bytes int, cached bool)
 	Log     *slog.Logger
 
-	mu     sync.Mutex
-	active map[int64]int
-	docs   map[chunkKey]messenger.Document // documents by post (index 0)
+	mu       sync.Mutex
+	active   map[int64]int
+	docs     map[chunkKey]messenger.Document // documents by post (index 0)
+	channels map[int64]int64                 // platform ids of channel rows
 }
 
 // File is one file a package is served as, known without asking the
@@ -123,31 +125,34 @@ func (s *Service) Files(pkg *hoard.Package, parts []hoard.PackagePart) []File {
 	return out
 }
 
-// Open returns a served file of pkg: part 0 is the package whole (the
+// Open returns a served file of pkg: part 0 is the package whole — the
 // concatenation of its posts, which is the original file when hoard split
-// it), N its N-th post. The posts are learned from the platform the first
-// time (one request) and kept.
+// it, or a ZIP of the volumes of a set published as its volumes — and N
+// its N-th post. The posts are learned from the platform the first time
+// (one request) and kept.
 func (s *Service) Open(ctx context.Context, pkg *hoard.Package, part int) (*Content, error) {
 	if pkg.DestChannelID == 0 || len(pkg.DestMessageIDs) == 0 {
 		return nil, hoard.Errorf(hoard.ENOTFOUND, "%s is not published in the destination channel yet, so there is nothing to download.", pkg.FileName)
 	}
-	parts, err := s.DB.PackageParts(ctx, pkg)
+	parts, err := s.parts(ctx, pkg)
 	if err != nil {
 		return nil, err
-	}
-	if parts == nil {
-		if parts, err = s.learnParts(ctx, pkg); err != nil {
-			return nil, err
-		}
 	}
 	if part < 0 || part > len(parts) {
 		return nil, hoard.Errorf(hoard.ENOTFOUND, "%s has no part %d (it has %d).", pkg.FileName, part, len(parts))
 	}
+	if part == 0 && len(parts) > 1 && !joined(parts, pkg.FileName) {
+		return s.volumesArchive(ctx, pkg, parts)
+	}
+	channel, err := s.platformChannel(ctx, pkg.DestChannelID)
+	if err != nil {
+		return nil, err
+	}
 	srcs := make([]*partSource, len(parts))
 	for i, p := range parts {
-		srcs[i] = &partSource{svc: s, channelID: pkg.DestChannelID, messageID: p.DestMessageID, name: p.Name, size: p.Size}
+		srcs[i] = &partSource{svc: s, channelID: channel, messageID: p.DestMessageID, name: p.Name, size: p.Size}
 	}
-	name, etag := pkg.FileName, packageETag(pkg, part)
+	name := pkg.FileName
 	if part > 0 {
 		srcs, name = srcs[part-1:part], parts[part-1].Name
 	}
@@ -155,7 +160,7 @@ func (s *Service) Open(ctx context.Context, pkg *hoard.Package, part int) (*Cont
 	for _, p := range srcs {
 		size += p.size
 	}
-	c := NewContent(name, size, etag, pkg.CreatedAt, func(ctx context.Context, off int64) (io.ReadCloser, error) {
+	return NewContent(name, size, packageETag(pkg, part), pkg.CreatedAt, func(ctx context.Context, off int64) (io.ReadCloser, error) {
 		r := openStream(ctx, srcs, off, s.ahead())
 		if off != 0 {
 			return r, nil
@@ -165,8 +170,30 @@ func (s *Service) Open(ctx context.Context, pkg *hoard.Package, part int) (*Cont
 				s.log().Warn("download: keep a checksum", "package", pkg.ID, "err", err)
 			}
 		}}, nil
-	})
-	return c, nil
+	}), nil
+}
+
+// parts returns the package's posts: kept, or learned from the platform.
+// The reader is connected first either way, so that a download that
+// cannot go on says so before its first byte.
+func (s *Service) parts(ctx context.Context, pkg *hoard.Package) ([]hoard.PackagePart, error) {
+	if _, err := s.Reader(ctx); err != nil {
+		return nil, err
+	}
+	parts, err := s.DB.PackageParts(ctx, pkg)
+	if err != nil || parts != nil {
+		return parts, err
+	}
+	return s.learnParts(ctx, pkg)
+}
+
+// volumesArchive is the ZIP of the volumes of a set.
+func (s *Service) volumesArchive(ctx context.Context, pkg *hoard.Package, parts []hoard.PackagePart) (*Content, error) {
+	stem := pkg.FileName
+	if i := strings.LastIndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	return s.Archive(ctx, stem, []hoard.Package{*pkg})
 }
 
 func (s *Service) ahead() int {
@@ -211,7 +238,11 @@ func (s *Service) learnParts(ctx context.Context, pkg *hoard.Package) ([]hoard.P
 	for i, id := range pkg.DestMessageIDs {
 		ids[i] = int(id)
 	}
-	msgs, err := reader.Posts(ctx, pkg.DestChannelID, ids)
+	channel, err := s.platformChannel(ctx, pkg.DestChannelID)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := reader.Posts(ctx, channel, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read the posts of package %d: %w", pkg.ID, err)
 	}
@@ -226,12 +257,33 @@ func (s *Service) learnParts(ctx context.Context, pkg *hoard.Package) ([]hoard.P
 			return nil, hoard.Errorf(hoard.ENOTFOUND, "Part %d of %s is gone from the destination channel; an administrator can repair the package.", i+1, pkg.FileName)
 		}
 		parts[i] = hoard.PackagePart{PartNo: i + 1, DestMessageID: int64(id), Name: m.Document.FileName, Size: m.Document.Size}
-		s.rememberDoc(pkg.DestChannelID, int64(id), *m.Document)
+		s.rememberDoc(channel, int64(id), *m.Document)
 	}
 	if err := s.DB.RecordPackageParts(ctx, pkg.ID, parts); err != nil {
 		return nil, err
 	}
 	return parts, nil
+}
+
+// platformChannel returns the platform's id of a channel row.
+func (s *Service) platformChannel(ctx context.Context, channelID int64) (int64, error) {
+	s.mu.Lock()
+	id, ok := s.channels[channelID]
+	s.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	ch, err := s.DB.FindChannelByID(ctx, channelID)
+	if err != nil {
+		return 0, fmt.Errorf("destination channel %d: %w", channelID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.channels == nil {
+		s.channels = map[int64]int64{}
+	}
+	s.channels[channelID] = ch.PlatformID
+	return ch.PlatformID, nil
 }
 
 // rememberDoc keeps a post's document for the chunks read soon after.

@@ -98,7 +98,8 @@ func TestAdmissionGate(t *testing.T) {
 // TestUngatedRoutes: what streams for long or must answer at once skips
 // the gate, and nothing else does.
 func TestUngatedRoutes(t *testing.T) {
-	want := map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /static/*": true, "GET /favicon.ico": true, "POST /api/uploads": true}
+	want := map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /static/*": true, "GET /favicon.ico": true, "POST /api/uploads": true,
+		"GET /packages/{id}/download": true, "GET /packages/download": true, "GET /groups/{id}/download": true, "GET /crowdfunds/{id}/download": true}
 	s := &Server{}
 	for _, rt := range s.routes() {
 		key := rt.Method + " " + rt.Pattern

@@ -4,10 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/download"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/zipstream"
 )
 
 // downloadParams are the parameters of GET /packages/{id}/download: part
@@ -16,8 +17,9 @@ type downloadParams struct {
 	Part int `form:"part" validate:"min=0,max=100000"`
 }
 
-// errNoDownloads answers downloads on a server without a download service.
-var errNoDownloads = hoard.Errorf(hoard.EUNAVAILABLE, "Downloads are not set up on this server.")
+// errNoDownloads answers downloads on a server without a download service
+// (one made without Deps.Downloads): there is nothing to download here.
+var errNoDownloads = hoard.Errorf(hoard.ENOTFOUND, "Downloads are not set up on this server.")
 
 // handleDownloadPackage streams a package (or one of its volumes) from the
 // destination channel: Content-Length, a safe Content-Disposition, an
@@ -74,7 +76,7 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request, kind stri
 // UTF-8, percent-encoded). Path separators, quotes and control characters
 // never pass.
 func contentDisposition(name string) string {
-	name = safeFileName(name)
+	name = zipstream.SafeName(name)
 	var ascii, ext strings.Builder
 	for _, r := range name {
 		if r < 0x80 && r != '"' && r != '\\' && r != '%' {
@@ -102,27 +104,86 @@ func isAttrChar(b byte) bool {
 	return strings.IndexByte("!#$&+-.^_`|~", b) >= 0
 }
 
-// safeFileName is a file name fit for a header or a folder: valid UTF-8,
-// no path separators or control characters, not empty nor a dot name, at
-// most 255 bytes.
-func safeFileName(name string) string {
-	name = strings.ToValidUTF8(name, "_")
-	name = strings.Map(func(r rune) rune {
-		switch {
-		case r == '/' || r == '\\' || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return '_'
-		case r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
-			return '_'
+// handleDownloadGroup streams one ZIP of every published package of a
+// group (Range resumes it; its length is known up front).
+func (s *Server) handleDownloadGroup(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.findGroup(r)
+	if err != nil {
+		return err
+	}
+	return s.serveDownload(w, r, "group", func(ctx context.Context) (*download.Content, error) {
+		pkgs, err := s.groupPackages(ctx, g.ID)
+		if err != nil {
+			return nil, err
 		}
-		return r
-	}, name)
-	name = strings.TrimSpace(name)
-	for len(name) > 255 {
-		_, size := utf8.DecodeLastRuneInString(name)
-		name = name[:len(name)-size]
+		return s.deps.Downloads.Archive(ctx, g.Name, pkgs)
+	})
+}
+
+// handleDownloadCrowdfund streams one ZIP of the published packages
+// linked to one of the user's crowdfund records.
+func (s *Server) handleDownloadCrowdfund(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.findCrowdfund(r)
+	if err != nil {
+		return err
 	}
-	if name == "" || strings.Trim(name, ".") == "" {
-		return "download"
+	return s.serveDownload(w, r, "group", func(ctx context.Context) (*download.Content, error) {
+		pkgs, err := s.deps.DB.ListCrowdfundPackages(ctx, c.UserID, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		return s.deps.Downloads.Archive(ctx, c.Name, published(pkgs))
+	})
+}
+
+// handleDownloadSelection streams one ZIP of the selected packages
+// (`id`…), or the package itself when one is selected.
+func (s *Server) handleDownloadSelection(w http.ResponseWriter, r *http.Request) error {
+	ids, err := paramsOf[idsParams](r).selected()
+	if err != nil {
+		return err
 	}
-	return name
+	return s.serveDownload(w, r, "group", func(ctx context.Context) (*download.Content, error) {
+		var pkgs []hoard.Package
+		for _, id := range ids {
+			p, err := s.deps.DB.FindPackageByID(ctx, id)
+			if err != nil {
+				return nil, notFoundAs(err, "A selected package no longer exists.")
+			}
+			pkgs = append(pkgs, *p)
+		}
+		if len(pkgs) == 1 {
+			return s.deps.Downloads.Open(ctx, &pkgs[0], 0)
+		}
+		return s.deps.Downloads.Archive(ctx, "hoard selection", published(pkgs))
+	})
+}
+
+// groupPackages lists every package of a group, up to what one archive
+// holds.
+func (s *Server) groupPackages(ctx context.Context, groupID int64) ([]hoard.Package, error) {
+	var all []hoard.Package
+	var cursor *store.PackageCursor
+	for {
+		page, next, err := s.deps.DB.ListPackages(ctx, store.PackageFilter{GroupID: groupID}, cursor, 500)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == nil || len(all) > download.MaxArchivePackages {
+			return published(all), nil
+		}
+		cursor = next
+	}
+}
+
+// published keeps the packages that are in the destination channel.
+func published(pkgs []hoard.Package) []hoard.Package {
+	out := pkgs[:0:0]
+	for _, p := range pkgs {
+		if p.DestChannelID != 0 && len(p.DestMessageIDs) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }

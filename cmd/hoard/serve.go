@@ -141,7 +141,12 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err 
 	if err != nil {
 		return fmt.Errorf("web: login secrets: %w", err)
 	}
-	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets,
+	downloads, stopDownloads, err := a.newDownloads()
+	if err != nil {
+		return fmt.Errorf("web: downloads: %w", err)
+	}
+	defer stopDownloads()
+	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets, Downloads: downloads,
 		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, UploadQuotaBytes: a.cfg.UploadQuotaBytes,
 		UploadMinFreeBytes: a.cfg.UploadMinFreeBytes, UploadRetention: a.cfg.UploadRetention, Version: version, Database: a.dbDesc,
