@@ -58,7 +58,8 @@ func BenchmarkPlanIncremental(b *testing.B) {
 			base := generate(n, 1)
 			base = apply(base, Compute(base))
 			// The new package arrives a minute after the newest member of an
-			// AUTO_TIME group and shares nothing else with anything.
+			// AUTO_TIME group, from the same creator (a time group is one
+			// creator's release), and shares nothing else with anything.
 			timeGroups := map[int64]bool{}
 			for _, g := range base.Groups {
 				timeGroups[g.ID] = g.Source == SourceTime
@@ -76,7 +77,7 @@ func BenchmarkPlanIncremental(b *testing.B) {
 			in.Packages = append(in.Packages[:len(in.Packages):len(in.Packages)], Package{
 				ID:              base.Packages[len(base.Packages)-1].ID + 3,
 				FileName:        "Late Arrival.zip",
-				Creator:         "Newcomer",
+				Creator:         last.Creator,
 				PostedAt:        last.PostedAt.Add(time.Minute),
 				SourceMessageID: base.Packages[len(base.Packages)-1].SourceMessageID + 1,
 				Caption:         "a late arrival",

@@ -95,7 +95,7 @@ func modelPaths(model string) []string {
 
 // corpus is the whole labelled corpus, one channel per situation family.
 func corpus() []corpusChannel {
-	return []corpusChannel{creatorChannel(), aggregatorChannel(), forumChannel(), backlogChannel()}
+	return []corpusChannel{creatorChannel(), aggregatorChannel(), forumChannel(), backlogChannel(), variantsChannel()}
 }
 
 // creatorChannel is one creator's own channel: monthly releases of 5–10
@@ -248,5 +248,43 @@ func backlogChannel() corpusChannel {
 	for k, f := range later {
 		b.post(f.label, hm(67, 3, 3*k), Package{FileName: f.name, Creator: f.creator, Paths: []string{"STL/" + baseName(f.name) + ".stl"}})
 	}
+	return b.ch
+}
+
+// variantsChannel (added with issue 28's variant rule, labels written before
+// the engine ran on it) holds variants of one design posted days apart, a
+// model of the same name by another creator, same-named files of two
+// creators, one creator reposting several of its months in one burst, and
+// file names that share only a generic prefix.
+func variantsChannel() corpusChannel {
+	b := newChannel("variants")
+	af := "Abyssal Forge"
+	// One design, its variants posted over three weeks: one group.
+	b.post("kq", hm(100, 10, 0), Package{FileName: "Kraken Queen - Supported.zip", Creator: af, Paths: modelPaths("Kraken Queen")})
+	b.post("kq", hm(103, 18, 0), Package{FileName: "Kraken Queen (Pre-Supported).zip", Creator: af, Paths: modelPaths("Kraken Queen")})
+	b.post("", hm(105, 9, 0), Package{FileName: "Sea Serpent.zip", Creator: af, Paths: modelPaths("Sea Serpent")})
+	b.post("kq", hm(110, 12, 0), Package{FileName: "Kraken Queen 75mm.zip", Creator: af, Paths: modelPaths("Kraken Queen 75mm")})
+	b.post("kq", hm(120, 20, 0), Package{FileName: "Kraken Queen Remix.zip", Creator: af, Paths: modelPaths("Kraken Queen Remix")})
+	// Another creator's model of the same name is another design.
+	b.post("", hm(111, 12, 0), Package{FileName: "Kraken Queen.zip", Creator: "Deep Ones Studio", Paths: modelPaths("Kraken Queen")})
+	// Same file name, two creators, a day apart.
+	b.post("", hm(101, 15, 0), Package{FileName: "Dragon.zip", Creator: "Alpha Minis", Paths: modelPaths("Dragon")})
+	b.post("", hm(102, 15, 0), Package{FileName: "Dragon.zip", Creator: "Beta Minis", Paths: modelPaths("Dragon")})
+	// One creator reposts three of its months in one burst: each month is
+	// a release of its own.
+	dtl := "Dragon Trappers Lodge"
+	for k, f := range []struct{ label, name string }{
+		{"dtl-2023-01", "Dragon Trappers Lodge - 2023-01 - Hero.zip"},
+		{"dtl-2023-01", "Dragon Trappers Lodge - 2023-01 - Villain.zip"},
+		{"dtl-2023-02", "Dragon Trappers Lodge - 2023-02 - Orc Chief.zip"},
+		{"dtl-2023-02", "Dragon Trappers Lodge - 2023-02 - Troll.zip"},
+		{"", "Dragon Trappers Lodge - 2023-03 - Airship.zip"},
+	} {
+		b.post(f.label, hm(130, 3, 2*k), Package{FileName: f.name, Creator: dtl, Paths: []string{"STL/" + baseName(f.name) + ".stl"}})
+	}
+	// Two unrelated models of one creator whose names share only a generic
+	// prefix, days apart.
+	b.post("", hm(140, 11, 0), Package{FileName: "Files - Goblin Archer.zip", Creator: "Goblin Works", Paths: modelPaths("Goblin Archer")})
+	b.post("", hm(145, 11, 0), Package{FileName: "Files - Orc Shaman.zip", Creator: "Goblin Works", Paths: modelPaths("Orc Shaman")})
 	return b.ch
 }

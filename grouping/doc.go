@@ -21,19 +21,40 @@
 //  3. Reply chain (AUTO_REPLY) — an explicit act of the poster: replying to a
 //     message ties the archive to it.
 //  4. Caption (AUTO_CAPTION) — the same normalised caption on several posts is
-//     a deliberate, post-specific label.
+//     a deliberate, post-specific label; generic captions ("New release!",
+//     "Enjoy") have no key.
 //  5. ZIP path prefix (AUTO_ZIP) — the same dominant root folder inside the
-//     archives means the same project split over several files.
-//  6. Pattern (AUTO_PATTERN) — a date (per creator) or project prefix taken
-//     from file names; broader than the content signals above.
-//  7. Time window (AUTO_TIME) — posts close in time (by their source post time,
-//     never by indexing time) are often but not always related: a channel that
-//     reposts a backlog posts unrelated files in bursts, so it runs late.
-//  8. Creator (AUTO_CREATOR) — the broadest signal, the lowest priority (SPEC).
+//     archives means the same project split over several files; generic
+//     folders ("STL/", "files/", "Supported STL/") do not count.
+//  6. Time window (AUTO_TIME) — posts close in time (by their source post time,
+//     never by indexing time) form a session of the channel; a group is one
+//     release of it: the posts of one creator, and where one creator's burst
+//     carries several file-name months (a reposted backlog), of one month.
+//     Interleaved forum topics and reposted creators never share a group
+//     because of the time alone.
+//  7. Pattern (AUTO_PATTERN) — a date or project prefix taken from file names,
+//     per creator: it gathers a month or project posted over several sessions.
+//  8. Design (AUTO_PATTERN) — variants of one design (supported /
+//     unsupported / pre-supported, 32mm / 75mm, v1 / v2, remix; see
+//     [VariantLabel]) and re-uploads stay together: a package joins the
+//     automatic group that holds its design from the same creator, however
+//     late it came, or forms a group with its other variants.
+//  9. Creator (AUTO_CREATOR) — the broadest signal, the lowest priority (SPEC).
+//
+// Every signal after the learned rules is scoped by creator (a forum's topics
+// are its creators): only signals about the posts themselves — album, reply
+// chain, learned rule — put packages of two creators in one group. Generic
+// name prefixes ("STL", "files", "New") neither name a group, form a
+// pattern, nor make a learned rule.
 //
 // The order is "most deliberate and most specific first, coincidence-prone and
 // broad last": a broad signal that ran early would swallow packages a more
-// precise signal would have grouped more finely.
+// precise signal would have grouped more finely. The time window runs before
+// the file-name pattern because a creator's release is the unit a collector
+// keeps: a pattern that ran first would split a release into its designs
+// ("Wyvern Rider - Supported", "- Unsupported" apart from the rest of the
+// month's models); what the release leaves, the pattern and design passes
+// gather across sessions.
 //
 // # Growing groups
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -197,8 +198,9 @@ var passes = []pass{
 	{name: "reply", run: replyPass},
 	{name: "caption", run: captionPass},
 	{name: "zip", run: zipPass},
-	{name: "pattern", run: patternPass},
 	{name: "time", run: timePass},
+	{name: "pattern", run: patternPass},
+	{name: "design", run: designPass},
 	{name: "creator", run: creatorPass},
 }
 
@@ -234,6 +236,8 @@ type state struct {
 	groups map[int64]Group
 	// byKey finds the existing group (lowest id) of a source and key.
 	byKey map[groupKey]int64
+	// keyed marks the sources with a group in byKey.
+	keyed map[Source]bool
 	// assigned is each package's group: > 0 an existing group, < 0 the new
 	// group -(index+1) or held, 0 still ungrouped.
 	assigned  []int64
@@ -270,6 +274,7 @@ func newState(in Input) *state {
 		pkgs:     pkgs,
 		groups:   make(map[int64]Group, len(in.Groups)),
 		byKey:    make(map[groupKey]int64, len(in.Groups)),
+		keyed:    map[Source]bool{},
 		assigned: make([]int64, len(pkgs)),
 		joins:    map[int64][]int64{},
 		merges:   map[int64]int64{},
@@ -296,6 +301,7 @@ func newState(in Input) *state {
 		if old, ok := s.byKey[k]; !ok || g.ID < old {
 			s.byKey[k] = g.ID
 		}
+		s.keyed[g.Source] = true
 	}
 	if in.Reevaluate {
 		s.cur = make([]int64, len(pkgs))
@@ -388,20 +394,30 @@ func (s *state) mergeList() []Merge {
 // otherwise at least min packages sharing a key form a new group named by
 // name (members in ID order).
 func (s *state) keyPass(src Source, min int, key func(i int) string, name func(key string, members []int) string) {
+	s.keyPassIf(src, min, func(i int) scopedKey { return scopedKey{key: key(i)} }, name, nil)
+}
+
+// scopedPass is keyPass with keys scoped (by creator): the group's key is
+// scoped(key, scope).
+func (s *state) scopedPass(src Source, min int, key func(i int) scopedKey, name func(key string, members []int) string) {
 	s.keyPassIf(src, min, key, name, nil)
 }
 
-// keyPassIf is keyPass where a new group also needs form(members) when form
-// is not nil.
-func (s *state) keyPassIf(src Source, min int, key func(i int) string, name func(key string, members []int) string, form func(members []int) bool) {
-	buckets := map[string][]int{}
-	var keys []string
+// scopedKey is a signal's key within a scope; map keys of this type spare
+// joining the two for every package.
+type scopedKey struct{ key, scope string }
+
+// keyPassIf is scopedPass where a new group also needs form(members) when
+// form is not nil.
+func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name func(key string, members []int) string, form func(members []int) bool) {
+	buckets := map[scopedKey][]int{}
+	var keys []scopedKey
 	for i := range s.pkgs {
 		if s.assigned[i] != 0 {
 			continue
 		}
 		k := key(i)
-		if k == "" {
+		if k.key == "" {
 			continue
 		}
 		b, ok := buckets[k]
@@ -410,9 +426,22 @@ func (s *state) keyPassIf(src Source, min int, key func(i int) string, name func
 		}
 		buckets[k] = append(b, i)
 	}
-	slices.Sort(keys)
+	type entry struct {
+		k string // scoped(key, scope)
+		m []int
+	}
+	// A bucket too small to form a group matters only when it may join an
+	// existing group of src.
+	lookup := s.keyed[src]
+	entries := make([]entry, 0, len(keys))
 	for _, k := range keys {
-		m := buckets[k]
+		if m := buckets[k]; len(m) >= min || lookup {
+			entries = append(entries, entry{scoped(k.key, k.scope), m})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+	for _, e := range entries {
+		m, k := e.m, e.k
 		if gid, ok := s.byKey[groupKey{src, k}]; ok {
 			s.join(gid, m)
 			continue

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ func TestPassOrderIsDocumented(t *testing.T) {
 	for _, p := range passes {
 		got = append(got, p.name)
 	}
-	want := []string{"album", "rules", "reply", "caption", "zip", "pattern", "time", "creator"}
+	want := []string{"album", "rules", "reply", "caption", "zip", "time", "pattern", "design", "creator"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("passes = %v, want %v", got, want)
 	}
@@ -46,14 +47,18 @@ var signals = []signal{
 	}},
 	{"caption", func(p *Package) { p.Caption = "Dragon Lord collection" }},
 	{"zip", func(p *Package) { p.Paths = []string{"Titan Pack/a.stl", "Titan Pack/b.stl"} }},
-	{"pattern", func(p *Package) { p.FileName = p.FileName[:len(p.FileName)-4] + " - 2024-01.zip" }},
 	{"time", func(p *Package) { p.PostedAt = at(float64(p.ID)) }},
+	{"pattern", func(p *Package) { p.FileName = p.FileName[:len(p.FileName)-4] + " - 2024-01.zip" }},
+	// Variants of one design: "Kraken v1", "Kraken v2", ...
+	{"design", func(p *Package) {
+		p.FileName = strings.Replace(p.FileName, fmt.Sprintf("q%dx", p.ID), fmt.Sprintf("Kraken v%d", p.ID), 1)
+	}},
 	{"creator", func(p *Package) { p.Creator = "Mammoth" }},
 }
 
 var signalSource = map[string]Source{
 	"album": SourceAlbum, "reply": SourceReply, "caption": SourceCaption, "zip": SourceZip,
-	"pattern": SourcePattern, "time": SourceTime, "creator": SourceCreator,
+	"pattern": SourcePattern, "time": SourceTime, "design": SourcePattern, "creator": SourceCreator,
 }
 
 func signalInput(names ...string) Input {

@@ -12,32 +12,45 @@ import (
 // letters or digits into one space, trimmed: "Mammoth_Factory - Dragon" →
 // "mammoth factory dragon".
 func normalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	return string(appendNormalized(make([]byte, 0, len(s)), s))
+}
+
+// appendNormalized appends normalize(s) to dst.
+func appendNormalized(dst []byte, s string) []byte {
+	start := len(dst)
 	gap := false
-	for _, r := range s {
-		if r < utf8.RuneSelf {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
 			switch {
-			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-			case 'A' <= r && r <= 'Z':
-				r += 'a' - 'A'
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
 			default:
 				gap = true
 				continue
 			}
-		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			r = unicode.ToLower(r)
-		} else {
+			if gap && len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			gap = false
+			dst = append(dst, c)
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			gap = true
 			continue
 		}
-		if gap && b.Len() > 0 {
-			b.WriteByte(' ')
+		if gap && len(dst) > start {
+			dst = append(dst, ' ')
 		}
 		gap = false
-		b.WriteRune(r)
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
 	}
-	return b.String()
+	return dst
 }
 
 // knownExt are archive, document and model extensions stripped from names.
@@ -131,7 +144,8 @@ func trimSeparators(s string) string {
 // NameFor names a group from its members: their common file-name prefix
 // (case-insensitive, cut back to a word boundary where that leaves at least
 // 3 characters, trimmed of separators) if it has at least 3 characters, else
-// the first member's file name without extension. Members are taken in
+// the first member's file name without extension. A prefix of generic words
+// only ("STL", "New") names nothing and is not used. Members are taken in
 // (PostedAt, SourceMessageID, ID) order; no members gives "Unnamed group".
 func NameFor(members []Package) string {
 	if len(members) == 0 {
@@ -149,7 +163,7 @@ func NameFor(members []Package) string {
 		names[i] = baseName(p.FileName)
 	}
 	if len(names) > 1 {
-		if p := commonPrefix(names, 3); utf8.RuneCountInString(p) >= 3 {
+		if p := commonPrefix(names, 3); utf8.RuneCountInString(p) >= 3 && !allGeneric(p) {
 			return p
 		}
 	}
@@ -339,7 +353,8 @@ func isDateKey(k string) bool {
 
 // patternPrefix is the project prefix of a base name: the text before the
 // first " - ", " – ", " — " or "(", trimmed, if it has at least 5
-// characters of letters and digits.
+// characters of letters and digits and is not only generic words ("files",
+// "New release").
 func patternPrefix(base string) string {
 	end := -1
 	for _, sep := range []string{" - ", " – ", " — ", "("} {
@@ -351,7 +366,7 @@ func patternPrefix(base string) string {
 		return ""
 	}
 	p := trimSeparators(base[:end])
-	if n := normalize(p); utf8.RuneCountInString(n) < 5 {
+	if n := normalize(p); utf8.RuneCountInString(n) < 5 || allGeneric(n) {
 		return ""
 	}
 	return p
@@ -368,7 +383,8 @@ var stopWords = map[string]bool{
 // document extensions and split suffixes dropped, every non-alphanumeric
 // character a word break, words of at least 3 characters that are not stop
 // words, distinct, sorted and joined by spaces. Fewer than 2 such words give
-// "" (too little to group on).
+// "" (too little to group on), and so does a caption of generic words only
+// ("New release!", "Enjoy the files"): channels put it on any post.
 func CaptionKey(caption string) string {
 	if caption == "" {
 		return ""
@@ -386,7 +402,11 @@ func CaptionKey(caption string) string {
 	if len(keep) < 2 {
 		return ""
 	}
-	return strings.Join(keep, " ")
+	key := strings.Join(keep, " ")
+	if allGeneric(key) {
+		return ""
+	}
+	return key
 }
 
 // captionTitle is a caption fit to name a group: its first non-empty line,
@@ -403,6 +423,19 @@ func captionTitle(caption string) string {
 		return line
 	}
 	return ""
+}
+
+// captionSentence is a caption's title (captionTitle) cut at the end of its
+// first sentence: "January 2024 release is here! 7 new models" → "January
+// 2024 release is here".
+func captionSentence(caption string) string {
+	t := captionTitle(caption)
+	for i, r := range t {
+		if (r == '!' || r == '?' || r == '.') && i > 0 && (i+1 == len(t) || t[i+1] == ' ') {
+			return strings.TrimSpace(t[:i])
+		}
+	}
+	return t
 }
 
 // noise are path segments that say nothing about an archive's content.
@@ -448,8 +481,8 @@ func isNoisePath(p string) bool {
 // paths that are not noise (__MACOSX, .DS_Store, Thumbs.db, "._" files, ...).
 // A file at the archive's root counts against every folder. It returns ""
 // when no folder dominates, when the folder has fewer than 3 characters or
-// is a generic name such as "STL" or "Supported". The casing is the first
-// path's.
+// is a generic name such as "STL", "files" or "Supported STL" (generic
+// words only). The casing is the first path's.
 func RootFolder(paths []string) string {
 	type count struct {
 		name string
@@ -493,7 +526,8 @@ func RootFolder(paths []string) string {
 	for _, c := range counts {
 		if 2*c.n > total {
 			lower := strings.ToLower(c.name)
-			if utf8.RuneCountInString(c.name) < 3 || genericFolders[lower] || lower == "." || lower == ".." {
+			if utf8.RuneCountInString(c.name) < 3 || genericFolders[lower] || lower == "." || lower == ".." ||
+				allGeneric(lower) {
 				return ""
 			}
 			return c.name

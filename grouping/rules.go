@@ -249,7 +249,7 @@ const (
 // LearnRule learns a rule from the members of a manually created group: a
 // PREFIX rule from their longest common normalised file-name prefix (cut back
 // to a word boundary when that leaves at least 4 characters) if it has at
-// least 4 characters, with confidence 0.6 + 0.02 per character up to 1.0;
+// least 4 characters and is not only generic words ("files", "new release"), with confidence 0.6 + 0.02 per character up to 1.0;
 // else a CREATOR rule (confidence 0.5) when all members share one non-empty
 // creator. It needs at least 2 members; ok is false when nothing can be
 // learned. The caller sets the rule's ID and GroupID.
@@ -267,7 +267,9 @@ func LearnRule(members []Package) (Rule, bool) {
 		names = nil
 	}
 	if len(names) > 0 {
-		if p := commonPrefix(names, minRulePrefix); utf8.RuneCountInString(p) >= minRulePrefix {
+		// A prefix of generic words ("files", "new release") would take in
+		// any package: it is no rule.
+		if p := commonPrefix(names, minRulePrefix); utf8.RuneCountInString(p) >= minRulePrefix && !allGeneric(p) {
 			n := float64(utf8.RuneCountInString(p))
 			conf := math.Min(1, minPrefixConfidence+0.02*n)
 			return Rule{Kind: RulePrefix, Pattern: p, Confidence: math.Round(conf*100) / 100}, true

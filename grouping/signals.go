@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // albumPass groups packages of the same platform album; key = album id, name
@@ -62,15 +63,15 @@ func replyPass(s *state) {
 		}
 	}
 	s.keyPassIf(SourceReply, MinReply,
-		func(i int) string {
+		func(i int) scopedKey {
 			p := &s.pkgs[i]
 			if p.ReplyToMessageID == 0 {
 				if p.SourceMessageID == 0 {
-					return ""
+					return scopedKey{}
 				}
-				return strconv.FormatInt(p.SourceMessageID, 10)
+				return scopedKey{key: strconv.FormatInt(p.SourceMessageID, 10)}
 			}
-			return strconv.FormatInt(r.root(p.ReplyToMessageID), 10)
+			return scopedKey{key: strconv.FormatInt(r.root(p.ReplyToMessageID), 10)}
 		},
 		func(_ string, idx []int) string {
 			m := s.members(idx)
@@ -136,27 +137,42 @@ func (r *replyRoots) root(msg int64) int64 {
 	return root
 }
 
-// captionPass groups packages whose captions normalise to the same key.
+// captionPass groups packages of one creator whose captions normalise to the
+// same key (key "caption|creator"); generic captions ("New release!") have
+// none.
 func captionPass(s *state) {
-	s.keyPass(SourceCaption, MinCaption,
-		func(i int) string { return CaptionKey(s.pkgs[i].Caption) },
+	s.scopedPass(SourceCaption, MinCaption,
+		func(i int) scopedKey { return scopedKey{CaptionKey(s.pkgs[i].Caption), s.creatorKey(i)} },
 		func(_ string, idx []int) string { return captionTitle(s.earliest(idx).Caption) })
 }
 
-// zipPass groups packages sharing the dominant root folder of their archive
-// paths; key = the folder, lower-cased.
+// zipPass groups packages of one creator sharing the dominant root folder of
+// their archive paths; key = the folder, lower-cased, "|creator".
 func zipPass(s *state) {
-	s.keyPass(SourceZip, MinZip,
-		func(i int) string { return zipKey(RootFolder(s.pkgs[i].Paths)) },
+	s.scopedPass(SourceZip, MinZip,
+		func(i int) scopedKey { return scopedKey{zipKey(RootFolder(s.pkgs[i].Paths)), s.creatorKey(i)} },
 		func(_ string, idx []int) string { return RootFolder(s.earliest(idx).Paths) })
 }
 
-// patternPass groups packages sharing a file-name pattern. Date patterns are
-// scoped by creator (key "YYYY-MM|creator"): in a channel of many creators,
-// "January 2024" of one creator has nothing to do with another's.
+// scoped keys a signal by creator ("key|creator"): in a channel of many
+// creators (a forum's topics are its creators) two of them sharing a
+// caption, a folder or a file-name pattern share it by accident; only
+// signals about the posts themselves (album, reply, learned rules) span
+// creators. Packages without a creator share one scope.
+func scoped(key, creator string) string {
+	if key == "" || creator == "" {
+		return key
+	}
+	return key + "|" + creator
+}
+
+// patternPass groups packages sharing a file-name pattern. Patterns are
+// scoped by creator (key "YYYY-MM|creator", "prefix|creator"): in a channel
+// of many creators, "January 2024" of one creator has nothing to do with
+// another's.
 func patternPass(s *state) {
-	s.keyPass(SourcePattern, MinPattern,
-		func(i int) string { return patternGroupKey(PatternKey(s.pkgs[i].FileName), s.creatorKey(i)) },
+	s.scopedPass(SourcePattern, MinPattern,
+		func(i int) scopedKey { return scopedKey{PatternKey(s.pkgs[i].FileName), s.creatorKey(i)} },
 		func(key string, idx []int) string {
 			first := s.earliest(idx)
 			pat := PatternKey(first.FileName)
@@ -173,11 +189,125 @@ func patternPass(s *state) {
 		})
 }
 
-func patternGroupKey(pat, creator string) string {
-	if pat == "" || !isDateKey(pat) || creator == "" {
-		return pat
+// designPass keeps the variants of one design together. A package's design
+// is its file name without variant labels and re-upload markers (see
+// VariantLabel): "Frost Giant v2", "Wyvern Rider - Supported (reupload)"
+// and "Sand Worm 75mm" are variants of "Frost Giant", "Wyvern Rider" and
+// "Sand Worm". An ungrouped package joins the automatic group (existing or
+// formed by this run) that holds its design from the same creator — the
+// group of the first posted such package — however long after the release
+// it came (a v2 weeks later, a re-upload); the ones no group holds form an
+// AUTO_PATTERN group of at least MinPattern packages, keyed "design:" +
+// design|creator and named by the design. Manual groups take nothing in.
+func designPass(s *state) {
+	// creator → design → ungrouped packages
+	byKey := map[string]map[string][]int{}
+	n := 0
+	for i := range s.pkgs {
+		if s.assigned[i] != 0 {
+			continue
+		}
+		k := designKey(s.normName(i))
+		if k == "" {
+			continue
+		}
+		c := s.creatorKey(i)
+		m := byKey[c]
+		if m == nil {
+			m = map[string][]int{}
+			byKey[c] = m
+		}
+		m[k] = append(m[k], i)
+		n++
 	}
-	return pat + "|" + creator
+	if n == 0 {
+		return
+	}
+	// A design key starts with the first two bytes of its normalised name
+	// unless the name starts with a word designKey drops: heads filter the
+	// grouped packages before their names are normalised.
+	var heads headSet
+	for _, m := range byKey {
+		for k := range m {
+			if len(k) >= 2 {
+				heads.add(k[0], k[1])
+			}
+		}
+	}
+	holder := map[scopedKey]int{} // (design, creator) → earliest posted grouped package
+	var scratch []byte
+	for i := range s.pkgs {
+		g := s.assigned[i]
+		if g == 0 || g == held {
+			continue
+		}
+		if h, n := normHead(s.pkgs[i].FileName); n == 2 && !heads.has(h) && !variantStart[h[0]] {
+			continue
+		}
+		c := s.creatorKey(i)
+		m := byKey[c]
+		if m == nil {
+			continue
+		}
+		if gr, ok := s.groups[g]; g > 0 && (!ok || gr.Source == SourceManual) {
+			continue
+		}
+		// Most names hold no variant: their design key is the normalised
+		// name itself, looked up without a copy.
+		scratch = appendNormalized(scratch[:0], baseName(s.pkgs[i].FileName))
+		k := ""
+		if _, ok := m[string(scratch)]; ok {
+			k = string(scratch)
+		} else if mayHoldVariantBytes(scratch) {
+			k = designKey(string(scratch))
+			if _, ok := m[k]; !ok {
+				continue
+			}
+		} else {
+			continue
+		}
+		sk := scopedKey{k, c}
+		if h, ok := holder[sk]; !ok || byPost(s.pkgs[i], s.pkgs[h]) < 0 {
+			holder[sk] = i
+		}
+	}
+	keys := make([]scopedKey, 0, n)
+	for c, m := range byKey {
+		for k := range m {
+			keys = append(keys, scopedKey{k, c})
+		}
+	}
+	slices.SortFunc(keys, func(a, b scopedKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.scope, b.scope)) })
+	for _, sk := range keys {
+		m, k := byKey[sk.scope][sk.key], scoped(sk.key, sk.scope)
+		if h, ok := holder[sk]; ok {
+			s.attach(s.assigned[h], m)
+			continue
+		}
+		if gid, ok := s.byKey[groupKey{SourcePattern, "design:" + k}]; ok {
+			s.join(gid, m)
+			continue
+		}
+		if len(m) >= MinPattern {
+			s.create(SourcePattern, "design:"+k, designName(s.earliest(m).FileName), m)
+		}
+	}
+}
+
+// attach adds members to group g: an existing group (g > 0) or the new group
+// g refers to (g < 0).
+func (s *state) attach(g int64, members []int) {
+	if g > 0 {
+		s.join(g, members)
+		return
+	}
+	n := int(-g - 1)
+	for _, i := range members {
+		s.assigned[i] = g
+		s.newGroups[n].PackageIDs = append(s.newGroups[n].PackageIDs, s.pkgs[i].ID)
+	}
+	slices.Sort(s.newGroups[n].PackageIDs)
+	s.newMembers[n] = append(s.newMembers[n], members...)
 }
 
 // creatorPass groups at least MinCreator packages of the same creator; key =
@@ -188,33 +318,39 @@ func creatorPass(s *state) {
 		func(_ string, idx []int) string { return trimSeparators(s.earliest(idx).Creator) })
 }
 
+// timeItem is one package on the time line of timePass.
+type timeItem struct {
+	t   int64
+	i   int
+	gid int64 // existing AUTO_TIME group, 0 = ungrouped
+}
+
 // timePass chains packages by source post time: sorted by (PostedAt, ID),
-// neighbours at most the window apart belong to one chain. The chain is built
-// over the ungrouped packages plus the members of existing AUTO_TIME groups
-// within the window of one of them. In a chain with such members, each
-// ungrouped package joins the group of the member nearest in time (ties: the
-// earlier one); a chain without them forms a new group of at least MinTime
-// packages, keyed by its first post time (RFC 3339, UTC), which is unique in
-// the channel because chains never overlap.
+// neighbours at most the window apart belong to one chain, a session of the
+// channel. The chain is built over the ungrouped packages plus the members
+// of existing AUTO_TIME groups within the window of one of them. A group is
+// one release of a session (see releases): the posts of one creator, so
+// that interleaved forum topics or reposted creators never share a group
+// because of the time alone. In a release with members of existing groups,
+// each ungrouped package joins the group of the member nearest in time
+// (ties: the earlier one); a release without them forms a new group of at
+// least MinTime packages, keyed by its first post time (RFC 3339, UTC) and
+// its release key, which is unique in the channel because chains never
+// overlap.
 func timePass(s *state) {
 	if s.window <= 0 {
 		return
 	}
-	type item struct {
-		t   int64
-		i   int
-		gid int64 // existing AUTO_TIME group, 0 = ungrouped
-	}
-	var free []item
+	var free []timeItem
 	for i := range s.pkgs {
 		if s.assigned[i] == 0 && !s.pkgs[i].PostedAt.IsZero() {
-			free = append(free, item{t: s.pkgs[i].PostedAt.UnixNano(), i: i})
+			free = append(free, timeItem{t: s.pkgs[i].PostedAt.UnixNano(), i: i})
 		}
 	}
 	if len(free) == 0 {
 		return
 	}
-	byTime := func(a, b item) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.i, b.i)) }
+	byTime := func(a, b timeItem) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.i, b.i)) }
 	slices.SortFunc(free, byTime)
 	w := int64(s.window)
 	near := func(t int64) bool { // within the window of a free item?
@@ -232,7 +368,7 @@ func timePass(s *state) {
 			if len(items) == len(free) {
 				items = slices.Clone(free)
 			}
-			items = append(items, item{t: t, i: i, gid: g})
+			items = append(items, timeItem{t: t, i: i, gid: g})
 		}
 	}
 	if len(items) != len(free) {
@@ -245,63 +381,200 @@ func timePass(s *state) {
 		}
 		chain := items[start:end]
 		start = end
-		var freeIdx []int
-		hasGroup := false
-		for _, it := range chain {
-			if it.gid == 0 {
-				freeIdx = append(freeIdx, it.i)
-			} else {
-				hasGroup = true
-			}
-		}
-		if !hasGroup {
-			if len(freeIdx) >= MinTime {
-				key := time.Unix(0, chain[0].t).UTC().Format(time.RFC3339Nano)
-				s.create(SourceTime, key, NameFor(s.members(freeIdx)), freeIdx)
-			}
+		if len(chain) < MinTime {
 			continue
 		}
-		// A chain through members of several AUTO_TIME groups bridges them:
-		// they become one, the oldest (lowest id), so the result does not
-		// depend on the order in which the packages arrived.
-		into := int64(0)
-		for k := range chain {
-			if chain[k].gid != 0 {
-				chain[k].gid = s.mergedInto(chain[k].gid)
-				if into == 0 || chain[k].gid < into {
-					into = chain[k].gid
-				}
-			}
-		}
-		for k := range chain {
-			if g := chain[k].gid; g != 0 && g != into {
-				s.merges[g] = into
-				chain[k].gid = into
-			}
-		}
-		// Nearest member on each side, by one sweep each way.
-		left := make([]int, len(chain))
-		last := -1
-		for k, it := range chain {
-			if it.gid != 0 {
-				last = k
-			}
-			left[k] = last
-		}
-		next := -1
-		for k := len(chain) - 1; k >= 0; k-- {
-			it := chain[k]
-			if it.gid != 0 {
-				next = k
-				continue
-			}
-			best := left[k]
-			if next >= 0 && (best < 0 || chain[next].t-it.t < it.t-chain[best].t) {
-				best = next
-			}
-			s.join(chain[best].gid, []int{it.i})
+		for _, r := range s.releases(chain) {
+			s.timeRelease(r.key, r.items)
 		}
 	}
+}
+
+// release is one part of a time chain.
+type release struct {
+	key   string
+	items []timeItem
+}
+
+// releases splits a chain into its releases, in key order, each in time
+// order: the posts of each creator (key: the normalised creator; packages
+// without one are one release), and where one creator's posts carry two or
+// more file-name dates (a reposted backlog of monthly releases) the posts of
+// each date ("creator|YYYY-MM"), the undated ones apart ("creator|").
+func (s *state) releases(chain []timeItem) []release {
+	first := s.creatorKey(chain[0].i)
+	same := true
+	for _, it := range chain[1:] {
+		if s.creatorKey(it.i) != first {
+			same = false
+			break
+		}
+	}
+	var parts []release
+	if same {
+		parts = []release{{key: first, items: chain}}
+	} else {
+		at := map[string]int{}
+		for _, it := range chain {
+			c := s.creatorKey(it.i)
+			k, ok := at[c]
+			if !ok {
+				k = len(parts)
+				at[c] = k
+				parts = append(parts, release{key: c})
+			}
+			parts[k].items = append(parts[k].items, it)
+		}
+	}
+	out := parts[:0:0]
+	for _, p := range parts {
+		if len(p.items) < MinTime {
+			continue
+		}
+		out = append(out, s.byDate(p)...)
+	}
+	slices.SortFunc(out, func(a, b release) int { return cmp.Compare(a.key, b.key) })
+	return out
+}
+
+// byDate splits a creator's release by file-name date when it holds two
+// dates or more.
+func (s *state) byDate(r release) []release {
+	dates := make([]string, len(r.items))
+	distinct := ""
+	several := false
+	for k, it := range r.items {
+		d := s.dateKey(it.i)
+		dates[k] = d
+		if d != "" {
+			if distinct == "" {
+				distinct = d
+			} else if d != distinct {
+				several = true
+			}
+		}
+	}
+	if !several {
+		return []release{r}
+	}
+	at := map[string]int{}
+	var out []release
+	for k, it := range r.items {
+		key := r.key + "|" + dates[k]
+		n, ok := at[key]
+		if !ok {
+			n = len(out)
+			at[key] = n
+			out = append(out, release{key: key})
+		}
+		out[n].items = append(out[n].items, it)
+	}
+	return out
+}
+
+// dateKey is the file-name date of package i ("YYYY-MM"), "" if none.
+func (s *state) dateKey(i int) string {
+	base := baseName(s.pkgs[i].FileName)
+	if k := numericDate(base); k != "" {
+		return k
+	}
+	// A month name needs a year next to it: four digits in a row.
+	for k := 0; k+4 <= len(base); k++ {
+		if isDigit(base[k]) && isDigit(base[k+1]) && isDigit(base[k+2]) && isDigit(base[k+3]) {
+			return monthNameDate(base)
+		}
+	}
+	return ""
+}
+
+// timeRelease groups one release of a time chain (see timePass).
+func (s *state) timeRelease(rkey string, chain []timeItem) {
+	var freeIdx []int
+	hasGroup := false
+	for _, it := range chain {
+		if it.gid == 0 {
+			freeIdx = append(freeIdx, it.i)
+		} else {
+			hasGroup = true
+		}
+	}
+	if !hasGroup {
+		if len(freeIdx) >= MinTime {
+			key := time.Unix(0, chain[0].t).UTC().Format(time.RFC3339Nano)
+			if rkey != "" {
+				key += "|" + rkey
+			}
+			s.create(SourceTime, key, s.releaseName(freeIdx), freeIdx)
+		}
+		return
+	}
+	// A chain through members of several AUTO_TIME groups bridges them:
+	// they become one, the oldest (lowest id), so the result does not
+	// depend on the order in which the packages arrived.
+	into := int64(0)
+	for k := range chain {
+		if chain[k].gid != 0 {
+			chain[k].gid = s.mergedInto(chain[k].gid)
+			if into == 0 || chain[k].gid < into {
+				into = chain[k].gid
+			}
+		}
+	}
+	for k := range chain {
+		if g := chain[k].gid; g != 0 && g != into {
+			s.merges[g] = into
+			chain[k].gid = into
+		}
+	}
+	// Nearest member on each side, by one sweep each way.
+	left := make([]int, len(chain))
+	last := -1
+	for k, it := range chain {
+		if it.gid != 0 {
+			last = k
+		}
+		left[k] = last
+	}
+	next := -1
+	for k := len(chain) - 1; k >= 0; k-- {
+		it := chain[k]
+		if it.gid != 0 {
+			next = k
+			continue
+		}
+		best := left[k]
+		if next >= 0 && (best < 0 || chain[next].t-it.t < it.t-chain[best].t) {
+			best = next
+		}
+		s.join(chain[best].gid, []int{it.i})
+	}
+}
+
+// releaseName names a release as a person would: the members' common
+// file-name prefix (NameFor), else the first caption that is not generic
+// (its first sentence), else the first posted member's design name (its
+// file name without variant labels).
+func (s *state) releaseName(idx []int) string {
+	m := s.members(idx)
+	slices.SortFunc(m, byPost)
+	names := make([]string, len(m))
+	for k, p := range m {
+		names[k] = baseName(p.FileName)
+	}
+	if p := commonPrefix(names, 3); utf8.RuneCountInString(p) >= 3 && !allGeneric(p) {
+		return p
+	}
+	for _, p := range m {
+		if !genericCaption(p.Caption) {
+			if t := captionSentence(p.Caption); t != "" {
+				return t
+			}
+		}
+	}
+	if d := designName(m[0].FileName); d != "" {
+		return d
+	}
+	return displayName(m[0].FileName)
 }
 
 // earliest is the member a group is named from: the first posted, so that
