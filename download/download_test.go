@@ -43,7 +43,7 @@ type world struct {
 	ctx      context.Context
 	env      *messengertest.Env
 	acc      *telegram.Account
-	dest     messenger.Channel
+	dest     *messengertest.Destination
 	db       *store.DB
 	destRow  *hoard.Channel
 	svc      *download.Service
@@ -55,58 +55,23 @@ func newWorld(t *testing.T) *world {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	env := messengertest.Start(t, "")
-	acc := env.Account(t, env.Config("account"))
-	id := env.Emu.DestinationID()
-	dest, err := acc.ChannelInfo(ctx, messenger.Channel{ID: id, AccessHash: env.Emu.AccountAccessHash(id)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &world{t: t, ctx: ctx, env: env, acc: acc, dest: dest, db: storetest.NewDB(t), requests: &countingObserver{}}
-	w.destRow = &hoard.Channel{PlatformID: id, Title: dest.Title, Kind: hoard.ChannelDestination, IsActive: true}
+	requests := &countingObserver{}
+	cfg := env.Config("bot")
+	cfg.Observer = requests
+	d := env.DestinationWithBot(t, cfg)
+	w := &world{t: t, ctx: ctx, env: env, acc: d.Account, dest: d, db: storetest.NewDB(t), requests: requests}
+	w.destRow = &hoard.Channel{PlatformID: d.Channel.ID, Title: d.Channel.Title, Kind: hoard.ChannelDestination, IsActive: true}
 	if err := w.db.UpsertChannel(ctx, w.destRow); err != nil {
 		t.Fatal(err)
 	}
-	bot := w.connectBot()
 	cache, err := download.OpenCache(filepath.Join(t.TempDir(), "cache"), 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.svc = &download.Service{DB: w.db, Cache: cache,
-		Reader: func(context.Context) (messenger.FileReader, error) { return bot, nil }}
+		Reader: func(context.Context) (messenger.FileReader, error) { return d.Bot, nil }}
 	return w
 }
-
-// connectBot makes the bot an administrator of the destination and waits
-// until it can read it.
-func (w *world) connectBot() *telegram.Bot {
-	cfg := w.env.Config("bot")
-	cfg.Observer = w.requests
-	bot, err := telegram.NewBot(w.ctx, cfg, w.env.Info.BotToken)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { _ = bot.Close() })
-	if err := w.acc.AddBotAdmin(w.ctx, w.dest, "@hoard_bot"); err != nil {
-		w.t.Fatal(err)
-	}
-	lctx, stop := context.WithCancel(w.ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = bot.Listen(lctx, nopHandler{}) }()
-	w.t.Cleanup(func() { stop(); <-done })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if ok, err := bot.CanRead(w.ctx, w.dest.ID); err == nil && ok {
-			return bot
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatal("the bot never learned the destination channel")
-		}
-	}
-}
-
-type nopHandler struct{}
-
-func (nopHandler) HandleMessage(context.Context, messenger.IncomingMessage) error { return nil }
-func (nopHandler) HandleCallback(context.Context, messenger.CallbackQuery) error  { return nil }
 
 // publish posts pieces under names and indexes a package of them.
 func (w *world) publish(fileName string, names []string, pieces [][]byte) *hoard.Package {
@@ -117,12 +82,7 @@ func (w *world) publish(fileName string, names []string, pieces [][]byte) *hoard
 	for i, b := range pieces {
 		h.Write(b)
 		size += int64(len(b))
-		id, err := w.acc.Upload(w.ctx, messenger.UploadRequest{Channel: w.dest, FileName: names[i],
-			Data: io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))})
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		ids = append(ids, int64(id))
+		ids = append(ids, w.dest.Post(w.t, names[i], b))
 	}
 	p := &hoard.Package{FileName: fileName, FileSize: size, ArchiveType: hoard.ArchiveZIP, ContentHash: hex.EncodeToString(h.Sum(nil)),
 		PartCount: len(pieces), DestChannelID: w.destRow.ID, DestMessageID: ids[0], DestMessageIDs: ids}
@@ -295,7 +255,7 @@ func checkZip(t *testing.T, c *download.Content, want map[string][]byte) {
 func TestGonePostSaysSo(t *testing.T) {
 	w := newWorld(t)
 	pkg := w.publish("gone.zip", []string{"gone.zip"}, [][]byte{randomBytes(6, 1000)})
-	if err := w.acc.DeleteMessages(w.ctx, w.dest, []int{int(pkg.DestMessageIDs[0])}); err != nil {
+	if err := w.acc.DeleteMessages(w.ctx, w.dest.Channel, []int{int(pkg.DestMessageIDs[0])}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := w.svc.Open(w.ctx, pkg, 0)

@@ -274,3 +274,66 @@ func (m *MemFile) Bytes() []byte {
 }
 
 var _ io.WriterAt = (*MemFile)(nil)
+
+// Destination is the seeded account's destination channel with the bot
+// made its administrator (and listening, so that it learned the channel):
+// what the web's downloads read from.
+type Destination struct {
+	Account *telegram.Account
+	Channel messenger.Channel
+	Bot     *telegram.Bot
+}
+
+// DestinationWithBot signs the account in, makes the bot (connected with
+// botCfg) an administrator of the destination and waits until the bot
+// can read it.
+func (e *Env) DestinationWithBot(t testing.TB, botCfg telegram.Config) *Destination {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	acc := e.Account(t, e.Config("account"))
+	id := e.Emu.DestinationID()
+	dest, err := acc.ChannelInfo(ctx, messenger.Channel{ID: id, AccessHash: e.Emu.AccountAccessHash(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot, err := telegram.NewBot(ctx, botCfg, e.Info.BotToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bot.Close() })
+	if err := acc.AddBotAdmin(ctx, dest, "@"+e.Info.BotUsername); err != nil {
+		t.Fatal(err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = bot.Listen(lctx, ignoreUpdates{}) }()
+	t.Cleanup(func() { stop(); <-done })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ok, err := bot.CanRead(ctx, id); err == nil && ok {
+			return &Destination{Account: acc, Channel: dest, Bot: bot}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bot never learned the destination channel")
+		}
+	}
+}
+
+// Post uploads data to the destination as name and returns the post's id.
+func (d *Destination) Post(t testing.TB, name string, data []byte) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := d.Account.Upload(ctx, messenger.UploadRequest{Channel: d.Channel, FileName: name,
+		Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(id)
+}
+
+// ignoreUpdates is a bot handler that drops every update.
+type ignoreUpdates struct{}
+
+func (ignoreUpdates) HandleMessage(context.Context, messenger.IncomingMessage) error { return nil }
+func (ignoreUpdates) HandleCallback(context.Context, messenger.CallbackQuery) error  { return nil }
