@@ -1,9 +1,11 @@
 package download
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/hoard/hoard"
@@ -27,6 +29,10 @@ func (s *Service) Archive(ctx context.Context, name string, pkgs []hoard.Package
 	if len(pkgs) > MaxArchivePackages {
 		return nil, hoard.Errorf(hoard.ETOOLARGE, "One download holds at most %d packages; this has %d.", MaxArchivePackages, len(pkgs))
 	}
+	// Oldest first, whatever the caller's order: the same packages make
+	// the same bytes, so a range of one request resumes another's.
+	pkgs = slices.Clone(pkgs)
+	slices.SortFunc(pkgs, func(a, b hoard.Package) int { return cmp.Compare(a.ID, b.ID) })
 	var entries []zipstream.Entry
 	for i := range pkgs {
 		es, err := s.entries(ctx, &pkgs[i])

@@ -1,0 +1,193 @@
+package web
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/download"
+	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/messenger/messengertest"
+)
+
+// downloadEnv is the web application with downloads through the real bot
+// from the emulator's destination channel.
+type downloadEnv struct {
+	*testEnv
+	dest    *messengertest.Destination
+	destRow *hoard.Channel
+}
+
+func newDownloadEnv(t *testing.T) *downloadEnv {
+	t.Helper()
+	emu := messengertest.Start(t, "")
+	dest := emu.DestinationWithBot(t, emu.Config("bot"))
+	cache, err := download.OpenCache(filepath.Join(t.TempDir(), "cache"), 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(d *Deps) {
+		d.Downloads = &download.Service{DB: d.DB, Cache: cache,
+			Reader: func(context.Context) (messenger.FileReader, error) { return dest.Bot, nil }}
+	})
+	row := &hoard.Channel{PlatformID: dest.Channel.ID, Title: dest.Channel.Title, Kind: hoard.ChannelDestination, IsActive: true}
+	if err := e.db.UpsertChannel(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	return &downloadEnv{testEnv: e, dest: dest, destRow: row}
+}
+
+// publish posts the pieces of a file under names and indexes the package.
+func (e *downloadEnv) publish(fileName string, names []string, pieces [][]byte) *hoard.Package {
+	e.t.Helper()
+	h := sha256.New()
+	var size int64
+	var ids []int64
+	for i, b := range pieces {
+		h.Write(b)
+		size += int64(len(b))
+		ids = append(ids, e.dest.Post(e.t, names[i], b))
+	}
+	p := &hoard.Package{FileName: fileName, FileSize: size, ArchiveType: hoard.ArchiveZIP, ContentHash: hex.EncodeToString(h.Sum(nil)),
+		PartCount: len(pieces), DestChannelID: e.destRow.ID, DestMessageID: ids[0], DestMessageIDs: ids}
+	if err := e.db.CreatePackage(context.Background(), p); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func noise(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 11))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// get sends a GET with extra headers and returns the answer whole.
+func (e *downloadEnv) get(path string, cookie *http.Cookie, header map[string]string) (*http.Response, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if cookie != nil {
+		req.AddCookie(cookie)
+	}
+	resp, err := e.client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp, b
+}
+
+// A split package downloads from the browser as the original file, for
+// every role, resumable with Range across its parts; anonymous visitors
+// are sent to sign in.
+func TestDownloadSplitPackageOverHTTP(t *testing.T) {
+	e := newDownloadEnv(t)
+	const piece = 3 << 19
+	orig := noise(1, 2*piece+4321)
+	pkg := e.publish("Drachen Größe.zip", []string{"Drachen Größe.zip.001", "Drachen Größe.zip.002", "Drachen Größe.zip.003"},
+		[][]byte{orig[:piece], orig[piece : 2*piece], orig[2*piece:]})
+	path := "/packages/" + strconv.FormatInt(pkg.ID, 10) + "/download"
+
+	if resp, _ := e.get(path, nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("anonymous download = %d, want 303 to sign in", resp.StatusCode)
+	}
+	type answer struct {
+		Status                                   int
+		Length, Ranges, Disposition, ETag, Range string
+		SHA                                      string
+	}
+	full := answer{Status: 200, Length: strconv.Itoa(len(orig)), Ranges: "bytes",
+		Disposition: `attachment; filename="Drachen Gr__e.zip"; filename*=UTF-8''Drachen%20Gr%C3%B6%C3%9Fe.zip`,
+		ETag:        `"` + pkg.ContentHash + `"`, SHA: pkg.ContentHash}
+	for _, role := range []hoard.Role{hoard.RoleUser, hoard.RoleAdmin} {
+		u, _ := e.user(role)
+		resp, body := e.get(path, e.session(u), nil)
+		sum := sha256.Sum256(body)
+		got := answer{resp.StatusCode, resp.Header.Get("Content-Length"), resp.Header.Get("Accept-Ranges"),
+			resp.Header.Get("Content-Disposition"), resp.Header.Get("ETag"), resp.Header.Get("Content-Range"), hex.EncodeToString(sum[:])}
+		if got != full {
+			t.Errorf("%s download:\n got %+v\nwant %+v", role, got, full)
+		}
+	}
+
+	u, _ := e.user(hoard.RoleUser)
+	cookie := e.session(u)
+	from, to := piece-1000, 2*piece+10 // across both part boundaries
+	resp, body := e.get(path, cookie, map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", from, to)})
+	sum := sha256.Sum256(body)
+	want := sha256.Sum256(orig[from : to+1])
+	got := answer{Status: resp.StatusCode, Length: resp.Header.Get("Content-Length"), Range: resp.Header.Get("Content-Range"), SHA: hex.EncodeToString(sum[:])}
+	if w := (answer{Status: 206, Length: strconv.Itoa(to - from + 1), Range: fmt.Sprintf("bytes %d-%d/%d", from, to, len(orig)), SHA: hex.EncodeToString(want[:])}); got != w {
+		t.Errorf("range:\n got %+v\nwant %+v", got, w)
+	}
+
+	// An interrupted download resumes where it stopped and ends identical.
+	head := orig[:piece+77]
+	resp, rest := e.get(path, cookie, map[string]string{"Range": fmt.Sprintf("bytes=%d-", len(head)), "If-Range": full.ETag})
+	if joined := append(bytes.Clone(head), rest...); resp.StatusCode != http.StatusPartialContent || !bytes.Equal(joined, orig) {
+		t.Errorf("resume = %d, %d bytes: identical %v", resp.StatusCode, len(rest), bytes.Equal(joined, orig))
+	}
+}
+
+// A group downloads as one ZIP whose advertised length is exact and
+// whose entries are the packages, byte-identical.
+func TestDownloadGroupZipOverHTTP(t *testing.T) {
+	e := newDownloadEnv(t)
+	a, b := noise(2, 400_000), noise(3, 5000)
+	pa := e.publish("Knight.zip", []string{"Knight.zip"}, [][]byte{a})
+	pb := e.publish("../Knight.zip", []string{"Knight.zip"}, [][]byte{b})
+	g, err := e.db.CreateManualGroup(context.Background(), "Knights", []int64{pa.ID, pb.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := e.user(hoard.RoleUser)
+	resp, body := e.get("/groups/"+strconv.FormatInt(g.ID, 10)+"/download", e.session(u), nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+		t.Fatalf("group download = %d, Content-Length %q for %d bytes", resp.StatusCode, resp.Header.Get("Content-Length"), len(body))
+	}
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, f := range zr.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		got[f.Name] = len(data)
+		if want := map[string][]byte{"Knight.zip": a, "Knight (2).zip": b}[f.Name]; !bytes.Equal(data, want) {
+			t.Errorf("entry %q differs", f.Name)
+		}
+	}
+	if want := map[string]int{"Knight.zip": len(a), "Knight (2).zip": len(b)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("entries = %v, want %v", got, want)
+	}
+}
