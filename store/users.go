@@ -335,3 +335,25 @@ func (db *DB) ClearThrottle(ctx context.Context, key string) error {
 	_, err := db.q.Exec(ctx, `DELETE FROM auth_throttle WHERE key = $1`, key)
 	return wrap("clear sign-in throttle", err)
 }
+
+// FindThrottleLock reports whether any of keys is locked now, without
+// counting an attempt: Allowed is false, with RetryAt, while one is. A check
+// that needs no reservation (an app token, which is looked up before it can
+// fail) asks this first, so that a locked address learns nothing from its
+// attempts, not even which would have succeeded.
+func (db *DB) FindThrottleLock(ctx context.Context, keys []ThrottleKey) (Throttle, error) {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Key
+	}
+	var until *time.Time
+	err := db.q.QueryRow(ctx, `SELECT max(locked_until) FROM auth_throttle WHERE key = ANY($1) AND locked_until > now()`,
+		names).Scan(&until)
+	if err != nil {
+		return Throttle{}, wrap("find sign-in throttle lock", err)
+	}
+	if until == nil {
+		return Throttle{Allowed: true}, nil
+	}
+	return Throttle{RetryAt: *until}, nil
+}

@@ -251,6 +251,8 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) error {
 		p.Notice = "Account linked: you can sign in with it now."
 	case r.URL.Query().Get("done") == "provider-unlinked":
 		p.Notice = "Account unlinked."
+	case r.URL.Query().Get("done") == "token-revoked":
+		p.Notice = "App token revoked: it no longer works."
 	}
 	return s.renderWithProviders(w, r, http.StatusOK, "settings", p)
 }

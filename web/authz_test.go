@@ -79,6 +79,9 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /settings/messenger/unlink":                           {401, 303, 303},
 	"POST /settings/subscriptions":                              {401, 422, 422},
 	"POST /settings/subscriptions/{id}/delete":                  {401, 404, 404},
+	"POST /settings/tokens":                                     {401, 422, 422}, // no name
+	"POST /settings/tokens/{id}/revoke":                         {401, 404, 404},
+	"GET /api/openapi.json":                                     {200, 200, 200},
 	"GET /api/messenger/bot/my-sends":                           {401, 200, 200},
 	"POST /settings/sign-in/{provider}/link":                    {401, 404, 404}, // no provider configured
 	"POST /settings/sign-in/{provider}/unlink":                  {401, 404, 404}, // nothing linked

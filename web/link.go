@@ -38,13 +38,15 @@ type linkCard struct {
 }
 
 // settingsData is the settings page: the messenger link card, the user's
-// subscriptions and deliveries, the ways to sign in, and the password form.
+// subscriptions and deliveries, the ways to sign in, the app tokens, and
+// the password form.
 type settingsData struct {
 	Card          linkCard
 	Subscriptions []hoard.BotSubscription
 	Sends         []hoard.BotSendRequest
 	MaxPattern    int
 	SignIn        signInCard
+	Tokens        tokensCard
 }
 
 func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
@@ -70,8 +72,13 @@ func (s *Server) settingsPage(r *http.Request, card linkCard) (page, error) {
 	if err != nil {
 		return page{}, err
 	}
+	tokens, err := s.deps.DB.ListAppTokens(ctx, me.ID)
+	if err != nil {
+		return page{}, err
+	}
 	return page{Title: "Settings", Data: settingsData{Card: card, Subscriptions: subs, Sends: sends,
-		MaxPattern: store.MaxSubscriptionPattern, SignIn: signIn}}, nil
+		MaxPattern: store.MaxSubscriptionPattern, SignIn: signIn,
+		Tokens: tokensCard{Tokens: tokens, Max: store.MaxAppTokensPerUser, MaxName: store.MaxAppTokenName}}}, nil
 }
 
 // botUsername is the bot's username: BOT_USERNAME, or the one the running

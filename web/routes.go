@@ -37,6 +37,11 @@ type route struct {
 	// handler runs, which reads it with paramsOf; nil for a route that
 	// reads none. Every route's parameters pass checkParams either way.
 	Params any
+	// Tokens marks a route usable with an app token (tokens.go): a
+	// request with `Authorization: Bearer <secret>` acts as the token's
+	// user. Only GET routes that are not Admin may set it: tokens are
+	// read-only and never grant administration (TestTokenRoutes).
+	Tokens bool
 }
 
 // checked returns the route's handler behind its input checks: clean
@@ -96,6 +101,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/settings/messenger/unlink", Access: SignedIn, Handler: s.handleUnlinkMessenger, Doc: "unlinkMessenger"},
 		{Method: http.MethodPost, Pattern: "/settings/subscriptions", Access: SignedIn, Handler: s.handleSubscribe, Doc: "Subscribe to new packages matching `pattern` (the bot tells the linked account; matched like the catalog search)"},
 		{Method: http.MethodPost, Pattern: "/settings/subscriptions/{id}/delete", Access: SignedIn, Handler: s.handleUnsubscribe, Doc: "Remove one of my subscriptions"},
+		{Method: http.MethodPost, Pattern: "/settings/tokens", Params: tokenParams{}, Access: SignedIn, Handler: s.handleCreateToken, Doc: "Create an app token (`name`, 1–64 characters): Settings shows its secret once (201 JSON `{id,name,prefix,created_at,token}` for JSON); 409 past 20 live tokens"},
+		{Method: http.MethodPost, Pattern: "/settings/tokens/{id}/revoke", Access: SignedIn, Handler: s.handleRevokeToken, Doc: "Revoke one of my app tokens (an administrator: anyone's); it stops working at once"},
 		{Method: http.MethodPost, Pattern: "/settings/sign-in/{provider}/link", Params: linkProviderParams{}, Access: SignedIn, Handler: s.handleLinkProvider, Doc: "Link an account of an identity provider (`oidc`, `github`): 303 to the provider; `current` (the password) lets any account be linked, without it only one whose verified e-mail is the user's; 401/429 for a wrong or throttled password"},
 		{Method: http.MethodPost, Pattern: "/settings/sign-in/{provider}/unlink", Access: SignedIn, Handler: s.handleUnlinkProvider, Doc: "Unlink the provider's account; 409 when it is the only way left to sign in"},
 		{Method: http.MethodPost, Pattern: "/auth/{provider}/login", Params: providerStartParams{}, Access: Public, Handler: s.handleProviderSignIn, Doc: "Sign in through an identity provider (`next`; `code`: an invite code that lets a first sign-in create an account) → 303 to the provider; 404 for a provider not configured, 422 for an unusable invite, 429 when throttled"},
@@ -136,22 +143,23 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages/{packageId}/delete", Access: SignedIn, Handler: s.handleUnlinkCrowdfundPackage, Doc: "Unlink a package"},
 		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}/download", Access: SignedIn, Ungated: true, Handler: s.handleDownloadCrowdfund, Doc: "Download every published package linked to my record as one ZIP"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/send-all", Access: SignedIn, Handler: s.handleSendAllCrowdfund, Doc: "sendAllCrowdfundPackages"},
-		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Params: searchParams{}, Access: SignedIn, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
+		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Params: searchParams{}, Access: SignedIn, Tokens: true, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
 		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
 		{Method: http.MethodGet, Pattern: "/uploads/{id}", Access: SignedIn, Handler: s.handleUploadPage, Doc: "An upload's status page (polls the API)"},
 		{Method: http.MethodPost, Pattern: "/api/uploads", Access: SignedIn, Ungated: true, Handler: s.handleAPIUpload, Doc: "Manual upload: multipart `files` (+ `group_name`) streamed to UPLOAD_DIR → 201 upload JSON; 413 past the user's `UPLOAD_QUOTA_BYTES` (says what is left), 507 below `UPLOAD_MIN_FREE_BYTES` free"},
 		{Method: http.MethodPost, Pattern: "/uploads/{id}/retry", Access: SignedIn, Handler: s.handleRetryUpload, Doc: "Retry an upload's failed files (kept on the volume): back to PENDING + `manual_upload` job → 303 to its page, or 202 JSON"},
 		{Method: http.MethodPost, Pattern: "/uploads/{id}/delete", Access: SignedIn, Handler: s.handleDeleteUpload, Doc: "Delete a finished upload (owner or administrator): its files leave the volume, its rows go, its packages stay → 303 to /uploads, or 200 JSON; 409 while it is processed"},
-		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
-		{Method: http.MethodGet, Pattern: "/api/packages", Params: catalogParams{}, Access: SignedIn, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`… (prefixes, any case), `channel`, `type`, `preview`, `tab`, `sort` (relevance, newest, name, size), `limit`, `after` → `{items,next,mode,sort,capped,count,count_exact}`; items carry `files_matched`, `matched_paths`"},
+		{Method: http.MethodGet, Pattern: "/api/uploads/{id}", Access: SignedIn, Tokens: true, Handler: s.handleAPIUploadStatus, Doc: "Upload status: `{id,status,phase,files:[…]}` (phase upload/processing/complete)"},
+		{Method: http.MethodGet, Pattern: "/api/openapi.json", Access: Public, Tokens: true, Handler: s.handleOpenAPI, Doc: "OpenAPI 3.1 description of the API (every `/api/` route), made from this table: parameters, bounds, access, which routes take app tokens"},
+		{Method: http.MethodGet, Pattern: "/api/packages", Params: catalogParams{}, Access: SignedIn, Tokens: true, Handler: s.handleAPIPackages, Doc: "Search: `q`, `creator`, `tag`… (prefixes, any case), `channel`, `type`, `preview`, `tab`, `sort` (relevance, newest, name, size), `limit`, `after` → `{items,next,mode,sort,capped,count,count_exact}`; items carry `files_matched`, `matched_paths`"},
 		{Method: http.MethodPost, Pattern: "/api/messenger/bot/send", Params: idsParams{}, Access: SignedIn, Handler: s.handleAPIBotSend, Doc: "Queue delivery: JSON `{package_id}`, `{package_ids}` or `{group_id}`, optional `user_id` → 202 `{requests}`"},
-		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/send/{id}", Access: SignedIn, Tokens: true, Handler: s.handleAPIBotSendStatus, Doc: "A send request's status"},
 		{Method: http.MethodGet, Pattern: "/api/messenger/bot/sends", Access: Admin, Handler: s.handleBotSendHistory, Doc: "getBotSendHistory: the last 50 deliveries with status and parts sent, and the bot's status"},
-		{Method: http.MethodGet, Pattern: "/api/messenger/bot/my-sends", Access: SignedIn, Handler: s.handleMySends, Doc: "My last 20 deliveries with status and parts sent (Settings polls it)"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q` (a substring of the path, ≤ 200 characters), `after`, `limit` (1–1000) → `{items,next}`"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
-		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview/extract/{extractionId}", Access: SignedIn, Handler: s.handleExtractionStatus, Doc: "A preview extraction, polled by the package page: `{extraction:{status PENDING/RUNNING/DONE/FAILED,method,bytes_downloaded,error_message,preview_url,…}}`"},
+		{Method: http.MethodGet, Pattern: "/api/messenger/bot/my-sends", Access: SignedIn, Tokens: true, Handler: s.handleMySends, Doc: "My last 20 deliveries with status and parts sent (Settings polls it)"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}", Access: SignedIn, Tokens: true, Handler: s.handleAPIPackage, Doc: "A package as JSON"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/files", Params: filesParams{}, Access: SignedIn, Tokens: true, Handler: s.handleAPIPackageFiles, Doc: "Archive entries: `q` (a substring of the path, ≤ 200 characters), `after`, `limit` (1–1000) → `{items,next}`"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview", Access: SignedIn, Tokens: true, Handler: s.handlePackagePreview, Doc: "Package preview image"},
+		{Method: http.MethodGet, Pattern: "/api/packages/{id}/preview/extract/{extractionId}", Access: SignedIn, Tokens: true, Handler: s.handleExtractionStatus, Doc: "A preview extraction, polled by the package page: `{extraction:{status PENDING/RUNNING/DONE/FAILED,method,bytes_downloaded,error_message,preview_url,…}}`"},
 
 		{Method: http.MethodGet, Pattern: "/notifications", Params: notificationsParams{}, Access: Admin, Handler: s.handleNotifications, Doc: "Notifications page"},
 		{Method: http.MethodGet, Pattern: "/api/notifications", Params: notificationsParams{}, Access: Admin, Handler: s.handleAPINotifications, Doc: "Bell: `{items,unread,next}` (`before` pages)"},

@@ -20,7 +20,11 @@ func TestReadmeDocumentsEveryRoute(t *testing.T) {
 		if rt.Mount {
 			method = "any"
 		}
-		b.WriteString("| " + method + " | `" + rt.Pattern + "` | " + rt.Access.String() + " | " + rt.Doc + " |\n")
+		access := rt.Access.String()
+		if rt.Tokens {
+			access += ", app token"
+		}
+		b.WriteString("| " + method + " | `" + rt.Pattern + "` | " + access + " | " + rt.Doc + " |\n")
 	}
 	table := b.String()
 	readme, err := os.ReadFile("../README.md")

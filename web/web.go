@@ -233,6 +233,10 @@ type Server struct {
 	// passwordChecks counts the sign-in attempts (and current-password
 	// checks) that got past the throttle to a password check.
 	passwordChecks atomic.Int64
+
+	// openapi is the API's OpenAPI document, made from the route table
+	// at start (openapi.go).
+	openapi []byte
 }
 
 // New builds the web application. Call Start before serving.
@@ -275,8 +279,12 @@ func New(deps Deps) (*Server, error) {
 	}
 	s.router.Use(s.measure, securityHeaders, s.boundStatements, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
-	for _, rt := range s.routes() {
-		h := s.authorize(rt.Access, rt.checked())
+	rts := s.routes()
+	if s.openapi, err = openAPIDocument(rts, deps.Version, deps.AppURL, s.cookieName()); err != nil {
+		return nil, fmt.Errorf("web: OpenAPI document: %w", err)
+	}
+	for _, rt := range rts {
+		h := s.acceptTokens(rt, s.authorize(rt.Access, rt.checked()))
 		if rt.Mount {
 			s.router.Mount(rt.Pattern, h)
 			continue
@@ -308,8 +316,9 @@ func New(deps Deps) (*Server, error) {
 // but GET, HEAD and OPTIONS — that says neither where it comes from
 // (Origin) nor how it was made (Sec-Fetch-Site). http.CrossOriginProtection
 // lets such requests through as not made by a browser, where no cookie
-// would ride along unasked; but hoard has no other credential than its
-// session cookie, and its only state-changing requests without one sign in
+// would ride along unasked; but hoard's only credential for changes is its
+// session cookie (app tokens are read-only: tokens.go), and its only
+// state-changing requests without one sign in
 // or register (a forged sign-in logs the victim into the forger's account).
 // Every browser hoard supports sends Sec-Fetch-Site on every request and
 // Origin on every POST, so its own pages always pass; a script that wants
