@@ -118,6 +118,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /admin/invites":                                       {401, 403, 303},
 	"POST /admin/invites/{id}/delete":                           {401, 403, 404},
 	"* /admin/river":                                            {303, 403, 200},
+	"* /dav":                                                    {401, 404, 404},
 }
 
 // concretePath fills a route pattern with example values.

@@ -10,8 +10,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hoard/hoard"
@@ -189,5 +193,74 @@ func TestDownloadGroupZipOverHTTP(t *testing.T) {
 	}
 	if want := map[string]int{"Knight.zip": len(a), "Knight (2).zip": len(b)}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("entries = %v, want %v", got, want)
+	}
+}
+
+// rclone, with an app token as the password, lists the catalog over
+// /dav/ and copies it byte-identical; without the token it gets nothing,
+// and a revoked token stops working at once.
+func TestWebDAVWithRcloneAndAToken(t *testing.T) {
+	bin, err := exec.LookPath("rclone")
+	if err != nil {
+		t.Skip("rclone is not installed (apt-get install rclone): the WebDAV client test is skipped")
+	}
+	e := newDownloadEnv(t)
+	const piece = 1 << 20
+	big := noise(7, 2*piece+99)
+	split := e.publish("Wyvern.zip", []string{"Wyvern.zip.001", "Wyvern.zip.002", "Wyvern.zip.003"},
+		[][]byte{big[:piece], big[piece : 2*piece], big[2*piece:]})
+	small := noise(8, 3000)
+	other := e.publish("Goblin.stl", []string{"Goblin.stl"}, [][]byte{small})
+	ctx := context.Background()
+	if err := e.db.SetPackageCreator(ctx, []int64{split.ID, other.ID}, "Wyvern Works"); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := e.user(hoard.RoleUser)
+	tok, secret, err := e.db.CreateAppToken(ctx, u.ID, "rclone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "rclone.conf")
+	rclone := func(pass string, args ...string) (string, error) {
+		obscured, err := exec.Command(bin, "obscure", pass).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, append([]string{"--config", conf, "--webdav-url", e.ts.URL + "/dav/", "--webdav-vendor", "other",
+			"--webdav-user", "me", "--webdav-pass", strings.TrimSpace(string(obscured)), "--retries", "1", "--low-level-retries", "1"}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return string(out) + stderr.String(), err
+		}
+		return string(out), nil
+	}
+	out, err := rclone(secret, "lsf", "-R", ":webdav:creators")
+	if err != nil {
+		t.Fatalf("rclone lsf: %v\n%s", err, out)
+	}
+	listed := strings.Split(strings.TrimSpace(out), "\n")
+	slices.Sort(listed)
+	if got, want := listed, []string{"Wyvern Works/", "Wyvern Works/Goblin.stl", "Wyvern Works/Wyvern.zip"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rclone lsf -R creators = %q, want %q", got, want)
+	}
+	dst := t.TempDir()
+	if out, err := rclone(secret, "copy", ":webdav:creators/Wyvern Works", dst); err != nil {
+		t.Fatalf("rclone copy: %v\n%s", err, out)
+	}
+	for name, want := range map[string][]byte{"Wyvern.zip": big, "Goblin.stl": small} {
+		if got, err := os.ReadFile(filepath.Join(dst, name)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("copied %s: %d bytes (err %v), identical %v", name, len(got), err, bytes.Equal(got, want))
+		}
+	}
+	if out, err := rclone("hoard_wrong", "lsf", ":webdav:"); err == nil {
+		t.Errorf("a wrong token listed the catalog:\n%s", out)
+	}
+	if err := e.db.RevokeAppToken(ctx, tok.ID, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := rclone(secret, "lsf", ":webdav:"); err == nil {
+		t.Errorf("a revoked token listed the catalog:\n%s", out)
 	}
 }

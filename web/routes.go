@@ -111,8 +111,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodGet, Pattern: "/creators/{name}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleCreator, Doc: "A creator's page: every package by the creator (the catalog's views, tabs, paging and selection)"},
 		{Method: http.MethodGet, Pattern: "/tags/{tag}", Params: catalogParams{}, Access: SignedIn, Handler: s.handleTag, Doc: "A tag's page: every package tagged with it"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}", Params: packageParams{}, Access: SignedIn, Handler: s.handlePackage, Doc: "Package page: preview, metadata, file list"},
-		{Method: http.MethodGet, Pattern: "/packages/{id}/download", Params: downloadParams{}, Access: SignedIn, Ungated: true, Handler: s.handleDownloadPackage, Doc: "Download the package from the destination channel, its parts joined back when hoard split it (`part=N`: the N-th volume of a set published as its volumes): `Content-Length`, `ETag`, single `Range` → 206; 429 past `DOWNLOADS_PER_USER` at once, 404 when a post is gone, 503 when the bot cannot connect"},
-		{Method: http.MethodGet, Pattern: "/packages/download", Params: idsParams{}, Access: SignedIn, Ungated: true, Handler: s.handleDownloadSelection, Doc: "Download the selected packages (`id`…, ≤ 500): one ZIP of them (stored entries, ZIP64 where needed, `Content-Length` up front, `Range`), or the package itself when one is selected"},
+		{Method: http.MethodGet, Pattern: "/packages/{id}/download", Tokens: true, Params: downloadParams{}, Access: SignedIn, Ungated: true, Handler: s.handleDownloadPackage, Doc: "Download the package from the destination channel, its parts joined back when hoard split it (`part=N`: the N-th volume of a set published as its volumes): `Content-Length`, `ETag`, single `Range` → 206; 429 past `DOWNLOADS_PER_USER` at once, 404 when a post is gone, 503 when the bot cannot connect"},
+		{Method: http.MethodGet, Pattern: "/packages/download", Tokens: true, Params: idsParams{}, Access: SignedIn, Ungated: true, Handler: s.handleDownloadSelection, Doc: "Download the selected packages (`id`…, ≤ 500): one ZIP of them (stored entries, ZIP64 where needed, `Content-Length` up front, `Range`), or the package itself when one is selected"},
 		{Method: http.MethodGet, Pattern: "/packages/{id}/preview", Access: SignedIn, Handler: s.handlePackagePreview, Doc: "Package preview image"},
 		{Method: http.MethodPost, Pattern: "/packages/tags", Params: tagsParams{}, Access: Curator, Handler: s.handleEditTags, Doc: "Edit tags of one or many packages (`id`…, `mode` set/add/remove, `tags`: ≤ 64 of ≤ 64 characters; a package keeps ≤ 64)"},
 		{Method: http.MethodPost, Pattern: "/packages/creator", Params: creatorParams{}, Access: Curator, Handler: s.handleSetCreator, Doc: "Set the creator of one or many packages (`id`…, `creator`)"},
@@ -132,7 +132,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/groups/{id}/dissolve", Access: Curator, Handler: s.handleDissolveGroup, Doc: "Dissolve a group"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/merge/start", Access: Curator, Handler: s.handleStartMerge, Doc: "Start merge here: this group is the source"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/merge", Params: mergeParams{}, Access: Curator, Handler: s.handleMergeHere, Doc: "mergeGroupsAction: merge the source (`source` or the started merge) here"},
-		{Method: http.MethodGet, Pattern: "/groups/{id}/download", Access: SignedIn, Ungated: true, Handler: s.handleDownloadGroup, Doc: "Download every published package of a group as one ZIP (as for a selection)"},
+		{Method: http.MethodGet, Pattern: "/groups/{id}/download", Tokens: true, Access: SignedIn, Ungated: true, Handler: s.handleDownloadGroup, Doc: "Download every published package of a group as one ZIP (as for a selection)"},
 		{Method: http.MethodPost, Pattern: "/groups/{id}/send", Access: SignedIn, Handler: s.handleSendGroup, Doc: "Send every package of a group to my messenger account"},
 		{Method: http.MethodGet, Pattern: "/crowdfunds", Params: crowdfundsParams{}, Access: SignedIn, Handler: s.handleCrowdfunds, Doc: "My crowdfund records (filters `delivery`, `payment`, `host`)"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds", Params: crowdfundForm{}, Access: SignedIn, Handler: s.handleCreateCrowdfund, Doc: "Create a record"},
@@ -141,7 +141,7 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/delete", Access: SignedIn, Handler: s.handleDeleteCrowdfund, Doc: "Delete a record"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages", Params: idsParams{}, Access: SignedIn, Handler: s.handleLinkCrowdfundPackages, Doc: "Link packages (`id`…)"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/packages/{packageId}/delete", Access: SignedIn, Handler: s.handleUnlinkCrowdfundPackage, Doc: "Unlink a package"},
-		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}/download", Access: SignedIn, Ungated: true, Handler: s.handleDownloadCrowdfund, Doc: "Download every published package linked to my record as one ZIP"},
+		{Method: http.MethodGet, Pattern: "/crowdfunds/{id}/download", Tokens: true, Access: SignedIn, Ungated: true, Handler: s.handleDownloadCrowdfund, Doc: "Download every published package linked to my record as one ZIP"},
 		{Method: http.MethodPost, Pattern: "/crowdfunds/{id}/send-all", Access: SignedIn, Handler: s.handleSendAllCrowdfund, Doc: "sendAllCrowdfundPackages"},
 		{Method: http.MethodGet, Pattern: "/api/crowdfunds/{id}/packages/search", Params: searchParams{}, Access: SignedIn, Tokens: true, Handler: s.handleAPICrowdfundPackageSearch, Doc: "Linking dialog search: `{items:[{id,file_name,creator,linked}]}`"},
 		{Method: http.MethodGet, Pattern: "/uploads", Access: SignedIn, Handler: s.handleUploads, Doc: "Upload form and my uploads"},
@@ -194,6 +194,8 @@ func (s *Server) routes() []route {
 		{Method: http.MethodPost, Pattern: "/admin/invites", Params: invitesParams{}, Access: Admin, Handler: s.handleCreateInvites, Doc: "Create invite codes (`count`, `max_uses`, `expires_days`)"},
 		{Method: http.MethodPost, Pattern: "/admin/invites/{id}/delete", Access: Admin, Handler: s.handleDeleteInvite, Doc: "Delete an invite code"},
 	}
+	rts = append(rts, route{Pattern: davPrefix, Access: Public, Mount: true, Handler: s.handleDAV,
+		Doc: "Read-only WebDAV of the catalog (`creators/`, `groups/`, `tags/`, `latest/`, each package's files inside): Basic auth with an app token as the password (any user name), or a signed-in session; GET streams as the download route does, with `Range`; every write method 405"})
 	if s.riverUI != nil {
 		rts = append(rts, route{Pattern: riverUIPrefix, Access: Admin, Mount: true, Doc: "River UI: queues and jobs",
 			Handler: func(w http.ResponseWriter, r *http.Request) error {

@@ -261,7 +261,8 @@ func TestTokenRoutes(t *testing.T) {
 	s := &Server{}
 	for _, rt := range s.routes() {
 		key := rt.Method + " " + rt.Pattern
-		want := rt.Method == http.MethodGet && strings.HasPrefix(rt.Pattern, "/api/") && rt.Access != Admin
+		download := strings.HasSuffix(rt.Pattern, "/download")
+		want := rt.Method == http.MethodGet && (strings.HasPrefix(rt.Pattern, "/api/") || download) && rt.Access != Admin
 		if rt.Tokens != want {
 			t.Errorf("%s: Tokens %v, want %v", key, rt.Tokens, want)
 		}

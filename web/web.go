@@ -203,6 +203,7 @@ const riverUIPrefix = "/admin/river"
 // Server is the web application.
 type Server struct {
 	deps    Deps
+	dav     davHandler
 	router  chi.Router
 	handler http.Handler
 	secure  bool // APP_URL is https: cookies are Secure
@@ -313,7 +314,7 @@ func New(deps Deps) (*Server, error) {
 }
 
 // requireRequestOrigin refuses (403) a state-changing request — any method
-// but GET, HEAD and OPTIONS — that says neither where it comes from
+// but GET, HEAD, OPTIONS and WebDAV's PROPFIND — that says neither where it comes from
 // (Origin) nor how it was made (Sec-Fetch-Site). http.CrossOriginProtection
 // lets such requests through as not made by a browser, where no cookie
 // would ride along unasked; but hoard's only credential for changes is its
@@ -332,6 +333,9 @@ func requireRequestOrigin(handle func(handlerFunc) http.HandlerFunc, next http.H
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		case "PROPFIND":
+			// WebDAV's listing changes nothing (the mount refuses every
+			// write method), and WebDAV clients send no Origin.
 		default:
 			if r.Header.Get("Sec-Fetch-Site") == "" && r.Header.Get("Origin") == "" {
 				refuse(w, r)
