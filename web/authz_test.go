@@ -21,6 +21,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /packages/tags":            {401, 403, 422},
 	"POST /packages/creator":         {401, 403, 422},
 	"GET /api/packages":              {401, 200, 200},
+	"GET /api/packages/new":          {401, 200, 200},
 	"GET /uploads":                   {303, 200, 200},
 	"GET /crowdfunds":                {303, 200, 200},
 	"POST /crowdfunds":               {401, 422, 422},
