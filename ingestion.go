@@ -65,6 +65,60 @@ type RunActivity struct {
 	TotalBytes          int64
 }
 
+// FilePhase is what the worker is doing with a file in flight, in the order
+// of an ingestion: downloading, splitting (the byte-range plan), uploading
+// or forwarding each part, verifying (the posted parts re-hashed from the
+// spool), indexing (listing, preview, the catalog's rows).
+type FilePhase string
+
+// File phases.
+const (
+	PhaseDownloading FilePhase = "downloading"
+	PhaseSplitting   FilePhase = "splitting"
+	PhaseUploading   FilePhase = "uploading"
+	PhaseForwarding  FilePhase = "forwarding"
+	PhaseVerifying   FilePhase = "verifying"
+	PhaseIndexing    FilePhase = "indexing"
+)
+
+// FileProgress is the live progress of one job's file in flight: the phase,
+// for a part's upload its number (1-based) of Parts, and the bytes of the
+// phase done of TotalBytes (0 when the phase has no measure). StartBytes
+// is Bytes when the phase began (an upload resumed from a stored point),
+// so that the rate counts only what this phase moved since PhaseStartedAt.
+type FileProgress struct {
+	RunID          int64     `json:"run_id"`
+	ChannelID      int64     `json:"channel_id"`
+	MessageID      int64     `json:"message_id"`
+	File           string    `json:"file"`
+	Phase          FilePhase `json:"phase"`
+	Part           int       `json:"part,omitempty"`
+	Parts          int       `json:"parts,omitempty"`
+	Bytes          int64     `json:"bytes"`
+	TotalBytes     int64     `json:"total_bytes"`
+	StartBytes     int64     `json:"start_bytes"`
+	PhaseStartedAt time.Time `json:"phase_started_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Rate is the phase's bytes per second so far; 0 when unknown.
+func (p FileProgress) Rate() float64 {
+	secs := p.UpdatedAt.Sub(p.PhaseStartedAt).Seconds()
+	if secs < 0.5 || p.Bytes <= p.StartBytes {
+		return 0
+	}
+	return float64(p.Bytes-p.StartBytes) / secs
+}
+
+// Left is the phase's time left at Rate; 0 when unknown.
+func (p FileProgress) Left() time.Duration {
+	r := p.Rate()
+	if r <= 0 || p.TotalBytes <= p.Bytes {
+		return 0
+	}
+	return time.Duration(float64(p.TotalBytes-p.Bytes) / r * float64(time.Second))
+}
+
 // SkipReason is why a source message could not be ingested.
 type SkipReason string
 

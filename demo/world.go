@@ -6,6 +6,7 @@ package demo
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -14,10 +15,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/hoard/hoard/archive/rarwriter"
 	"github.com/hoard/hoard/demo/models"
+	"github.com/hoard/hoard/mesh"
 )
 
 // WriteWorld writes the built-in sample world of `hoard demo` into dir:
@@ -25,7 +26,7 @@ import (
 // folders, RAR archives single and in volumes, a byte-split ZIP set, a 7z
 // archive when Debian's 7zip is installed, PDFs, 3D models (STL, OBJ, 3MF) on their own and in
 // archives without pictures, a repost, an album with a cover photo, a forum with
-// topics, captions and replies, and a generated file over the split
+// topics, captions and replies, and a generated 2.1 GiB ZIP archive over the split
 // threshold), its files spread over the platform's data centres as a real
 // channel's are (posters in other regions). It returns the seed file's path.
 func WriteWorld(dir string) (string, error) {
@@ -34,23 +35,24 @@ func WriteWorld(dir string) (string, error) {
 		return "", err
 	}
 	write := func(name string, data []byte) error { return os.WriteFile(filepath.Join(files, name), data, 0o644) }
-	cover := JPEG(200, 150, 40)
+	cover := Picture(models.Mammoth(), 320)
 	steps := []struct {
 		name string
 		data func() ([]byte, error)
 	}{
 		{"cover.jpg", func() ([]byte, error) { return cover, nil }},
 		{"Mammoth Factory - 2024-01.zip", func() ([]byte, error) {
-			return Zip(map[string][]byte{"Mammoth Factory - 2024-01/cover.jpg": JPEG(320, 240, 90),
-				"Mammoth Factory - 2024-01/Mammoth/body.stl": STL("body"), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": STL("tusks")})
+			return Zip(map[string][]byte{"Mammoth Factory - 2024-01/cover.jpg": Picture(models.Mammoth(), 480),
+				"Mammoth Factory - 2024-01/Mammoth/body.stl": models.Mammoth().BinarySTL(), "Mammoth Factory - 2024-01/Mammoth/tusks.stl": models.ForName("tusks").BinarySTL()})
 		}},
 		{"Mammoth Factory - 2024-02.zip", func() ([]byte, error) {
-			return Zip(map[string][]byte{"Sabertooth/preview.jpg": JPEG(320, 240, 160), "Sabertooth/cat.stl": STL("cat")})
+			return Zip(map[string][]byte{"Sabertooth/preview.jpg": Picture(models.ForName("cat"), 480), "Sabertooth/cat.stl": models.ForName("cat").BinarySTL()})
 		}},
 		{"Painting Guide.pdf", func() ([]byte, error) { return PDF("Painting guide"), nil }},
 		{"Dragon_Bust_v2_supported.stl", func() ([]byte, error) { return models.Bust().BinarySTL(), nil }},
 		{"Dragon Wings.zip", func() ([]byte, error) {
-			return Zip(map[string][]byte{"Dragon Wings/render.jpg": JPEG(300, 200, 200), "Dragon Wings/left.stl": STL("left"), "Dragon Wings/right.stl": STL("right")})
+			wing := models.ForName("wing")
+			return Zip(map[string][]byte{"Dragon Wings/render.jpg": Picture(wing, 400), "Dragon Wings/left.stl": wing.BinarySTL(), "Dragon Wings/right.stl": wing.BinarySTL()})
 		}},
 		{"Castle Walls.zip", func() ([]byte, error) {
 			return Zip(map[string][]byte{"Castle/walls.stl": models.Tower().BinarySTL(), "Castle/gate.stl": models.Box(models.Vertex{20, 6, 16}).BinarySTL()})
@@ -60,7 +62,8 @@ func WriteWorld(dir string) (string, error) {
 		{"Temple Vase.obj", func() ([]byte, error) { return models.Vase().OBJ(), nil }},
 		{"Crystal Gem.3mf", func() ([]byte, error) { return models.Gem().ThreeMF("Crystal gem", nil) }},
 		{"Ring Set.3mf", func() ([]byte, error) {
-			return models.Torus(12, 4, 32, 16).ThreeMF("Ring set", JPEG(256, 256, 230))
+			ring := models.Torus(12, 4, 32, 16)
+			return ring.ThreeMF("Ring set", Picture(ring, 256))
 		}},
 		{"Tabletop Terrain.zip", func() ([]byte, error) {
 			return Zip(map[string][]byte{"Terrain/tower.stl": models.Tower().BinarySTL(), "Terrain/helmet.obj": models.Helmet().OBJ()})
@@ -78,20 +81,22 @@ func WriteWorld(dir string) (string, error) {
 	}
 	// RAR archives from our own store-only writer: one single, one in three
 	// volumes (x.part1.rar …).
-	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: STL("goblin")},
-		{Name: "Goblin Camp/thumb.jpg", Data: JPEG(200, 150, 120)}}, rarwriter.Options{})
+	goblin := models.ForName("goblin")
+	single := rarwriter.Write([]rarwriter.File{{Name: "Goblin Camp/goblin.stl", Data: goblin.BinarySTL()},
+		{Name: "Goblin Camp/thumb.jpg", Data: Picture(goblin, 320)}}, rarwriter.Options{})
 	if err := write("Goblin Camp.rar", single[0]); err != nil {
 		return "", err
 	}
-	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: STL(strings.Repeat("orc ", 3000))},
-		{Name: "Orc Warband/cover.jpg", Data: JPEG(320, 240, 60)}}, rarwriter.Options{VolumeSize: 16 << 10})
+	orc := models.ForName("orc").BinarySTL()
+	vols := rarwriter.Write([]rarwriter.File{{Name: "Orc Warband/orc.stl", Data: orc},
+		{Name: "Orc Warband/cover.jpg", Data: Picture(models.ForName("orc"), 320)}}, rarwriter.Options{VolumeSize: len(orc)/3 + 1})
 	for i, v := range vols {
 		if err := write(fmt.Sprintf("Orc Warband.part%d.rar", i+1), v); err != nil {
 			return "", err
 		}
 	}
 	// A ZIP split into byte ranges, as 7-Zip's -v switch does: Hoard Set.zip.001, .002.
-	set, err := Zip(map[string][]byte{"Hoard Set/chest.stl": STL(strings.Repeat("chest ", 4000)), "Hoard Set/cover.jpg": JPEG(640, 480, 20)})
+	set, err := Zip(map[string][]byte{"Hoard Set/chest.stl": models.ForName("chest").BinarySTL(), "Hoard Set/cover.jpg": Picture(models.ForName("chest"), 640)})
 	if err != nil {
 		return "", err
 	}
@@ -103,13 +108,17 @@ func WriteWorld(dir string) (string, error) {
 		return "", err
 	}
 
+	diorama, err := writeDiorama(files)
+	if err != nil {
+		return "", err
+	}
 	mammothPosts := []map[string]any{
 		{"file": "files/Mammoth Factory - 2024-01.zip", "caption": "January release: mammoth", "album": 7, "date": "2024-01-05T10:00:00Z"},
 		{"photo": "files/cover.jpg", "album": 7, "date": "2024-01-05T10:00:00Z", "dc": 1},
 		{"file": "files/Mammoth Factory - 2024-02.zip", "caption": "February release: sabertooth", "date": "2024-02-03T09:00:00Z", "dc": 4},
 		{"file": "files/Mammoth Factory - 2024-01.zip", "same_document_as": 0, "date": "2024-02-10T09:00:00Z"},
 		{"text": "Thanks for the support!", "reply_to": 2},
-		{"generate": map[string]any{"name": "Mammoth Diorama.zip", "size": int64(2_300_000_000), "seed": 42}, "caption": "The big one", "dc": 4},
+		{"generate": map[string]any{"name": "Mammoth Diorama.zip", "size": int64(2_300_000_000), "seed": 42, "zip": diorama}, "caption": "The big one", "dc": 4},
 	}
 	forgePosts := []map[string]any{
 		{"file": "files/Dragon_Bust_v2_supported.stl", "caption": "Dragon bust, presupported", "dc": 3},
@@ -187,7 +196,53 @@ func Zip(entries map[string][]byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// JPEG draws a small gradient (each hue a different image).
+// DioramaBulk is the name of the generated entry of "Mammoth Diorama.zip":
+// a resin printer's sliced file, the kind that makes an archive gigabytes.
+const DioramaBulk = "Mammoth Diorama/Sliced/Mammoth Diorama - 8K resin.ctb"
+
+// writeDiorama writes the small files of "Mammoth Diorama.zip" under
+// files/Mammoth Diorama and returns the seed's "zip" object for it: the
+// emulator generates the 2.1 GiB archive from them on the fly (a real ZIP
+// whose bulk is one stored entry of generated bytes, DioramaBulk).
+func writeDiorama(files string) (map[string]any, error) {
+	dir := filepath.Join(files, "Mammoth Diorama")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	parts := []struct {
+		entry, file string
+		data        []byte
+	}{
+		{"Mammoth Diorama/preview.jpg", "preview.jpg", Picture(models.Diorama(), 640)},
+		{"Mammoth Diorama/STL/diorama.stl", "diorama.stl", models.Diorama().BinarySTL()},
+		{"Mammoth Diorama/STL/mammoth.stl", "mammoth.stl", models.Mammoth().BinarySTL()},
+		{"Mammoth Diorama/Painting guide.pdf", "guide.pdf", PDF("Mammoth Diorama: painting guide")},
+	}
+	var entries []map[string]any
+	for _, p := range parts {
+		if err := os.WriteFile(filepath.Join(dir, p.file), p.data, 0o644); err != nil {
+			return nil, err
+		}
+		entries = append(entries, map[string]any{"name": p.entry, "file": "files/Mammoth Diorama/" + p.file})
+	}
+	return map[string]any{"entries": entries, "bulk": DioramaBulk}, nil
+}
+
+// Picture renders a model as the square JPEG (size pixels a side) a creator
+// would post with it, so the demo's previews show what their archives
+// hold. The models are fixed code: a render that fails is a bug, and
+// panics.
+func Picture(m models.Mesh, size int) []byte {
+	stl := m.BinarySTL()
+	img, err := mesh.Render(context.Background(), bytes.NewReader(stl), int64(len(stl)), mesh.FormatSTL, mesh.Options{Size: size})
+	if err != nil {
+		panic(fmt.Sprintf("demo: render a picture: %v", err))
+	}
+	return img
+}
+
+// JPEG draws a small gradient (each hue a different image); tests use it
+// where any picture will do. The demo's world shows Picture's renders.
 func JPEG(w, h int, hue uint8) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := 0; y < h; y++ {

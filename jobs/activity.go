@@ -36,3 +36,86 @@ func (a *activity) set(ctx context.Context, act hoard.RunActivity) {
 		a.deps.Logger.Debug("set run activity", "run", a.runID, "err", err)
 	}
 }
+
+// fileProgressEvery is how often a phase's progress is written at most; a
+// new phase or part is written at once.
+const fileProgressEvery = time.Second
+
+// fileTracker records the phases of the file a job moves (the worker
+// panel's list of files in flight) in the job's River metadata
+// (store.SetJobFileProgress), so that the panel shows what the code is
+// doing now: each phase is recorded where the code enters it. A failure to
+// record is logged, never returned. A nil tracker records nothing.
+type fileTracker struct {
+	deps  *Deps
+	db    *store.DB
+	jobID int64
+	mu    sync.Mutex
+	cur   hoard.FileProgress
+	last  time.Time
+}
+
+// trackFile returns the tracker of job's file: run, source message and
+// name say which file it is.
+func (d *Deps) trackFile(db *store.DB, jobID, runID, channelID, messageID int64, file string) *fileTracker {
+	return &fileTracker{deps: d, db: db, jobID: jobID,
+		cur: hoard.FileProgress{RunID: runID, ChannelID: channelID, MessageID: messageID, File: file}}
+}
+
+// phase records that the file enters phase (part of parts for a part's
+// upload; 0 otherwise) with total bytes to move (0: no measure).
+func (f *fileTracker) phase(ctx context.Context, phase hoard.FilePhase, part, parts int, total int64) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.cur.Phase, f.cur.Part, f.cur.Parts, f.cur.Bytes, f.cur.TotalBytes = phase, part, parts, 0, total
+	p := f.cur
+	f.last = time.Now()
+	f.mu.Unlock()
+	f.write(ctx, p)
+	if f.deps.observeFile != nil {
+		f.deps.observeFile(p)
+	}
+}
+
+// progress records bytes done of the current phase, at most every
+// fileProgressEvery (and always the last byte).
+func (f *fileTracker) progress(ctx context.Context, done int64) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.cur.Bytes = done
+	now := time.Now()
+	if now.Sub(f.last) < fileProgressEvery && done != f.cur.TotalBytes {
+		f.mu.Unlock()
+		return
+	}
+	f.last = now
+	p := f.cur
+	f.mu.Unlock()
+	f.write(ctx, p)
+}
+
+func (f *fileTracker) write(ctx context.Context, p hoard.FileProgress) {
+	if f.jobID == 0 {
+		return
+	}
+	if err := f.db.SetJobFileProgress(context.WithoutCancel(ctx), f.jobID, p); err != nil {
+		f.deps.Logger.Debug("set file progress", "job", f.jobID, "file", p.File, "err", err)
+	}
+}
+
+// progressWriter tells a tracker the bytes written through it.
+type progressWriter struct {
+	ctx  context.Context
+	f    *fileTracker
+	done int64
+}
+
+func (c *progressWriter) Write(p []byte) (int, error) {
+	c.done += int64(len(p))
+	c.f.progress(c.ctx, c.done)
+	return len(p), nil
+}

@@ -79,6 +79,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 		return err
 	}
 	act := &activity{deps: d, db: d.DB, runID: a.RunID}
+	ft := d.trackFile(d.DB, job.ID, a.RunID, a.ChannelID, a.MessageID, a.FileName)
 	byID, parts, err := readSet(ctx, src, a)
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 			d.removeSpool(dir)
 		}
 	}()
-	sp, err := d.download(ctx, src, parts, dir, a, act)
+	sp, err := d.download(ctx, src, parts, dir, a, act, ft)
 	if err != nil {
 		return err
 	}
@@ -114,6 +115,7 @@ func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.Ing
 	if err != nil {
 		return err
 	}
+	ft.phase(ctx, hoard.PhaseSplitting, 0, 0, 0)
 	wr, tparts, err := d.planParts(ctx, src, parts, a)
 	if err != nil {
 		return err
@@ -548,7 +550,8 @@ type spooled struct {
 // same bytes, both fed while the bytes arrive (no second pass). Stalls and
 // broken connections resume from the last good offset, up to downloadTries
 // times per part.
-func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity) (spooled, error) {
+func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity, ft *fileTracker) (spooled, error) {
+	ft.phase(ctx, hoard.PhaseDownloading, 0, 0, a.Size)
 	paths := make([]string, len(parts))
 	var state archive.HashState
 	var done int64
@@ -567,6 +570,7 @@ func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messeng
 		hw.Observe(sniffer)
 		req := messenger.DownloadRequest{Channel: src.peer, MessageID: m.ID, Document: *m.Document,
 			Progress: func(n int64) {
+				ft.progress(ctx, done+n)
 				act.set(ctx, hoard.RunActivity{Activity: "Downloading " + a.FileName, Step: "downloading",
 					ChannelID: a.ChannelID, TopicID: a.TopicID, AccountChannelMapID: a.MapID, File: a.FileName,
 					Bytes: done + n, TotalBytes: a.Size})

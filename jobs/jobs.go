@@ -99,6 +99,9 @@ type Deps struct {
 	// Metrics is told what the ingestion moved and decided (default:
 	// nobody).
 	Metrics Metrics
+	// observeFile, when set (tests), is told every phase a file in flight
+	// enters, as it is recorded.
+	observeFile func(hoard.FileProgress)
 }
 
 // Metrics is told what the ingestion does, each once its transaction has

@@ -88,7 +88,8 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 			if err := db.MarkTransferPartPosting(ctx, t.ID, part.PartNo, after); err != nil {
 				return err
 			}
-			if destID, err = d.post(ctx, db, t, part, wr); isTooLarge(err) {
+			ft := d.trackFile(db, job.ID, t.IngestionRunID, t.SourceChannelID, t.SourceMessageID, t.Draft.FileName)
+			if destID, err = d.post(ctx, db, t, part, wr, ft); isTooLarge(err) {
 				return d.splitRefusedPart(ctx, job, t, part, wr, err)
 			} else if err != nil {
 				return err
@@ -110,9 +111,11 @@ func (w *UploadPartWorker) work(ctx context.Context, job *river.Job[hoard.Upload
 }
 
 // post re-sends the part's source message or uploads its byte range of the
-// spool files, and returns the destination message id.
-func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess) (int64, error) {
+// spool files, and returns the destination message id. ft is told which
+// of the two it does.
+func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess, ft *fileTracker) (int64, error) {
 	if part.ResendMessageID != 0 {
+		ft.phase(ctx, hoard.PhaseForwarding, part.PartNo+1, t.PartsTotal, 0)
 		maps, err := db.ListChannelMaps(ctx, t.SourceChannelID)
 		if err != nil {
 			return 0, err
@@ -142,7 +145,7 @@ func (d *Deps) post(ctx context.Context, db *store.DB, t *hoard.Transfer, part *
 		}
 		d.Logger.Info("source message cannot be re-sent; uploading instead", "part", part.Name)
 	}
-	return d.upload(ctx, db, t, part, wr)
+	return d.upload(ctx, db, t, part, wr, ft)
 }
 
 // findPosted looks in the destination, after the id recorded before an
@@ -255,10 +258,13 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 	act := &activity{deps: d, db: db, runID: t.IngestionRunID}
 	act.set(ctx, hoard.RunActivity{Activity: "Verifying " + t.Draft.FileName, Step: "hashing", ChannelID: t.SourceChannelID,
 		File: t.Draft.FileName, TotalBytes: t.Draft.FileSize})
-	mismatch, err := d.verifyHash(ctx, t, parts)
+	ft := d.trackFile(db, job.ID, t.IngestionRunID, t.SourceChannelID, t.SourceMessageID, t.Draft.FileName)
+	ft.phase(ctx, hoard.PhaseVerifying, 0, 0, t.Draft.FileSize)
+	mismatch, err := d.verifyHash(ctx, t, parts, ft)
 	if err != nil {
 		return err
 	}
+	ft.phase(ctx, hoard.PhaseIndexing, 0, 0, 0)
 	p, files, err := d.inspect(ctx, t)
 	if err != nil {
 		return err
@@ -284,8 +290,8 @@ func (w *VerifyTransferWorker) work(ctx context.Context, job *river.Job[hoard.Ve
 // parts cleared first: what was uploaded came from these bytes, so a retry
 // must not take those posts up (resumable); the audit reports them as
 // orphaned.
-func (d *Deps) verifyHash(ctx context.Context, t *hoard.Transfer, parts []hoard.TransferPart) (mismatch string, err error) {
-	sum, err := hashRanges(ctx, t.SpoolPaths, parts)
+func (d *Deps) verifyHash(ctx context.Context, t *hoard.Transfer, parts []hoard.TransferPart, ft *fileTracker) (mismatch string, err error) {
+	sum, err := hashRanges(ctx, t.SpoolPaths, parts, ft)
 	if err != nil {
 		return "", failedAt(hoard.SkipHashMismatch, err)
 	}
@@ -475,18 +481,22 @@ func (d *Deps) hashMismatch(ctx context.Context, t *hoard.Transfer, got string) 
 }
 
 // hashRanges hashes the parts' byte ranges of the spool files in part
-// order.
-func hashRanges(ctx context.Context, paths []string, parts []hoard.TransferPart) (string, error) {
+// order, telling ft (when set) the bytes hashed.
+func hashRanges(ctx context.Context, paths []string, parts []hoard.TransferPart, ft *fileTracker) (string, error) {
 	set, err := archive.OpenParts(paths...)
 	if err != nil {
 		return "", err
 	}
 	defer set.Close()
 	h := sha256.New()
+	var w io.Writer = h
+	if ft != nil {
+		w = io.MultiWriter(h, &progressWriter{ctx: ctx, f: ft})
+	}
 	buf := make([]byte, 1<<20)
 	for _, p := range parts {
 		r := set.Section(archive.Range{Name: p.Name, Offset: p.Offset, Length: p.Length})
-		if _, err := io.CopyBuffer(h, ctxReader{ctx, r}, buf); err != nil {
+		if _, err := io.CopyBuffer(w, ctxReader{ctx, r}, buf); err != nil {
 			return "", fmt.Errorf("re-hash %s: %w", p.Name, err)
 		}
 	}

@@ -33,7 +33,8 @@ const (
 // the whole file once more. Within an attempt an interrupted upload is
 // resumed up to uploadTries times; a rate limit and a refusal as too large
 // end the attempt at once.
-func (d *Deps) upload(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess) (int64, error) {
+func (d *Deps) upload(ctx context.Context, db *store.DB, t *hoard.Transfer, part *hoard.TransferPart, wr *channelAccess, ft *fileTracker) (int64, error) {
+	ft.phase(ctx, hoard.PhaseUploading, part.PartNo+1, t.PartsTotal, part.Length)
 	parts, err := archive.OpenParts(t.SpoolPaths...)
 	if err != nil {
 		return 0, fmt.Errorf("spool of %s: %w", part.Name, err)
@@ -42,8 +43,13 @@ func (d *Deps) upload(ctx context.Context, db *store.DB, t *hoard.Transfer, part
 	section := func() *io.SectionReader {
 		return parts.Section(archive.Range{Name: part.Name, Offset: part.Offset, Length: part.Length})
 	}
+	keep := d.pointKeeper(ctx, db, part)
+	progress := func(r messenger.UploadResume) {
+		ft.progress(ctx, min(int64(r.PartsDone)*messenger.UploadPartSize, part.Length))
+		keep(r)
+	}
 	req := messenger.UploadRequest{Channel: wr.peer, Data: section(), FileName: part.Name,
-		Premium: isPremium(ctx, db, t.AccountID), Resume: d.storedPoint(part), Progress: d.pointKeeper(ctx, db, part)}
+		Premium: isPremium(ctx, db, t.AccountID), Resume: d.storedPoint(part), Progress: progress}
 	for try := 1; ; try++ {
 		id, err := wr.account.Upload(ctx, req)
 		if err == nil {

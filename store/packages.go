@@ -325,3 +325,16 @@ func (db *DB) ListOrphanedPackages(ctx context.Context) ([]hoard.Package, error)
 	return getAll[hoard.Package](ctx, db.q, "list orphaned packages",
 		`SELECT `+packageColumns+` FROM packages WHERE dest_channel_id IS NOT NULL AND dest_message_id IS NULL ORDER BY id`)
 }
+
+// NewPackagesMax is the most new packages NewPackagesSince counts.
+const NewPackagesMax = 100
+
+// NewPackagesSince returns the newest package id (0 in an empty catalog)
+// and how many packages have an id above since, counted up to
+// NewPackagesMax: two probes of the primary key, cheap enough for every
+// open catalog page to ask every few seconds.
+func (db *DB) NewPackagesSince(ctx context.Context, since int64) (newest int64, count int, err error) {
+	err = db.q.QueryRow(ctx, `SELECT coalesce((SELECT max(id) FROM packages), 0),
+		(SELECT count(*) FROM (SELECT 1 FROM packages WHERE id > $1 LIMIT $2) n)`, since, NewPackagesMax).Scan(&newest, &count)
+	return newest, count, wrap("new packages since", err)
+}

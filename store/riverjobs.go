@@ -146,3 +146,43 @@ func (db *DB) ListTopicsInProgress(ctx context.Context) ([]TopicInProgress, erro
 		ORDER BY c.title, topic_name, t.topic_id`,
 		[]string{hoard.ScanTopicArgs{}.Kind(), hoard.IngestMessageArgs{}.Kind()})
 }
+
+// fileProgressKinds are the kinds of job that move a file in flight.
+var fileProgressKinds = []string{hoard.IngestMessageArgs{}.Kind(), hoard.UploadPartArgs{}.Kind(), hoard.VerifyTransferArgs{}.Kind()}
+
+// SetJobFileProgress records the progress of the file a running job moves
+// in the job's own River metadata (key "file_progress"), stamped with the
+// database's clock: it lives exactly as long as the job runs, so a file
+// leaves the worker panel when its job ends, however it ends. A job that
+// is no longer running is left alone.
+func (db *DB) SetJobFileProgress(ctx context.Context, jobID int64, p hoard.FileProgress) error {
+	_, err := db.q.Exec(ctx, `UPDATE river_job SET metadata = jsonb_set(metadata, '{file_progress}',
+			$2::jsonb || jsonb_build_object('updated_at', clock_timestamp(),
+				'phase_started_at', CASE WHEN metadata->'file_progress'->>'phase' IS NOT DISTINCT FROM $3
+					AND (metadata->'file_progress'->>'part')::int IS NOT DISTINCT FROM $4::int
+					THEN metadata->'file_progress'->'phase_started_at' ELSE to_jsonb(clock_timestamp()) END,
+				'start_bytes', CASE WHEN metadata->'file_progress'->>'phase' IS NOT DISTINCT FROM $3
+					AND (metadata->'file_progress'->>'part')::int IS NOT DISTINCT FROM $4::int
+					THEN metadata->'file_progress'->'start_bytes' ELSE to_jsonb($5::bigint) END))
+		WHERE id = $1 AND state = 'running'`, jobID, p, string(p.Phase), nullPart(p.Part), p.Bytes)
+	return wrap("set job file progress", err)
+}
+
+func nullPart(part int) *int {
+	if part == 0 {
+		return nil
+	}
+	return &part
+}
+
+// ListFilesInFlight returns the progress of every file a running
+// ingest_message, upload_part or verify job moves, oldest job first.
+func (db *DB) ListFilesInFlight(ctx context.Context) ([]hoard.FileProgress, error) {
+	rows, err := db.q.Query(ctx, `SELECT metadata->'file_progress' FROM river_job
+		WHERE state = 'running' AND kind = ANY($1) AND metadata ? 'file_progress' ORDER BY id`, fileProgressKinds)
+	if err != nil {
+		return nil, wrap("list files in flight", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[hoard.FileProgress])
+	return out, wrap("list files in flight", err)
+}

@@ -32,6 +32,7 @@ var expected = map[string][3]int{ // anonymous, USER, ADMIN
 	"POST /crowdfunds/{id}":                                     {401, 404, 404},
 	"POST /crowdfunds/{id}/delete":                              {401, 404, 404},
 	"POST /crowdfunds/{id}/packages":                            {401, 404, 404},
+	"GET /api/packages/new":                                     {401, 200, 200},
 	"POST /crowdfunds/{id}/packages/{packageId}/delete":         {401, 404, 404},
 	"POST /crowdfunds/{id}/send-all":                            {401, 404, 404},
 	"GET /api/crowdfunds/{id}/packages/search":                  {401, 404, 404},

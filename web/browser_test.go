@@ -494,3 +494,81 @@ func signIn(t *testing.T, ctx context.Context, base, email, password string) {
 	bt.Follow(t, ctx, chromedp.Submit(chromedp.CSS(`input[name=password]`)))
 	bt.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)))
 }
+
+// TestBrowserWorkerPanelShowsEachFilesPhase: a file whose job uploads its
+// second part of four shows one line naming it once, with the phase, the
+// part, the bytes, the rate and the time left; the state line counts the
+// files in flight instead of repeating a name.
+func TestBrowserWorkerPanelShowsEachFilesPhase(t *testing.T) {
+	e := newEnv(t)
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the worker panel")
+	bg := context.Background()
+	run, err := e.db.CreateRun(bg, hoard.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool().Exec(bg, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at, metadata)
+		VALUES ('upload_part', '{}', 'transfer', 'running', 5, 1, 1, now(), jsonb_build_object('file_progress', jsonb_build_object(
+			'run_id', $1::bigint, 'file', 'Mammoth Diorama.zip', 'phase', 'uploading', 'part', 2, 'parts', 4, 'bytes', 268435456,
+			'total_bytes', 536870912, 'start_bytes', 0, 'phase_started_at', '2025-01-01T12:00:00Z', 'updated_at', '2025-01-01T12:00:10Z')))`,
+		run.ID); err != nil {
+		t.Fatal(err)
+	}
+	admin, password := e.user(hoard.RoleAdmin)
+	base := e.ts.URL
+	signIn(t, ctx, base, admin.Email, password)
+	lines := `[...document.querySelectorAll("[data-worker-files] li")].map(li => li.textContent)`
+	bt.Do(t, ctx, chromedp.Navigate(base+"/admin/messenger"),
+		chromedp.Poll[chromedp.Void](lines+`.length === 1`, chromedp.WithPollingTimeout(10*time.Second)))
+	want := []string{"Mammoth Diorama.zip — uploading part 2 of 4 · 256 MiB of 512 MiB (50 %) · 26 MiB/s · 10 s left "}
+	if got := bt.Run(t, ctx, chromedp.Evaluate[[]string](lines)); !slices.Equal(got, want) {
+		t.Errorf("files in flight %q, want %q", got, want)
+	}
+	if got := bt.Text(t, ctx, "[data-worker-state]"); got != "Running: 1 file in flight" {
+		t.Errorf("state %q", got)
+	}
+}
+
+// TestBrowserCatalogAnnouncesNewPackages: a package indexed while the
+// catalog is open (a cycle running) is announced on the page without a
+// reload, "1 new package — show"; the link shows it. A search page does
+// not poll.
+func TestBrowserCatalogAnnouncesNewPackages(t *testing.T) {
+	e := newEnv(t)
+	e.seedCatalog()
+	e.waitCatalogWatch()
+	ctx := bt.New(t)
+	errs := bt.CollectErrors(t, ctx)
+	defer errs.Check(t, "the catalog")
+	bg := context.Background()
+	if _, err := e.db.CreateRun(bg, hoard.TriggerManual); err != nil {
+		t.Fatal(err)
+	}
+	user, password := e.user(hoard.RoleUser)
+	base := e.ts.URL
+	signIn(t, ctx, base, user.Email, password)
+	bt.Do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
+	if visible := bt.Run(t, ctx, chromedp.Evaluate[bool](`!document.querySelector("[data-new-packages]").hidden`)); visible {
+		t.Fatal("new packages announced before any was indexed")
+	}
+	p := &hoard.Package{FileName: "Mammoth Diorama.zip", FileSize: 2_300_000_000, ArchiveType: hoard.ArchiveZIP,
+		ContentHash: fmt.Sprintf("%064x", 99), Creator: "Mammoth Factory", Tags: []string{"STL"}}
+	if err := e.db.CreatePackage(bg, p); err != nil {
+		t.Fatal(err)
+	}
+	const announced = `document.querySelector("[data-new-packages-show]").textContent`
+	bt.Do(t, ctx, chromedp.Poll[chromedp.Void](announced+` === "1 new package — show"`, chromedp.WithPollingTimeout(15*time.Second)))
+	bt.Follow(t, ctx, chromedp.Click(chromedp.CSS(`[data-new-packages-show]`)))
+	if grid := bt.Text(t, ctx, "ul.grid"); !strings.Contains(grid, "Mammoth Diorama.zip") {
+		t.Errorf("after show, the catalog lacks the new package:\n%s", grid)
+	}
+	if n := bt.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-new-packages]").length`)); n != 1 {
+		t.Errorf("the catalog has %d announcements, want 1", n)
+	}
+	bt.Do(t, ctx, chromedp.Navigate(base+"/?q=dragon"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
+	if n := bt.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-new-packages]").length`)); n != 0 {
+		t.Errorf("a search page polls for new packages")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -275,6 +276,11 @@ type catalogPage struct {
 	Sources map[int64]string
 	// Ingesting is the cycle running while the plain catalog is shown.
 	Ingesting *ingestingNote
+	// Live is set on the plain catalog's first page, whose script asks
+	// GET /api/packages/new for packages with an id above NewestID (the
+	// newest when the page was made) and announces them.
+	Live     bool
+	NewestID int64
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -306,6 +312,11 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	}
 	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
 		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting}
+	if p.Live = plainFirstPage(q) && heading == (catalogHeading{}); p.Live {
+		if p.NewestID, _, err = s.deps.DB.NewPackagesSince(r.Context(), math.MaxInt64); err != nil {
+			return err
+		}
+	}
 	for _, t := range p.Tabs {
 		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": "", "prev": "", "page": ""})
 	}

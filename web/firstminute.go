@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 )
 
 // ingestingNote is what the catalog says while an ingestion cycle runs:
@@ -22,10 +23,28 @@ type ingestingNote struct {
 // the plain catalog (no search, no filter, the All tab), nil otherwise or
 // when none runs.
 func (s *Server) catalogIngesting(r *http.Request, q catalogQuery) (*ingestingNote, error) {
-	if q.Text != "" || q.Creator != "" || len(q.Tags) > 0 || q.ChannelID != 0 || q.Kind != "" || q.HasPreview != nil ||
-		q.Grouped != nil || q.Cursor != "" {
+	if !plainFirstPage(q) {
 		return nil, nil
 	}
+	return s.runningCycle(r)
+}
+
+// plainFirstPage reports whether q is the plain catalog's first page: no
+// search, no filter, no page after the first.
+func plainFirstPage(q catalogQuery) bool {
+	return q.Text == "" && q.Creator == "" && len(q.Tags) == 0 && q.ChannelID == 0 && q.Kind == "" && q.HasPreview == nil &&
+		q.Grouped == nil && q.Cursor == ""
+}
+
+// cycleRunning reports whether an ingestion cycle runs (runningCycle).
+func (s *Server) cycleRunning(r *http.Request) (bool, error) {
+	note, err := s.runningCycle(r)
+	return note != nil, err
+}
+
+// runningCycle returns the running ingestion cycle, nil when none runs,
+// looked up at most every ingestingTTL.
+func (s *Server) runningCycle(r *http.Request) (*ingestingNote, error) {
 	s.ingestingMu.Lock()
 	defer s.ingestingMu.Unlock()
 	if time.Since(s.ingestingAt) < ingestingTTL {
@@ -74,4 +93,28 @@ func agoHTML(t, now time.Time) template.HTML {
 	u := t.UTC()
 	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `" title="` + u.Format("2006-01-02 15:04") + ` UTC" data-ago>` +
 		agoText(t, now) + `</time>`) // #nosec G203 -- digits and fixed words only
+}
+
+// newPackagesParams are the query of GET /api/packages/new.
+type newPackagesParams struct {
+	Since int64 `form:"since" validate:"gte=0"`
+}
+
+// handleNewPackages answers GET /api/packages/new?since=ID, which an open
+// catalog page polls: {"newest_id", "new" (packages with an id above since,
+// at most store.NewPackagesMax), "capped", "running" (an ingestion cycle
+// runs: the page looks again sooner)}. It costs two primary-key probes and
+// the cached look at the runs the catalog's note uses.
+func (s *Server) handleNewPackages(w http.ResponseWriter, r *http.Request) error {
+	in := paramsOf[newPackagesParams](r)
+	newest, count, err := s.deps.DB.NewPackagesSince(r.Context(), in.Since)
+	if err != nil {
+		return err
+	}
+	running, err := s.cycleRunning(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"newest_id": newest, "new": count, "capped": count >= store.NewPackagesMax, "running": running})
+	return nil
 }

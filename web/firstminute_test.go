@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -64,5 +65,40 @@ func TestFailedFormWithOneRequestAtATime(t *testing.T) {
 	resp, body := e.do(client, "POST", "/admin/invites", url.Values{"count": {"500"}}, e.session(admin))
 	if resp.StatusCode != 422 || !strings.Contains(body, `class="field-error"`) {
 		t.Fatalf("status %d\n%s", resp.StatusCode, excerpt(body))
+	}
+}
+
+// TestNewPackagesSince: GET /api/packages/new counts the packages above
+// since and says whether a cycle runs.
+func TestNewPackagesSince(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pk := e.seedCatalog()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	first := pk["Dragon_Bust_v2.stl"].ID
+	newest := pk["Knight Helmet.rar"].ID
+	get := func(since int64) string {
+		t.Helper()
+		resp, body := e.do(nil, "GET", fmt.Sprintf("/api/packages/new?since=%d", since), nil, c)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		return strings.TrimSpace(body)
+	}
+	if got, want := get(first), fmt.Sprintf(`{"capped":false,"new":2,"newest_id":%d,"running":false}`, newest); got != want {
+		t.Errorf("since the first: %s, want %s", got, want)
+	}
+	if _, err := e.db.CreateRun(ctx, hoard.TriggerManual); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.ingestingMu.Lock()
+	e.srv.ingestingAt = time.Time{}
+	e.srv.ingestingMu.Unlock()
+	if got, want := get(newest), fmt.Sprintf(`{"capped":false,"new":0,"newest_id":%d,"running":true}`, newest); got != want {
+		t.Errorf("since the newest: %s, want %s", got, want)
+	}
+	if resp, _ := e.do(nil, "GET", "/api/packages/new?since=-1", nil, c); resp.StatusCode != 400 && resp.StatusCode != 422 {
+		t.Errorf("since=-1: status %d", resp.StatusCode)
 	}
 }

@@ -266,8 +266,9 @@ func toRunJSON(run *hoard.IngestionRun) *runJSON {
 }
 
 // handleIngestionStatus answers GET /api/ingestion/status: the running run
-// (live activity and counters), the last finished one, the cycle interval
-// and when the next scheduled cycle is due.
+// (live activity and counters), the files in flight with their phases and
+// progress (fileJSON), the last finished one, the cycle interval and when
+// the next scheduled cycle is due.
 func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	optional := func(run *hoard.IngestionRun, err error) (*hoard.IngestionRun, error) {
@@ -293,17 +294,53 @@ func (s *Server) handleIngestionStatus(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
+	inFlight, err := s.deps.DB.ListFilesInFlight(ctx)
+	if err != nil {
+		return err
+	}
+	files := make([]fileJSON, len(inFlight))
+	for i, f := range inFlight {
+		files[i] = toFileJSON(f)
+	}
 	var next *string
 	if running == nil && s.deps.WorkerInterval > 0 {
 		v := hoard.NextScheduledCycle(time.Now(), s.deps.WorkerInterval).Format(time.RFC3339)
 		next = &v
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"running": toRunJSON(running), "last": toRunJSON(last), "topics": inProgress,
+		"running": toRunJSON(running), "last": toRunJSON(last), "topics": inProgress, "files": files,
 		"interval_seconds": int64(s.deps.WorkerInterval / time.Second), "next_cycle_at": next,
 		"server_time": time.Now().UTC().Format(time.RFC3339),
 	})
 	return nil
+}
+
+// fileJSON is a file in flight as the worker panel lists it: its phase
+// (hoard.FilePhase), for a part's upload the part (1-based) of parts, the
+// phase's bytes done of total (total 0: no measure), and once the phase has
+// moved bytes for a moment its rate and the time left at that rate.
+type fileJSON struct {
+	File        string `json:"file"`
+	Phase       string `json:"phase"`
+	Part        int    `json:"part,omitempty"`
+	Parts       int    `json:"parts,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	TotalBytes  int64  `json:"total_bytes"`
+	BytesPerSec int64  `json:"bytes_per_second,omitempty"`
+	SecondsLeft int64  `json:"seconds_left,omitempty"`
+	ChannelID   int64  `json:"channel_id"`
+	MessageID   int64  `json:"message_id"`
+	Since       string `json:"phase_started_at"`
+}
+
+func toFileJSON(f hoard.FileProgress) fileJSON {
+	out := fileJSON{File: hoard.DisplayText(f.File), Phase: string(f.Phase), Part: f.Part, Parts: f.Parts, Bytes: f.Bytes,
+		TotalBytes: f.TotalBytes, BytesPerSec: int64(f.Rate()), ChannelID: f.ChannelID, MessageID: f.MessageID,
+		Since: f.PhaseStartedAt.UTC().Format(time.RFC3339)}
+	if left := f.Left(); left > 0 {
+		out.SecondsLeft = int64(left.Round(time.Second) / time.Second)
+	}
+	return out
 }
 
 // activeTopicJSON is a forum topic in progress as the worker panel lists

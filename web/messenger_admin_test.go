@@ -196,3 +196,85 @@ func TestIngestionStatusAndDisableActiveTopic(t *testing.T) {
 		t.Error("the panel's page lacks the notice")
 	}
 }
+
+// TestIngestionStatusListsFilesInFlight: the status carries each file in
+// flight with its phase, part, bytes, rate and time left, from the
+// progress its running job recorded; a new part starts its phase (and its
+// rate) afresh, more bytes of the same part do not; a job that ended
+// leaves the list.
+func TestIngestionStatusListsFilesInFlight(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin, _ := e.user(hoard.RoleAdmin)
+	c := e.session(admin)
+	run, err := e.db.CreateRun(ctx, hoard.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	// A download 10 s into its phase, 300 of 1024 MiB done, 100 MiB of
+	// them before the phase began: 20 MiB/s, 36 s left.
+	var download, upload int64
+	for _, j := range []struct {
+		id       *int64
+		kind     string
+		progress string
+	}{
+		{&download, "ingest_message", fmt.Sprintf(`{"run_id": %d, "file": "Mammoth Diorama.zip", "phase": "downloading", "bytes": %d,
+			"total_bytes": %d, "start_bytes": %d, "phase_started_at": "2025-01-01T12:00:00Z", "updated_at": "2025-01-01T12:00:10Z"}`,
+			run.ID, 300*mib, 1024*mib, 100*mib)},
+		{&upload, "upload_part", `{}`},
+	} {
+		if err := e.db.Pool().QueryRow(ctx, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at, metadata)
+			VALUES ($1, '{}', 'ingest', 'running', 5, 1, 1, now(), jsonb_build_object('file_progress', $2::jsonb)) RETURNING id`,
+			j.kind, j.progress).Scan(j.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := func(part int, bytes int64) {
+		t.Helper()
+		if err := e.db.SetJobFileProgress(ctx, upload, hoard.FileProgress{RunID: run.ID, File: "Big Pack.zip", Phase: hoard.PhaseUploading,
+			Part: part, Parts: 4, Bytes: bytes, TotalBytes: 512 * mib}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st struct {
+		Files []fileJSON `json:"files"`
+	}
+	status := func() []fileJSON {
+		t.Helper()
+		_, body := e.do(nil, "GET", "/api/ingestion/status", nil, c)
+		st.Files = nil
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return st.Files
+	}
+	set(2, 0)
+	started := status()[1].Since
+	set(2, 64*mib)
+	if got := status()[1]; got.Since != started || got.Bytes != 64*mib {
+		t.Errorf("more bytes of part 2: %+v, want its phase still started at %s", got, started)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	set(3, 0)
+	got := status()
+	if got[1].Since == started {
+		t.Errorf("part 3 kept part 2's start %s", started)
+	}
+	got[1].Since = ""
+	want := []fileJSON{
+		{File: "Mammoth Diorama.zip", Phase: "downloading", Bytes: 300 * mib, TotalBytes: 1024 * mib, BytesPerSec: 20 * mib, SecondsLeft: 36,
+			Since: "2025-01-01T12:00:00Z"},
+		{File: "Big Pack.zip", Phase: "uploading", Part: 3, Parts: 4, TotalBytes: 512 * mib},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("files in flight:\n got  %+v\n want %+v", got, want)
+	}
+	if _, err := e.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, download); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); len(got) != 1 || got[0].File != "Big Pack.zip" {
+		t.Errorf("after the download's job ended: %+v", got)
+	}
+}

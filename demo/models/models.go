@@ -149,6 +149,45 @@ func Helmet() Mesh {
 	return m
 }
 
+// mapped returns the mesh with every vertex moved by f (a scale, a turn).
+func (m Mesh) mapped(f func(Vertex) Vertex) Mesh {
+	out := Mesh{Vertices: make([]Vertex, len(m.Vertices)), Triangles: m.Triangles}
+	for i, v := range m.Vertices {
+		out.Vertices[i] = f(v)
+	}
+	return out
+}
+
+// Mammoth is a woolly mammoth standing on four legs: a long body, a domed
+// head with a hanging trunk, and two tusks sweeping forwards and up.
+func Mammoth() Mesh {
+	var m Mesh
+	m.add(Sphere(1, 12, 24).mapped(func(v Vertex) Vertex { return Vertex{18 * v[0], 11 * v[1], 12 * v[2]} }), Vertex{0, 0, 26})
+	leg := lathe([][2]float64{{0, 0}, {4.5, 0}, {4, 18}, {0, 18}}, 16)
+	for _, at := range []Vertex{{-10, -6, 0}, {-10, 6, 0}, {10, -6, 0}, {10, 6, 0}} {
+		m.add(leg, at)
+	}
+	m.add(Sphere(9, 10, 20), Vertex{19, 0, 34})
+	m.add(lathe([][2]float64{{0, 0}, {2, 0}, {3.5, 20}, {0, 20}}, 12), Vertex{26, 0, 10})
+	// A tusk is a cone turned forwards, 50° from the vertical.
+	tilt := 50 * math.Pi / 180
+	tusk := lathe([][2]float64{{0, 0}, {1.8, 0}, {0, 16}}, 12).mapped(func(v Vertex) Vertex {
+		return Vertex{v[0]*math.Cos(tilt) + v[2]*math.Sin(tilt), v[1], -v[0]*math.Sin(tilt) + v[2]*math.Cos(tilt)}
+	})
+	m.add(tusk, Vertex{24, -5, 24})
+	m.add(tusk, Vertex{24, 5, 24})
+	return m
+}
+
+// Diorama is a mammoth and its calf on a rocky base.
+func Diorama() Mesh {
+	m := lathe([][2]float64{{0, 0}, {40, 0}, {38, 4}, {30, 6}, {0, 6}}, 40).mapped(func(v Vertex) Vertex { return Vertex{1.4 * v[0], v[1], v[2]} })
+	m.add(Mammoth(), Vertex{-14, -6, 6})
+	m.add(Mammoth().mapped(func(v Vertex) Vertex { return Vertex{0.55 * v[0], 0.55 * v[1], 0.55 * v[2]} }), Vertex{24, 14, 6})
+	m.add(lathe([][2]float64{{0, 0}, {6, 0}, {4, 5}, {0, 7}}, 7), Vertex{30, -18, 5})
+	return m
+}
+
 // shapes are the shapes ForName chooses from, by a keyword of the name or
 // else by the name's hash.
 var shapes = []struct {
@@ -159,7 +198,8 @@ var shapes = []struct {
 	{[]string{"castle", "wall", "gate", "tower", "terrain"}, Tower},
 	{[]string{"gem", "chest", "hoard", "treasure"}, Gem},
 	{[]string{"helmet", "helm"}, Helmet},
-	{[]string{"vase", "pot", "body", "calf"}, Vase},
+	{[]string{"mammoth", "calf", "body"}, Mammoth},
+	{[]string{"vase", "pot"}, Vase},
 	{[]string{"ring", "wing", "tusk"}, func() Mesh { return Torus(12, 4, 32, 16) }},
 }
 

@@ -45,7 +45,7 @@ func diff(a, b uint32) uint32 {
 func TestEveryShapeRendersInEveryEncoding(t *testing.T) {
 	ctx := context.Background()
 	opts := mesh.Options{Size: 128}
-	for _, name := range []string{"bust", "tower", "gem", "helmet", "vase", "ring", "anything else"} {
+	for _, name := range []string{"bust", "tower", "gem", "helmet", "vase", "ring", "mammoth", "anything else"} {
 		m := ForName(name)
 		threeMF, err := m.ThreeMF(name, nil)
 		if err != nil {
@@ -101,5 +101,17 @@ func TestForNameIsDeterministic(t *testing.T) {
 		if !bytes.Equal(ForName(name).BinarySTL(), ForName(name).BinarySTL()) {
 			t.Errorf("%q: two different meshes", name)
 		}
+	}
+}
+
+// TestDioramaRenders: the demo's flagship scene is solid geometry too.
+func TestDioramaRenders(t *testing.T) {
+	data := Diorama().BinarySTL()
+	img, err := mesh.Render(context.Background(), bytes.NewReader(data), int64(len(data)), mesh.FormatSTL, mesh.Options{Size: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := coverage(t, img); c < 0.15 {
+		t.Errorf("the diorama covers %.0f%% of the frame, want ≥ 15%%", 100*c)
 	}
 }

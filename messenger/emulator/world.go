@@ -127,6 +127,7 @@ type document struct {
 	size   int64
 	path   string // bytes on disk; empty for generated documents
 	gen    *Generate
+	zip    *genZip // the generated ZIP of gen, when gen.Zip is set
 	date   int
 	refVer int
 	// uploaded documents are persisted; seeded ones are rebuilt.
@@ -368,6 +369,13 @@ func (e *Emulator) seedPosts(c *channel, posts []SeedPost, topicID int, where st
 			}
 			g := *p.Generate
 			d := &document{id: e.newID(), dc: orEntry(p.DC), name: name, mime: mimeOf(name), size: g.Size, gen: &g, date: m.date}
+			if g.Zip != nil {
+				z, err := newGenZip(g)
+				if err != nil {
+					return fmt.Errorf("%s[%d]: %w", where, i, err)
+				}
+				d.zip = z
+			}
 			e.docs[d.id] = d
 			m.doc = d.id
 		case p.Photo != "":

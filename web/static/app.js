@@ -208,6 +208,40 @@ if (panel) {
       return li;
     }));
   };
+  // Sizes and durations as the panel shows them: 1.5 GiB, 35 MiB/s, 2 min 5 s.
+  const size = (n) => {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+  };
+  const duration = (s) => s >= 3600 ? `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
+    : s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+  const phaseText = (f) => (f.phase === "uploading" || f.phase === "forwarding") && f.parts
+    ? `${f.phase} part ${f.part} of ${f.parts}` : f.phase;
+  // Every file in flight, one line each: its name once, the phase the
+  // worker is in, and the phase's bytes, rate and time left when it has them.
+  const showFiles = (files) => {
+    $("[data-worker-files]").replaceChildren(...files.map((f) => {
+      const li = document.createElement("li");
+      li.dataset.phase = f.phase;
+      const name = document.createElement("strong");
+      name.textContent = f.file;
+      const parts = [phaseText(f)];
+      if (f.total_bytes > 0) {
+        parts.push(`${size(f.bytes)} of ${size(f.total_bytes)} (${Math.floor((100 * f.bytes) / f.total_bytes)} %)`);
+      }
+      if (f.bytes_per_second > 0) parts.push(`${size(f.bytes_per_second)}/s`);
+      if (f.seconds_left > 0) parts.push(`${duration(f.seconds_left)} left`);
+      li.append(name, ` — ${parts.join(" · ")}`);
+      if (f.total_bytes > 0) {
+        const bar = document.createElement("progress");
+        bar.max = f.total_bytes; bar.value = f.bytes;
+        li.append(" ", bar);
+      }
+      return li;
+    }));
+  };
   const poll = async () => {
     let delay = 10000;
     try {
@@ -216,9 +250,18 @@ if (panel) {
         const st = await res.json();
         const run = st.running;
         const bar = $("[data-worker-progress]");
-        if (run) {
+        const files = st.files || [];
+        showFiles(files);
+        if (run && files.length > 0) {
+          // The files' own lines say what happens to each.
           delay = 2000;
-          $("[data-worker-state]").textContent = `Running: ${run.current_activity || run.current_step || "working"}${run.current_file ? " — " + run.current_file : ""}`;
+          $("[data-worker-state]").textContent = `Running: ${files.length} ${files.length === 1 ? "file" : "files"} in flight`;
+          bar.hidden = true;
+        } else if (run) {
+          delay = 2000;
+          const what = run.current_activity || run.current_step || "working";
+          const file = run.current_file && !what.includes(run.current_file) ? " — " + run.current_file : "";
+          $("[data-worker-state]").textContent = `Running: ${what}${file}`;
           bar.hidden = !(run.current_total_bytes > 0);
           bar.value = run.current_total_bytes > 0 ? (100 * run.current_bytes) / run.current_total_bytes : 0;
         } else {
@@ -456,34 +499,33 @@ if (bulk) {
   setInterval(update, 15000);
 }
 
-// While an ingestion cycle fills the catalog (the demo's first minute),
-// the catalog looks for new packages every 5 s and shows them: it reloads
-// itself unless the reader is busy with it (a selection, a field being
-// typed in), and otherwise offers the refresh. It stops when the newest
-// package no longer changes for a minute.
-const ingesting = document.querySelector("[data-ingesting]");
-if (ingesting) {
-  let first = ingesting.dataset.first || "";
-  let quiet = 0;
-  const busy = () => document.querySelector("input[name=id]:checked") ||
-    (document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName));
-  const timer = setInterval(async () => {
-    try {
-      const res = await fetch("/api/packages?limit=1&sort=newest", { headers: { Accept: "application/json" } });
-      if (!res.ok) return;
-      const body = await res.json();
-      const now = body.items.length ? String(body.items[0].id) : "";
-      if (now === first) {
-        if (++quiet >= 12) clearInterval(timer);
-        return;
-      }
-      quiet = 0;
-      first = now;
-      if (!busy()) { window.location.reload(); return; }
-      const link = ingesting.querySelector("[data-ingesting-refresh]");
-      if (link) link.textContent = "New packages: show them";
-    } catch { /* try again */ }
-  }, 5000);
+// The plain catalog announces packages indexed since it was made: it asks
+// /api/packages/new (two primary-key probes) every 5 s while an ingestion
+// cycle runs and every 10 s otherwise, not while the tab is hidden, and
+// shows "N new packages — show", a link that reloads the page. It never
+// reloads by itself: the reader may be busy with the page.
+const fresh = document.querySelector("[data-new-packages]");
+if (fresh) {
+  const since = fresh.dataset.since || "0";
+  const show = fresh.querySelector("[data-new-packages-show]");
+  const look = async () => {
+    let delay = 10000;
+    if (!document.hidden) {
+      try {
+        const res = await fetch(`/api/packages/new?since=${encodeURIComponent(since)}`, { headers: { Accept: "application/json" } });
+        if (res.ok) {
+          const st = await res.json();
+          if (st.running) delay = 5000;
+          if (st.new > 0) {
+            show.textContent = `${st.new}${st.capped ? "+" : ""} new ${st.new === 1 ? "package" : "packages"} — show`;
+            fresh.hidden = false;
+          }
+        }
+      } catch { /* try again */ }
+    }
+    setTimeout(look, delay);
+  };
+  setTimeout(look, document.querySelector("[data-ingesting]") ? 2000 : 5000);
 }
 
 // Bot sends tables ([data-sends-table]) refresh the status and progress of
