@@ -81,6 +81,10 @@ func samePosts(parts []hoard.PackagePart, ids []int64) bool {
 // computed from other posts.
 func (db *DB) RecordPackageParts(ctx context.Context, packageID int64, parts []hoard.PackagePart) error {
 	return db.InTx(ctx, func(tx *DB) error {
+		// Two downloads may learn the same package at once: one at a time.
+		if _, err := tx.q.Exec(ctx, `SELECT 1 FROM packages WHERE id = $1 FOR UPDATE`, packageID); err != nil {
+			return fmt.Errorf("record package parts of %d: %w", packageID, err)
+		}
 		if _, err := tx.q.Exec(ctx, `DELETE FROM package_parts WHERE package_id = $1`, packageID); err != nil {
 			return fmt.Errorf("record package parts of %d: %w", packageID, err)
 		}

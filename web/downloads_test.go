@@ -264,3 +264,27 @@ func TestWebDAVWithRcloneAndAToken(t *testing.T) {
 		t.Errorf("a revoked token listed the catalog:\n%s", out)
 	}
 }
+
+// A download manager's HEAD learns the length and the ETag without a
+// body, and without reading the file.
+func TestDownloadHead(t *testing.T) {
+	e := newDownloadEnv(t)
+	data := noise(9, 10_000)
+	pkg := e.publish("head.stl", []string{"head.stl"}, [][]byte{data})
+	u, _ := e.user(hoard.RoleUser)
+	req, err := http.NewRequest(http.MethodHead, e.ts.URL+"/packages/"+strconv.FormatInt(pkg.ID, 10)+"/download", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(e.session(u))
+	resp, err := e.client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	type head struct{ Status, Length, ETag, Ranges string }
+	got := head{resp.Status, resp.Header.Get("Content-Length"), resp.Header.Get("ETag"), resp.Header.Get("Accept-Ranges")}
+	if want := (head{"200 OK", "10000", `"` + pkg.ContentHash + `"`, "bytes"}); got != want {
+		t.Fatalf("HEAD = %+v, want %+v", got, want)
+	}
+}

@@ -278,7 +278,9 @@ func New(deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("web: queue UI: %w", err)
 		}
 	}
-	s.router.Use(s.measure, securityHeaders, s.boundStatements, s.loadSession)
+	// HEAD is answered as GET without the body (download managers ask it
+	// before a download, and ServeContent answers it without reading).
+	s.router.Use(middleware.GetHead, s.measure, securityHeaders, s.boundStatements, s.loadSession)
 	gate := newAdmission(deps.MaxConcurrentRequests)
 	rts := s.routes()
 	if s.openapi, err = openAPIDocument(rts, deps.Version, deps.AppURL, s.cookieName()); err != nil {
