@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/hoard/hoard"
@@ -36,7 +37,12 @@ func (s *Server) handleDownloadPackage(w http.ResponseWriter, r *http.Request) e
 		kind = "part"
 	}
 	return s.serveDownload(w, r, kind, func(ctx context.Context) (*download.Content, error) {
-		return s.deps.Downloads.Open(ctx, pkg, in.Part)
+		c, err := s.deps.Downloads.Open(ctx, pkg, in.Part)
+		if hoard.ErrorCode(err) == hoard.ENOTFOUND && userFrom(ctx).IsAdmin() && pkg.SourceMessageID != 0 {
+			// The package page holds Repair, open when it has a problem.
+			err = &offerError{error: err, href: "/packages/" + strconv.FormatInt(pkg.ID, 10) + "#repair", label: "Repair this package"}
+		}
+		return c, err
 	})
 }
 

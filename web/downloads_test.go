@@ -288,3 +288,35 @@ func TestDownloadHead(t *testing.T) {
 		t.Fatalf("HEAD = %+v, want %+v", got, want)
 	}
 }
+
+// A download whose post is gone says so; an administrator is offered
+// Repair, a user is not.
+func TestDownloadOfAGonePostOffersRepair(t *testing.T) {
+	e := newDownloadEnv(t)
+	pkg := e.publish("gone.stl", []string{"gone.stl"}, [][]byte{noise(10, 2000)})
+	if _, err := e.db.Pool().Exec(context.Background(), `UPDATE packages SET source_message_id = 5 WHERE id = $1`, pkg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dest.Account.DeleteMessages(context.Background(), e.dest.Channel, []int{int(pkg.DestMessageIDs[0])}); err != nil {
+		t.Fatal(err)
+	}
+	type page struct {
+		Status       int
+		Says, Offers bool
+	}
+	for _, tc := range []struct {
+		role hoard.Role
+		want page
+	}{
+		{hoard.RoleUser, page{404, true, false}},
+		{hoard.RoleAdmin, page{404, true, true}},
+	} {
+		u, _ := e.user(tc.role)
+		resp, body := e.get("/packages/"+strconv.FormatInt(pkg.ID, 10)+"/download", e.session(u), nil)
+		got := page{resp.StatusCode, bytes.Contains(body, []byte("is gone from the destination channel")),
+			bytes.Contains(body, []byte(`href="/packages/`+strconv.FormatInt(pkg.ID, 10)+`#repair"`))}
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.role, got, tc.want)
+		}
+	}
+}

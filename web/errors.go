@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -89,9 +90,12 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 			writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 			return
 		}
-		if rerr := s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: map[string]any{
-			"Status": status, "StatusText": http.StatusText(status), "Message": msg,
-		}}); rerr != nil {
+		data := map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg}
+		var offer *offerError
+		if errors.As(err, &offer) {
+			data["Action"], data["ActionLabel"] = offer.href, offer.label
+		}
+		if rerr := s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: data}); rerr != nil {
 			s.deps.Logger.Error("render error page", "err", rerr)
 			http.Error(w, msg, status)
 		}
@@ -114,3 +118,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// offerError is an error whose page offers what to do about it: a link
+// (href, a path of hoard's) labelled label.
+type offerError struct {
+	error
+	href, label string
+}
+
+func (e *offerError) Unwrap() error { return e.error }
