@@ -345,7 +345,7 @@ func (p *partSource) chunk(ctx context.Context, index int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := &chunkBuffer{base: index * chunkSize, data: make([]byte, want)}
+	buf := &chunkBuffer{base: index * chunkSize, want: want}
 	req := messenger.DownloadRequest{Channel: messenger.Channel{ID: p.channelID}, MessageID: int(p.messageID), Document: doc,
 		Offset: index * chunkSize, Limit: index*chunkSize + 1, Threads: 1}
 	if err := reader.Download(ctx, req, buf); err != nil {
@@ -365,17 +365,27 @@ func (s *Service) observe(n int, cached bool) {
 	}
 }
 
-// chunkBuffer receives one chunk written at its file offset.
+// chunkBuffer receives one chunk written at its file offset. The
+// platform's answer is the whole chunk in one write, a slice of its own:
+// it is kept as it is, not copied.
 type chunkBuffer struct {
 	base int64
+	want int
 	data []byte
 	n    int
 }
 
 func (b *chunkBuffer) WriteAt(p []byte, off int64) (int, error) {
 	at := off - b.base
-	if at < 0 || at+int64(len(p)) > int64(len(b.data)) {
+	if at < 0 || at+int64(len(p)) > int64(b.want) {
 		return 0, fmt.Errorf("chunk write at %d of %d bytes: outside the chunk at %d", off, len(p), b.base)
+	}
+	if b.data == nil && at == 0 && len(p) == b.want {
+		b.data, b.n = p, len(p)
+		return len(p), nil
+	}
+	if b.data == nil {
+		b.data = make([]byte, b.want)
 	}
 	copy(b.data[at:], p)
 	b.n = max(b.n, int(at)+len(p))
