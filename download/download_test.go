@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,30 +80,15 @@ func newWorld(t *testing.T) *world {
 // publish posts pieces under names and indexes a package of them.
 func (w *world) publish(fileName string, names []string, pieces [][]byte) *hoard.Package {
 	w.t.Helper()
-	h := sha256.New()
-	var size int64
-	var ids []int64
-	for i, b := range pieces {
-		h.Write(b)
-		size += int64(len(b))
-		ids = append(ids, w.dest.Post(w.t, names[i], b))
-	}
-	p := &hoard.Package{FileName: fileName, FileSize: size, ArchiveType: hoard.ArchiveZIP, ContentHash: hex.EncodeToString(h.Sum(nil)),
-		PartCount: len(pieces), DestChannelID: w.destRow.ID, DestMessageID: ids[0], DestMessageIDs: ids}
+	posted := w.dest.PostAll(w.t, names, pieces)
+	p := &hoard.Package{FileName: fileName, FileSize: posted.Size, ArchiveType: hoard.ArchiveZIP, ContentHash: posted.SHA256,
+		PartCount: len(pieces), DestChannelID: w.destRow.ID, DestMessageID: posted.IDs[0], DestMessageIDs: posted.IDs}
 	if err := w.db.CreatePackage(w.ctx, p); err != nil {
 		w.t.Fatal(err)
 	}
 	return p
 }
 
-func randomBytes(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
 
 func readAll(t *testing.T, c *download.Content, off int64) []byte {
 	t.Helper()
@@ -125,7 +109,7 @@ func readAll(t *testing.T, c *download.Content, off int64) []byte {
 func TestSplitPackageDownloadsJoined(t *testing.T) {
 	w := newWorld(t)
 	const piece = 3 << 19 // 1.5 MiB: a multiple of 512 KiB, across chunk boundaries
-	orig := randomBytes(1, 2*piece+12345)
+	orig := messengertest.Noise(1, 2*piece+12345)
 	pkg := w.publish("Big Pack.zip", []string{"Big Pack.zip.001", "Big Pack.zip.002", "Big Pack.zip.003"},
 		[][]byte{orig[:piece], orig[piece : 2*piece], orig[2*piece:]})
 
@@ -175,10 +159,10 @@ func TestSplitPackageDownloadsJoined(t *testing.T) {
 // and passes unzip -t.
 func TestVolumesAndArchives(t *testing.T) {
 	w := newWorld(t)
-	v1, v2 := randomBytes(2, 700_000), randomBytes(3, 300_000)
+	v1, v2 := messengertest.Noise(2, 700_000), messengertest.Noise(3, 300_000)
 	set := w.publish("Castle.part1.rar", []string{"Castle.part1.rar", "Castle.part2.rar"}, [][]byte{v1, v2})
-	single := w.publish("dragon.stl", []string{"dragon.stl"}, [][]byte{randomBytes(4, 5000)})
-	twin := w.publish("dragon.stl", []string{"dragon.stl"}, [][]byte{randomBytes(5, 6000)})
+	single := w.publish("dragon.stl", []string{"dragon.stl"}, [][]byte{messengertest.Noise(4, 5000)})
+	twin := w.publish("dragon.stl", []string{"dragon.stl"}, [][]byte{messengertest.Noise(5, 6000)})
 
 	c, err := w.svc.Open(w.ctx, set, 2)
 	if err != nil {
@@ -207,7 +191,7 @@ func TestVolumesAndArchives(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkZip(t, arch, map[string][]byte{"Castle.part1.rar": v1, "Castle.part2.rar": v2,
-		"dragon.stl": randomBytes(4, 5000), "dragon (2).stl": randomBytes(5, 6000)})
+		"dragon.stl": messengertest.Noise(4, 5000), "dragon (2).stl": messengertest.Noise(5, 6000)})
 	if arch.Name != "Dragons.zip" {
 		t.Errorf("archive name = %q", arch.Name)
 	}
@@ -264,7 +248,7 @@ func checkZip(t *testing.T, c *download.Content, want map[string][]byte) {
 // a message that says so, before its first byte.
 func TestGonePostSaysSo(t *testing.T) {
 	w := newWorld(t)
-	pkg := w.publish("gone.zip", []string{"gone.zip"}, [][]byte{randomBytes(6, 1000)})
+	pkg := w.publish("gone.zip", []string{"gone.zip"}, [][]byte{messengertest.Noise(6, 1000)})
 	if err := w.acc.DeleteMessages(w.ctx, w.dest.Channel, []int{int(pkg.DestMessageIDs[0])}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,30 +53,15 @@ func newDownloadEnv(t *testing.T) *downloadEnv {
 // publish posts the pieces of a file under names and indexes the package.
 func (e *downloadEnv) publish(fileName string, names []string, pieces [][]byte) *hoard.Package {
 	e.t.Helper()
-	h := sha256.New()
-	var size int64
-	var ids []int64
-	for i, b := range pieces {
-		h.Write(b)
-		size += int64(len(b))
-		ids = append(ids, e.dest.Post(e.t, names[i], b))
-	}
-	p := &hoard.Package{FileName: fileName, FileSize: size, ArchiveType: hoard.ArchiveZIP, ContentHash: hex.EncodeToString(h.Sum(nil)),
-		PartCount: len(pieces), DestChannelID: e.destRow.ID, DestMessageID: ids[0], DestMessageIDs: ids}
+	posted := e.dest.PostAll(e.t, names, pieces)
+	p := &hoard.Package{FileName: fileName, FileSize: posted.Size, ArchiveType: hoard.ArchiveZIP, ContentHash: posted.SHA256,
+		PartCount: len(pieces), DestChannelID: e.destRow.ID, DestMessageID: posted.IDs[0], DestMessageIDs: posted.IDs}
 	if err := e.db.CreatePackage(context.Background(), p); err != nil {
 		e.t.Fatal(err)
 	}
 	return p
 }
 
-func noise(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, 11))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
 
 // get sends a GET with extra headers and returns the answer whole.
 func (e *downloadEnv) get(path string, cookie *http.Cookie, header map[string]string) (*http.Response, []byte) {
@@ -110,7 +94,7 @@ func (e *downloadEnv) get(path string, cookie *http.Cookie, header map[string]st
 func TestDownloadSplitPackageOverHTTP(t *testing.T) {
 	e := newDownloadEnv(t)
 	const piece = 3 << 19
-	orig := noise(1, 2*piece+4321)
+	orig := messengertest.Noise(1, 2*piece+4321)
 	pkg := e.publish("Drachen Größe.zip", []string{"Drachen Größe.zip.001", "Drachen Größe.zip.002", "Drachen Größe.zip.003"},
 		[][]byte{orig[:piece], orig[piece : 2*piece], orig[2*piece:]})
 	path := "/packages/" + strconv.FormatInt(pkg.ID, 10) + "/download"
@@ -160,7 +144,7 @@ func TestDownloadSplitPackageOverHTTP(t *testing.T) {
 // whose entries are the packages, byte-identical.
 func TestDownloadGroupZipOverHTTP(t *testing.T) {
 	e := newDownloadEnv(t)
-	a, b := noise(2, 400_000), noise(3, 5000)
+	a, b := messengertest.Noise(2, 400_000), messengertest.Noise(3, 5000)
 	pa := e.publish("Knight.zip", []string{"Knight.zip"}, [][]byte{a})
 	pb := e.publish("../Knight.zip", []string{"Knight.zip"}, [][]byte{b})
 	g, err := e.db.CreateManualGroup(context.Background(), "Knights", []int64{pa.ID, pb.ID})
@@ -206,10 +190,10 @@ func TestWebDAVWithRcloneAndAToken(t *testing.T) {
 	}
 	e := newDownloadEnv(t)
 	const piece = 1 << 20
-	big := noise(7, 2*piece+99)
+	big := messengertest.Noise(7, 2*piece+99)
 	split := e.publish("Wyvern.zip", []string{"Wyvern.zip.001", "Wyvern.zip.002", "Wyvern.zip.003"},
 		[][]byte{big[:piece], big[piece : 2*piece], big[2*piece:]})
-	small := noise(8, 3000)
+	small := messengertest.Noise(8, 3000)
 	other := e.publish("Goblin.stl", []string{"Goblin.stl"}, [][]byte{small})
 	ctx := context.Background()
 	if err := e.db.SetPackageCreator(ctx, []int64{split.ID, other.ID}, "Wyvern Works"); err != nil {
@@ -269,7 +253,7 @@ func TestWebDAVWithRcloneAndAToken(t *testing.T) {
 // body, and without reading the file.
 func TestDownloadHead(t *testing.T) {
 	e := newDownloadEnv(t)
-	data := noise(9, 10_000)
+	data := messengertest.Noise(9, 10_000)
 	pkg := e.publish("head.stl", []string{"head.stl"}, [][]byte{data})
 	u, _ := e.user(hoard.RoleUser)
 	req, err := http.NewRequest(http.MethodHead, e.ts.URL+"/packages/"+strconv.FormatInt(pkg.ID, 10)+"/download", nil)
@@ -293,7 +277,7 @@ func TestDownloadHead(t *testing.T) {
 // Repair, a user is not.
 func TestDownloadOfAGonePostOffersRepair(t *testing.T) {
 	e := newDownloadEnv(t)
-	pkg := e.publish("gone.stl", []string{"gone.stl"}, [][]byte{noise(10, 2000)})
+	pkg := e.publish("gone.stl", []string{"gone.stl"}, [][]byte{messengertest.Noise(10, 2000)})
 	if _, err := e.db.Pool().Exec(context.Background(), `UPDATE packages SET source_message_id = 5 WHERE id = $1`, pkg.ID); err != nil {
 		t.Fatal(err)
 	}

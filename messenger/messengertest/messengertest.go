@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"image"
 	"image/color"
@@ -337,3 +339,35 @@ type ignoreUpdates struct{}
 
 func (ignoreUpdates) HandleMessage(context.Context, messenger.IncomingMessage) error { return nil }
 func (ignoreUpdates) HandleCallback(context.Context, messenger.CallbackQuery) error  { return nil }
+
+// Published is what PostAll posted: the posts' ids in order, and the
+// size and hex SHA-256 of the pieces joined.
+type Published struct {
+	IDs    []int64
+	Size   int64
+	SHA256 string
+}
+
+// PostAll posts the pieces of a file under names, in order.
+func (d *Destination) PostAll(t testing.TB, names []string, pieces [][]byte) Published {
+	t.Helper()
+	h := sha256.New()
+	var p Published
+	for i, b := range pieces {
+		h.Write(b)
+		p.Size += int64(len(b))
+		p.IDs = append(p.IDs, d.Post(t, names[i], b))
+	}
+	p.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return p
+}
+
+// Noise returns n pseudo-random bytes, the same for the same seed.
+func Noise(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
