@@ -38,7 +38,7 @@ func pageRoutes(t *testing.T) []string {
 		p := m[1]
 		switch {
 		case strings.HasPrefix(p, "/api/"), strings.HasPrefix(p, "/static/"), p == "/favicon.ico", p == "/healthz", p == "/readyz",
-			strings.HasSuffix(p, "/preview"),
+			strings.HasSuffix(p, "/preview"), strings.HasSuffix(p, "/download"), // images and files, not pages
 			strings.HasPrefix(p, "/auth/"): // an identity provider's redirect back; the demo has none
 			continue
 		}
