@@ -145,6 +145,21 @@ func TestDemoInBrowser(t *testing.T) {
 	wants("package files", bt.Text(t, b, "table.list"), "Mammoth/body.stl", "Mammoth/tusks.stl", "cover.jpg")
 	bt.Do(t, b, chromedp.WaitVisible(chromedp.CSS(`[data-package-preview] img`)))
 	checkPage("package page")
+	// Its Download button gives back the very bytes the catalog indexed:
+	// the browser fetches it (through the web process's bot session) and
+	// hashes it.
+	const downloadJS = `(async () => {
+		const a = document.querySelector("a[data-download]");
+		const r = await fetch(a.href);
+		const sum = await crypto.subtle.digest("SHA-256", await r.arrayBuffer());
+		return [String(r.status), r.headers.get("Content-Disposition") || "",
+			[...new Uint8Array(sum)].map(b => b.toString(16).padStart(2, "0")).join(""),
+			document.querySelector("code.hash").textContent.trim()];
+	})()`
+	got := bt.Run(t, b, chromedp.Evaluate[[]string](downloadJS, chromedp.EvalAwaitPromise))
+	if len(got) != 4 || got[0] != "200" || !strings.Contains(got[1], "Mammoth Factory - 2024-01.zip") || got[2] != got[3] {
+		t.Errorf("download from the package page = %q, want 200, its name and a SHA-256 equal to the page's", got)
+	}
 
 	// A group opened from the Groups tab.
 	bt.Do(t, b, chromedp.Navigate(base+"/?tab=groups"), chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))
