@@ -21,7 +21,7 @@ func TestRepairIsOfferedWhereThereIsAProblem(t *testing.T) {
 	type view struct{ Disclosure, Open, Button bool }
 	look := func(who *hoard.User) view {
 		_, body := e.do(nil, "GET", fmt.Sprintf("/packages/%d", p.ID), nil, e.session(who))
-		return view{strings.Contains(body, `<details class="repair"`), strings.Contains(body, `<details class="repair" open>`),
+		return view{strings.Contains(body, `<details class="repair" id="repair"`), strings.Contains(body, `<details class="repair" id="repair" open>`),
 			strings.Contains(body, fmt.Sprintf(`action="/packages/%d/repair"`, p.ID))}
 	}
 	if got, want := look(admin), (view{Disclosure: true, Button: true}); got != want {
