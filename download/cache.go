@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Cache keeps recently served chunks of destination posts on disk, up to
@@ -123,12 +124,16 @@ func (c *Cache) get(k chunkKey) ([]byte, bool) {
 		c.misses.Add(1)
 		return nil, false
 	}
-	data, err := os.ReadFile(filepath.Join(c.dir, k.name()))
+	path := filepath.Join(c.dir, k.name())
+	data, err := os.ReadFile(path)
 	if err != nil {
 		c.forget(k)
 		c.misses.Add(1)
 		return nil, false
 	}
+	// The modification time is the recency a restart finds again.
+	now := time.Now()
+	_ = os.Chtimes(path, now, now)
 	c.hits.Add(1)
 	return data, true
 }
