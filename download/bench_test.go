@@ -275,4 +275,3 @@ func BenchmarkConcurrentDownloadsBudget(b *testing.B) {
 	b.ReportMetric(slowdown, "ingest_slowdown")
 	fmt.Fprintf(os.Stderr, "10 downloads of %d MiB at %d req/s: within_budget %.2f, ingestion %.2f× its time alone\n", size>>20, rate, within, slowdown)
 }
-

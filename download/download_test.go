@@ -89,7 +89,6 @@ func (w *world) publish(fileName string, names []string, pieces [][]byte) *hoard
 	return p
 }
 
-
 func readAll(t *testing.T, c *download.Content, off int64) []byte {
 	t.Helper()
 	r, err := c.Open(context.Background(), off)
