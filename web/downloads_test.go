@@ -62,7 +62,6 @@ func (e *downloadEnv) publish(fileName string, names []string, pieces [][]byte) 
 	return p
 }
 
-
 // get sends a GET with extra headers and returns the answer whole.
 func (e *downloadEnv) get(path string, cookie *http.Cookie, header map[string]string) (*http.Response, []byte) {
 	e.t.Helper()

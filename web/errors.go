@@ -1,8 +1,8 @@
 package web
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 

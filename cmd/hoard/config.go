@@ -53,10 +53,10 @@ type Config struct {
 	LogFormat             string // "json" or "text"
 	UsersCanCurate        bool
 	UploadMaxBytes        int64
-	DecodeMemoryBytes     int64         // image decodes in flight hold at most this much at once (archive.SetDecodeBudget)
-	UploadQuotaBytes      int64         // per user; negative: none
-	DownloadCacheBytes    int64         // on-disk cache of served chunks; 0: none
-	DownloadRate          float64       // platform requests per second for downloads, across processes
+	DecodeMemoryBytes     int64   // image decodes in flight hold at most this much at once (archive.SetDecodeBudget)
+	UploadQuotaBytes      int64   // per user; negative: none
+	DownloadCacheBytes    int64   // on-disk cache of served chunks; 0: none
+	DownloadRate          float64 // platform requests per second for downloads, across processes
 	DownloadsPerUser      int
 	UploadMinFreeBytes    int64         // kept free on the upload and spool volumes; negative: none
 	UploadRetention       time.Duration // published files are kept this long; negative: until the next clean-up
