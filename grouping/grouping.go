@@ -252,8 +252,21 @@ type state struct {
 	window time.Duration
 	rules  *ruleSet
 
-	norm     []string          // normalised base file names, filled lazily
-	creators map[string]string // raw creator → normalised, a cache: creators repeat
+	norm []string // normalised base file names, filled lazily
+	// base are the base file names (baseName), filled lazily; baseDone
+	// tells an empty base name from one not computed yet.
+	base     []string
+	baseDone []bool
+	// creatorIDs number each package's normalised creator (0 = none) and
+	// creatorNames name the numbers.
+	creatorIDs   []int32
+	creatorNames []string
+	// next chains the members of keyPassIf's buckets and keys holds its
+	// keys; scratch, reused by every pass.
+	next []int32
+	keys []scopedKey
+	// replies resolves reply chains, set by replyPass when there are any.
+	replies *replyRoots
 }
 
 func newState(in Input) *state {
@@ -315,6 +328,7 @@ func newState(in Input) *state {
 			s.cur[i], s.assigned[i] = g.ID, 0
 		}
 	}
+	s.internCreators()
 	s.rules = newRuleSet(in.Rules, s.groups)
 	return s
 }
@@ -403,45 +417,76 @@ func (s *state) scopedPass(src Source, min int, key func(i int) scopedKey, name 
 	s.keyPassIf(src, min, key, name, nil)
 }
 
-// scopedKey is a signal's key within a scope; map keys of this type spare
-// joining the two for every package.
-type scopedKey struct{ key, scope string }
+// scopedKey is a signal's key within a scope (an interned creator, see
+// state.creatorIDs); map keys of this type spare joining the two for every
+// package, and an int scope hashes cheaper than a string.
+type scopedKey struct {
+	key   string
+	scope int32
+}
+
+// bucket is the packages of one key of keyPassIf, chained through
+// state.next: most keys hold one package, and a chain costs no slice.
+type bucket struct {
+	k           scopedKey
+	first, last int32
+	n           int
+}
 
 // keyPassIf is scopedPass where a new group also needs form(members) when
 // form is not nil.
 func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name func(key string, members []int) string, form func(members []int) bool) {
-	buckets := map[scopedKey][]int{}
-	var keys []scopedKey
+	if s.next == nil {
+		s.next = make([]int32, len(s.pkgs))
+	}
+	// Keys first, so that the map and the buckets are sized once: growing
+	// them cost more than the keys' slice.
+	if s.keys == nil {
+		s.keys = make([]scopedKey, len(s.pkgs))
+	}
+	keys := s.keys
+	n := 0
 	for i := range s.pkgs {
-		if s.assigned[i] != 0 {
-			continue
+		keys[i] = scopedKey{}
+		if s.assigned[i] == 0 {
+			if keys[i] = key(i); keys[i].key != "" {
+				n++
+			}
 		}
-		k := key(i)
+	}
+	at := make(map[scopedKey]int32, n)
+	buckets := make([]bucket, 0, n)
+	for i, k := range keys {
 		if k.key == "" {
 			continue
 		}
-		b, ok := buckets[k]
+		b, ok := at[k]
 		if !ok {
-			keys = append(keys, k)
+			b = int32(len(buckets))
+			at[k] = b
+			buckets = append(buckets, bucket{k: k, first: int32(i), last: int32(i)})
+		} else {
+			s.next[buckets[b].last] = int32(i)
+			buckets[b].last = int32(i)
 		}
-		buckets[k] = append(b, i)
+		buckets[b].n++
 	}
 	type entry struct {
 		k string // scoped(key, scope)
-		m []int
+		b *bucket
 	}
 	// A bucket too small to form a group matters only when it may join an
 	// existing group of src.
 	lookup := s.keyed[src]
-	entries := make([]entry, 0, len(keys))
-	for _, k := range keys {
-		if m := buckets[k]; len(m) >= min || lookup {
-			entries = append(entries, entry{scoped(k.key, k.scope), m})
+	var entries []entry
+	for j := range buckets {
+		if b := &buckets[j]; b.n >= min || lookup {
+			entries = append(entries, entry{s.scoped(b.k), b})
 		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 	for _, e := range entries {
-		m, k := e.m, e.k
+		m, k := s.bucketMembers(e.b), e.k
 		if gid, ok := s.byKey[groupKey{src, k}]; ok {
 			s.join(gid, m)
 			continue
@@ -452,30 +497,67 @@ func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name f
 	}
 }
 
+// bucketMembers lists the packages of b in ID order.
+func (s *state) bucketMembers(b *bucket) []int {
+	m := make([]int, 0, b.n)
+	for i := b.first; ; i = s.next[i] {
+		m = append(m, int(i))
+		if i == b.last {
+			return m
+		}
+	}
+}
+
+// scoped is the key a group of k is stored under (see the function scoped).
+func (s *state) scoped(k scopedKey) string { return scoped(k.key, s.creatorNames[k.scope]) }
+
 func (s *state) normName(i int) string {
 	if s.norm == nil {
 		s.norm = make([]string, len(s.pkgs))
 	}
 	if s.norm[i] == "" && s.pkgs[i].FileName != "" {
-		s.norm[i] = normalize(baseName(s.pkgs[i].FileName))
+		s.norm[i] = normalize(s.baseName(i))
 	}
 	return s.norm[i]
 }
 
-func (s *state) creatorKey(i int) string {
-	raw := s.pkgs[i].Creator
-	if raw == "" {
-		return ""
+// baseName is baseName of package i's file name, computed once: several
+// passes read it.
+func (s *state) baseName(i int) string {
+	if s.base == nil {
+		s.base = make([]string, len(s.pkgs))
+		s.baseDone = make([]bool, len(s.pkgs))
 	}
-	if s.creators == nil {
-		s.creators = map[string]string{}
+	if !s.baseDone[i] {
+		s.base[i], s.baseDone[i] = baseName(s.pkgs[i].FileName), true
 	}
-	n, ok := s.creators[raw]
-	if !ok {
-		n = normalize(raw)
-		s.creators[raw] = n
+	return s.base[i]
+}
+
+// creatorKey is package i's normalised creator, "" if none.
+func (s *state) creatorKey(i int) string { return s.creatorNames[s.creatorIDs[i]] }
+
+// internCreators numbers the normalised creators once per Compute: creators
+// repeat, and every creator-scoped pass compares them.
+func (s *state) internCreators() {
+	s.creatorIDs = make([]int32, len(s.pkgs))
+	s.creatorNames = []string{""}
+	byRaw := map[string]int32{"": 0}
+	byNorm := map[string]int32{"": 0}
+	for i := range s.pkgs {
+		raw := s.pkgs[i].Creator
+		id, ok := byRaw[raw]
+		if !ok {
+			n := normalize(raw)
+			if id, ok = byNorm[n]; !ok {
+				id = int32(len(s.creatorNames))
+				byNorm[n] = id
+				s.creatorNames = append(s.creatorNames, n)
+			}
+			byRaw[raw] = id
+		}
+		s.creatorIDs[i] = id
 	}
-	return n
 }
 
 func (s *state) members(idx []int) []Package {
