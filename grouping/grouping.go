@@ -253,18 +253,15 @@ type state struct {
 	rules  *ruleSet
 
 	norm []string // normalised base file names, filled lazily
-	// base are the base file names (baseName), filled lazily; baseDone
-	// tells an empty base name from one not computed yet.
-	base     []string
-	baseDone []bool
-	// creatorIDs number each package's normalised creator (0 = none) and
-	// creatorNames name the numbers.
-	creatorIDs   []int32
-	creatorNames []string
-	// next chains the members of keyPassIf's buckets and keys holds its
-	// keys; scratch, reused by every pass.
+	// creatorIDs number each package's normalised creator (0 = none, -1 =
+	// not looked up yet; see creatorID) and creatorNames name the numbers.
+	creatorIDs                  []int32
+	creatorNames                []string
+	creatorByRaw, creatorByNorm map[string]int32
+	// keys holds keyPassIf's keys and next chains the keys of a bucket;
+	// scratch, reused by every pass.
 	next []int32
-	keys []scopedKey
+	keys []keyAt
 	// replies resolves reply chains, set by replyPass when there are any.
 	replies *replyRoots
 }
@@ -328,7 +325,6 @@ func newState(in Input) *state {
 			s.cur[i], s.assigned[i] = g.ID, 0
 		}
 	}
-	s.internCreators()
 	s.rules = newRuleSet(in.Rules, s.groups)
 	return s
 }
@@ -425,8 +421,15 @@ type scopedKey struct {
 	scope int32
 }
 
-// bucket is the packages of one key of keyPassIf, chained through
-// state.next: most keys hold one package, and a chain costs no slice.
+// keyAt is the key of package i in keyPassIf.
+type keyAt struct {
+	k scopedKey
+	i int32
+}
+
+// bucket is the packages of one key of keyPassIf: first and last are
+// positions in state.keys, chained through state.next, as most keys hold
+// one package and a chain costs no slice.
 type bucket struct {
 	k           scopedKey
 	first, last int32
@@ -436,38 +439,32 @@ type bucket struct {
 // keyPassIf is scopedPass where a new group also needs form(members) when
 // form is not nil.
 func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name func(key string, members []int) string, form func(members []int) bool) {
-	if s.next == nil {
-		s.next = make([]int32, len(s.pkgs))
-	}
 	// Keys first, so that the map and the buckets are sized once: growing
 	// them cost more than the keys' slice.
-	if s.keys == nil {
-		s.keys = make([]scopedKey, len(s.pkgs))
-	}
-	keys := s.keys
-	n := 0
+	keys := s.keys[:0]
 	for i := range s.pkgs {
-		keys[i] = scopedKey{}
 		if s.assigned[i] == 0 {
-			if keys[i] = key(i); keys[i].key != "" {
-				n++
+			if k := key(i); k.key != "" {
+				keys = append(keys, keyAt{k, int32(i)})
 			}
 		}
 	}
-	at := make(map[scopedKey]int32, n)
-	buckets := make([]bucket, 0, n)
-	for i, k := range keys {
-		if k.key == "" {
-			continue
-		}
+	s.keys = keys
+	if cap(s.next) < len(keys) {
+		s.next = make([]int32, len(keys))
+	}
+	at := make(map[scopedKey]int32, len(keys))
+	buckets := make([]bucket, 0, len(keys))
+	for n, ka := range keys {
+		k, i := ka.k, int32(n)
 		b, ok := at[k]
 		if !ok {
 			b = int32(len(buckets))
 			at[k] = b
-			buckets = append(buckets, bucket{k: k, first: int32(i), last: int32(i)})
+			buckets = append(buckets, bucket{k: k, first: i, last: i})
 		} else {
-			s.next[buckets[b].last] = int32(i)
-			buckets[b].last = int32(i)
+			s.next[buckets[b].last] = i
+			buckets[b].last = i
 		}
 		buckets[b].n++
 	}
@@ -500,64 +497,64 @@ func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name f
 // bucketMembers lists the packages of b in ID order.
 func (s *state) bucketMembers(b *bucket) []int {
 	m := make([]int, 0, b.n)
-	for i := b.first; ; i = s.next[i] {
-		m = append(m, int(i))
-		if i == b.last {
+	for n := b.first; ; n = s.next[n] {
+		m = append(m, int(s.keys[n].i))
+		if n == b.last {
 			return m
 		}
 	}
 }
 
 // scoped is the key a group of k is stored under (see the function scoped).
-func (s *state) scoped(k scopedKey) string { return scoped(k.key, s.creatorNames[k.scope]) }
+func (s *state) scoped(k scopedKey) string {
+	if k.scope == 0 {
+		return k.key
+	}
+	return scoped(k.key, s.creatorNames[k.scope])
+}
 
 func (s *state) normName(i int) string {
 	if s.norm == nil {
 		s.norm = make([]string, len(s.pkgs))
 	}
 	if s.norm[i] == "" && s.pkgs[i].FileName != "" {
-		s.norm[i] = normalize(s.baseName(i))
+		s.norm[i] = normalize(baseName(s.pkgs[i].FileName))
 	}
 	return s.norm[i]
 }
 
-// baseName is baseName of package i's file name, computed once: several
-// passes read it.
-func (s *state) baseName(i int) string {
-	if s.base == nil {
-		s.base = make([]string, len(s.pkgs))
-		s.baseDone = make([]bool, len(s.pkgs))
-	}
-	if !s.baseDone[i] {
-		s.base[i], s.baseDone[i] = baseName(s.pkgs[i].FileName), true
-	}
-	return s.base[i]
-}
-
 // creatorKey is package i's normalised creator, "" if none.
-func (s *state) creatorKey(i int) string { return s.creatorNames[s.creatorIDs[i]] }
+func (s *state) creatorKey(i int) string { return s.creatorNames[s.creatorID(i)] }
 
-// internCreators numbers the normalised creators once per Compute: creators
-// repeat, and every creator-scoped pass compares them.
-func (s *state) internCreators() {
-	s.creatorIDs = make([]int32, len(s.pkgs))
-	s.creatorNames = []string{""}
-	byRaw := map[string]int32{"": 0}
-	byNorm := map[string]int32{"": 0}
-	for i := range s.pkgs {
-		raw := s.pkgs[i].Creator
-		id, ok := byRaw[raw]
-		if !ok {
-			n := normalize(raw)
-			if id, ok = byNorm[n]; !ok {
-				id = int32(len(s.creatorNames))
-				byNorm[n] = id
-				s.creatorNames = append(s.creatorNames, n)
-			}
-			byRaw[raw] = id
+// creatorID numbers package i's normalised creator (0 = none), interning it
+// on first use: creators repeat, and every creator-scoped pass compares
+// them. Lazily, because a run over a grouped channel looks at few packages.
+func (s *state) creatorID(i int) int32 {
+	if s.creatorIDs == nil {
+		s.creatorIDs = make([]int32, len(s.pkgs))
+		for k := range s.creatorIDs {
+			s.creatorIDs[k] = -1
 		}
-		s.creatorIDs[i] = id
+		s.creatorNames = []string{""}
+		s.creatorByRaw = map[string]int32{"": 0}
+		s.creatorByNorm = map[string]int32{"": 0}
 	}
+	if id := s.creatorIDs[i]; id >= 0 {
+		return id
+	}
+	raw := s.pkgs[i].Creator
+	id, ok := s.creatorByRaw[raw]
+	if !ok {
+		n := normalize(raw)
+		if id, ok = s.creatorByNorm[n]; !ok {
+			id = int32(len(s.creatorNames))
+			s.creatorByNorm[n] = id
+			s.creatorNames = append(s.creatorNames, n)
+		}
+		s.creatorByRaw[raw] = id
+	}
+	s.creatorIDs[i] = id
+	return id
 }
 
 func (s *state) members(idx []int) []Package {

@@ -168,7 +168,7 @@ func (r *replyRoots) root(msg int64) int64 {
 // none.
 func captionPass(s *state) {
 	s.scopedPass(SourceCaption, MinCaption,
-		func(i int) scopedKey { return scopedKey{CaptionKey(s.pkgs[i].Caption), s.creatorIDs[i]} },
+		func(i int) scopedKey { return scopedKey{CaptionKey(s.pkgs[i].Caption), s.creatorID(i)} },
 		func(_ string, idx []int) string { return captionTitle(s.earliest(idx).Caption) })
 }
 
@@ -178,7 +178,7 @@ func zipPass(s *state) {
 	s.scopedPass(SourceZip, MinZip,
 		func(i int) scopedKey {
 			_, key := rootFolder(s.pkgs[i].Paths)
-			return scopedKey{key, s.creatorIDs[i]}
+			return scopedKey{key, s.creatorID(i)}
 		},
 		func(_ string, idx []int) string { return RootFolder(s.earliest(idx).Paths) })
 }
@@ -201,7 +201,7 @@ func scoped(key, creator string) string {
 // another's.
 func patternPass(s *state) {
 	s.scopedPass(SourcePattern, MinPattern,
-		func(i int) scopedKey { return scopedKey{PatternKey(s.pkgs[i].FileName), s.creatorIDs[i]} },
+		func(i int) scopedKey { return scopedKey{PatternKey(s.pkgs[i].FileName), s.creatorID(i)} },
 		func(key string, idx []int) string {
 			first := s.earliest(idx)
 			pat := PatternKey(first.FileName)
@@ -240,7 +240,7 @@ func designPass(s *state) {
 		if k == "" {
 			continue
 		}
-		c := s.creatorIDs[i]
+		c := s.creatorID(i)
 		m := byKey[c]
 		if m == nil {
 			m = map[string][]int{}
@@ -273,7 +273,7 @@ func designPass(s *state) {
 		if h, n := normHead(s.pkgs[i].FileName); n == 2 && !heads.has(h) && !variantStart[h[0]] {
 			continue
 		}
-		c := s.creatorIDs[i]
+		c := s.creatorID(i)
 		m := byKey[c]
 		if m == nil {
 			continue
@@ -283,7 +283,7 @@ func designPass(s *state) {
 		}
 		// Most names hold no variant: their design key is the normalised
 		// name itself, looked up without a copy.
-		scratch = appendNormalized(scratch[:0], s.baseName(i))
+		scratch = appendNormalized(scratch[:0], baseName(s.pkgs[i].FileName))
 		k := ""
 		if _, ok := m[string(scratch)]; ok {
 			k = string(scratch)
@@ -439,10 +439,10 @@ type release struct {
 // more file-name dates (a reposted backlog of monthly releases) the posts of
 // each date ("creator|YYYY-MM"), the undated ones apart ("creator|").
 func (s *state) releases(chain []timeItem) []release {
-	first := s.creatorIDs[chain[0].i]
+	first := s.creatorID(chain[0].i)
 	same := true
 	for _, it := range chain[1:] {
-		if s.creatorIDs[it.i] != first {
+		if s.creatorID(it.i) != first {
 			same = false
 			break
 		}
@@ -453,7 +453,7 @@ func (s *state) releases(chain []timeItem) []release {
 	} else {
 		at := map[int32]int{}
 		for _, it := range chain {
-			c := s.creatorIDs[it.i]
+			c := s.creatorID(it.i)
 			k, ok := at[c]
 			if !ok {
 				k = len(parts)
@@ -511,7 +511,7 @@ func (s *state) byDate(r release) []release {
 
 // dateKey is the file-name date of package i ("YYYY-MM"), "" if none.
 func (s *state) dateKey(i int) string {
-	base := s.baseName(i)
+	base := baseName(s.pkgs[i].FileName)
 	if k := numericDate(base); k != "" {
 		return k
 	}
@@ -596,7 +596,7 @@ func (s *state) releaseName(idx []int) string {
 	slices.SortFunc(ord, func(a, b int) int { return byPost(s.pkgs[a], s.pkgs[b]) })
 	names := make([]string, len(ord))
 	for k, i := range ord {
-		names[k] = s.baseName(i)
+		names[k] = baseName(s.pkgs[i].FileName)
 	}
 	if p := commonPrefix(names, 3); utf8.RuneCountInString(p) >= 3 && !allGeneric(p) {
 		return p
