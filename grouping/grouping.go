@@ -252,8 +252,18 @@ type state struct {
 	window time.Duration
 	rules  *ruleSet
 
-	norm     []string          // normalised base file names, filled lazily
-	creators map[string]string // raw creator → normalised, a cache: creators repeat
+	norm []string // normalised base file names, filled lazily
+	// creatorIDs number each package's normalised creator (0 = none, -1 =
+	// not looked up yet; see creatorID) and creatorNames name the numbers.
+	creatorIDs                  []int32
+	creatorNames                []string
+	creatorByRaw, creatorByNorm map[string]int32
+	// keys holds keyPassIf's keys and next chains the keys of a bucket;
+	// scratch, reused by every pass.
+	next []int32
+	keys []keyAt
+	// replies resolves reply chains, set by replyPass when there are any.
+	replies *replyRoots
 }
 
 func newState(in Input) *state {
@@ -403,45 +413,77 @@ func (s *state) scopedPass(src Source, min int, key func(i int) scopedKey, name 
 	s.keyPassIf(src, min, key, name, nil)
 }
 
-// scopedKey is a signal's key within a scope; map keys of this type spare
-// joining the two for every package.
-type scopedKey struct{ key, scope string }
+// scopedKey is a signal's key within a scope (an interned creator, see
+// state.creatorIDs); map keys of this type spare joining the two for every
+// package, and an int scope hashes cheaper than a string.
+type scopedKey struct {
+	key   string
+	scope int32
+}
+
+// keyAt is the key of package i in keyPassIf.
+type keyAt struct {
+	k scopedKey
+	i int32
+}
+
+// bucket is the packages of one key of keyPassIf: first and last are
+// positions in state.keys, chained through state.next, as most keys hold
+// one package and a chain costs no slice.
+type bucket struct {
+	k           scopedKey
+	first, last int32
+	n           int
+}
 
 // keyPassIf is scopedPass where a new group also needs form(members) when
 // form is not nil.
 func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name func(key string, members []int) string, form func(members []int) bool) {
-	buckets := map[scopedKey][]int{}
-	var keys []scopedKey
+	// Keys first, so that the map and the buckets are sized once: growing
+	// them cost more than the keys' slice.
+	keys := s.keys[:0]
 	for i := range s.pkgs {
-		if s.assigned[i] != 0 {
-			continue
+		if s.assigned[i] == 0 {
+			if k := key(i); k.key != "" {
+				keys = append(keys, keyAt{k, int32(i)})
+			}
 		}
-		k := key(i)
-		if k.key == "" {
-			continue
-		}
-		b, ok := buckets[k]
+	}
+	s.keys = keys
+	if cap(s.next) < len(keys) {
+		s.next = make([]int32, len(keys))
+	}
+	at := make(map[scopedKey]int32, len(keys))
+	buckets := make([]bucket, 0, len(keys))
+	for n, ka := range keys {
+		k, i := ka.k, int32(n)
+		b, ok := at[k]
 		if !ok {
-			keys = append(keys, k)
+			b = int32(len(buckets))
+			at[k] = b
+			buckets = append(buckets, bucket{k: k, first: i, last: i})
+		} else {
+			s.next[buckets[b].last] = i
+			buckets[b].last = i
 		}
-		buckets[k] = append(b, i)
+		buckets[b].n++
 	}
 	type entry struct {
 		k string // scoped(key, scope)
-		m []int
+		b *bucket
 	}
 	// A bucket too small to form a group matters only when it may join an
 	// existing group of src.
 	lookup := s.keyed[src]
-	entries := make([]entry, 0, len(keys))
-	for _, k := range keys {
-		if m := buckets[k]; len(m) >= min || lookup {
-			entries = append(entries, entry{scoped(k.key, k.scope), m})
+	var entries []entry
+	for j := range buckets {
+		if b := &buckets[j]; b.n >= min || lookup {
+			entries = append(entries, entry{s.scoped(b.k), b})
 		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 	for _, e := range entries {
-		m, k := e.m, e.k
+		m, k := s.bucketMembers(e.b), e.k
 		if gid, ok := s.byKey[groupKey{src, k}]; ok {
 			s.join(gid, m)
 			continue
@@ -450,6 +492,25 @@ func (s *state) keyPassIf(src Source, min int, key func(i int) scopedKey, name f
 			s.create(src, k, name(k, m), m)
 		}
 	}
+}
+
+// bucketMembers lists the packages of b in ID order.
+func (s *state) bucketMembers(b *bucket) []int {
+	m := make([]int, 0, b.n)
+	for n := b.first; ; n = s.next[n] {
+		m = append(m, int(s.keys[n].i))
+		if n == b.last {
+			return m
+		}
+	}
+}
+
+// scoped is the key a group of k is stored under (see the function scoped).
+func (s *state) scoped(k scopedKey) string {
+	if k.scope == 0 {
+		return k.key
+	}
+	return scoped(k.key, s.creatorNames[k.scope])
 }
 
 func (s *state) normName(i int) string {
@@ -462,20 +523,38 @@ func (s *state) normName(i int) string {
 	return s.norm[i]
 }
 
-func (s *state) creatorKey(i int) string {
+// creatorKey is package i's normalised creator, "" if none.
+func (s *state) creatorKey(i int) string { return s.creatorNames[s.creatorID(i)] }
+
+// creatorID numbers package i's normalised creator (0 = none), interning it
+// on first use: creators repeat, and every creator-scoped pass compares
+// them. Lazily, because a run over a grouped channel looks at few packages.
+func (s *state) creatorID(i int) int32 {
+	if s.creatorIDs == nil {
+		s.creatorIDs = make([]int32, len(s.pkgs))
+		for k := range s.creatorIDs {
+			s.creatorIDs[k] = -1
+		}
+		s.creatorNames = []string{""}
+		s.creatorByRaw = map[string]int32{"": 0}
+		s.creatorByNorm = map[string]int32{"": 0}
+	}
+	if id := s.creatorIDs[i]; id >= 0 {
+		return id
+	}
 	raw := s.pkgs[i].Creator
-	if raw == "" {
-		return ""
-	}
-	if s.creators == nil {
-		s.creators = map[string]string{}
-	}
-	n, ok := s.creators[raw]
+	id, ok := s.creatorByRaw[raw]
 	if !ok {
-		n = normalize(raw)
-		s.creators[raw] = n
+		n := normalize(raw)
+		if id, ok = s.creatorByNorm[n]; !ok {
+			id = int32(len(s.creatorNames))
+			s.creatorByNorm[n] = id
+			s.creatorNames = append(s.creatorNames, n)
+		}
+		s.creatorByRaw[raw] = id
 	}
-	return n
+	s.creatorIDs[i] = id
+	return id
 }
 
 func (s *state) members(idx []int) []Package {

@@ -449,7 +449,22 @@ var genericFolders = map[string]bool{
 	"images": true, "renders": true, "print": true, "prints": true, "export": true, "output": true,
 }
 
+// noiseStart marks the first bytes of noise segments (either case), so that
+// most segments are told apart by one lookup.
+var noiseStart = func() (t [256]bool) {
+	t['.'] = true // "._" files
+	for _, n := range noise {
+		t[n[0]] = true
+		t[lowerASCII(n[0])] = true
+		t[strings.ToUpper(n[:1])[0]] = true
+	}
+	return t
+}()
+
 func isNoiseSegment(seg string) bool {
+	if seg == "" || !noiseStart[seg[0]] {
+		return false
+	}
 	if strings.HasPrefix(seg, "._") {
 		return true
 	}
@@ -484,6 +499,13 @@ func isNoisePath(p string) bool {
 // is a generic name such as "STL", "files" or "Supported STL" (generic
 // words only). The casing is the first path's.
 func RootFolder(paths []string) string {
+	name, _ := rootFolder(paths)
+	return name
+}
+
+// rootFolder is RootFolder and its lower-cased form, the AUTO_ZIP key: the
+// generic-name check needs it, so the key costs no second copy.
+func rootFolder(paths []string) (name, lower string) {
 	type count struct {
 		name string
 		n    int
@@ -528,12 +550,10 @@ func RootFolder(paths []string) string {
 			lower := strings.ToLower(c.name)
 			if utf8.RuneCountInString(c.name) < 3 || genericFolders[lower] || lower == "." || lower == ".." ||
 				allGeneric(lower) {
-				return ""
+				return "", ""
 			}
-			return c.name
+			return c.name, lower
 		}
 	}
-	return ""
+	return "", ""
 }
-
-func zipKey(folder string) string { return strings.ToLower(folder) }

@@ -55,23 +55,20 @@ func rulesPass(s *state) {
 // key = root message id. A package that is not a reply has its own message
 // as root, so the root package of a chain is a member of the chain's group.
 func replyPass(s *state) {
-	var r *replyRoots
-	for i := range s.pkgs {
-		if s.assigned[i] == 0 && s.pkgs[i].ReplyToMessageID != 0 {
-			r = newReplyRoots(s.pkgs)
-			break
-		}
+	roots := s.replyRootsNeeded()
+	if len(roots) == 0 {
+		return
 	}
 	s.keyPassIf(SourceReply, MinReply,
 		func(i int) scopedKey {
 			p := &s.pkgs[i]
 			if p.ReplyToMessageID == 0 {
-				if p.SourceMessageID == 0 {
+				if !roots[p.SourceMessageID] {
 					return scopedKey{}
 				}
 				return scopedKey{key: strconv.FormatInt(p.SourceMessageID, 10)}
 			}
-			return scopedKey{key: strconv.FormatInt(r.root(p.ReplyToMessageID), 10)}
+			return scopedKey{key: strconv.FormatInt(s.replies.root(p.ReplyToMessageID), 10)}
 		},
 		func(_ string, idx []int) string {
 			m := s.members(idx)
@@ -86,6 +83,35 @@ func replyPass(s *state) {
 		func(idx []int) bool {
 			return slices.ContainsFunc(idx, func(i int) bool { return s.pkgs[i].ReplyToMessageID != 0 })
 		})
+}
+
+// replyRootsNeeded is the root messages replyPass may group by: the roots
+// of ungrouped replies and the keys of existing AUTO_REPLY groups. A package
+// that is no reply keys its own message, and most such keys could neither
+// form a group (that needs a reply) nor join one: skipping them spares a
+// key and a bucket per package. It sets s.replies when there are replies.
+func (s *state) replyRootsNeeded() map[int64]bool {
+	roots := map[int64]bool{}
+	if s.keyed[SourceReply] {
+		for k, gid := range s.byKey {
+			if k.src != SourceReply || gid == 0 {
+				continue
+			}
+			if m, err := strconv.ParseInt(k.key, 10, 64); err == nil && m != 0 && strconv.FormatInt(m, 10) == k.key {
+				roots[m] = true
+			}
+		}
+	}
+	for i := range s.pkgs {
+		if s.assigned[i] != 0 || s.pkgs[i].ReplyToMessageID == 0 {
+			continue
+		}
+		if s.replies == nil {
+			s.replies = newReplyRoots(s.pkgs)
+		}
+		roots[s.replies.root(s.pkgs[i].ReplyToMessageID)] = true
+	}
+	return roots
 }
 
 // replyRoots resolves reply links through the channel's packages.
@@ -142,7 +168,7 @@ func (r *replyRoots) root(msg int64) int64 {
 // none.
 func captionPass(s *state) {
 	s.scopedPass(SourceCaption, MinCaption,
-		func(i int) scopedKey { return scopedKey{CaptionKey(s.pkgs[i].Caption), s.creatorKey(i)} },
+		func(i int) scopedKey { return scopedKey{CaptionKey(s.pkgs[i].Caption), s.creatorID(i)} },
 		func(_ string, idx []int) string { return captionTitle(s.earliest(idx).Caption) })
 }
 
@@ -150,7 +176,10 @@ func captionPass(s *state) {
 // their archive paths; key = the folder, lower-cased, "|creator".
 func zipPass(s *state) {
 	s.scopedPass(SourceZip, MinZip,
-		func(i int) scopedKey { return scopedKey{zipKey(RootFolder(s.pkgs[i].Paths)), s.creatorKey(i)} },
+		func(i int) scopedKey {
+			_, key := rootFolder(s.pkgs[i].Paths)
+			return scopedKey{key, s.creatorID(i)}
+		},
 		func(_ string, idx []int) string { return RootFolder(s.earliest(idx).Paths) })
 }
 
@@ -172,7 +201,7 @@ func scoped(key, creator string) string {
 // another's.
 func patternPass(s *state) {
 	s.scopedPass(SourcePattern, MinPattern,
-		func(i int) scopedKey { return scopedKey{PatternKey(s.pkgs[i].FileName), s.creatorKey(i)} },
+		func(i int) scopedKey { return scopedKey{PatternKey(s.pkgs[i].FileName), s.creatorID(i)} },
 		func(key string, idx []int) string {
 			first := s.earliest(idx)
 			pat := PatternKey(first.FileName)
@@ -201,7 +230,7 @@ func patternPass(s *state) {
 // design|creator and named by the design. Manual groups take nothing in.
 func designPass(s *state) {
 	// creator → design → ungrouped packages
-	byKey := map[string]map[string][]int{}
+	byKey := map[int32]map[string][]int{}
 	n := 0
 	for i := range s.pkgs {
 		if s.assigned[i] != 0 {
@@ -211,7 +240,7 @@ func designPass(s *state) {
 		if k == "" {
 			continue
 		}
-		c := s.creatorKey(i)
+		c := s.creatorID(i)
 		m := byKey[c]
 		if m == nil {
 			m = map[string][]int{}
@@ -244,7 +273,7 @@ func designPass(s *state) {
 		if h, n := normHead(s.pkgs[i].FileName); n == 2 && !heads.has(h) && !variantStart[h[0]] {
 			continue
 		}
-		c := s.creatorKey(i)
+		c := s.creatorID(i)
 		m := byKey[c]
 		if m == nil {
 			continue
@@ -277,9 +306,11 @@ func designPass(s *state) {
 			keys = append(keys, scopedKey{k, c})
 		}
 	}
-	slices.SortFunc(keys, func(a, b scopedKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.scope, b.scope)) })
+	slices.SortFunc(keys, func(a, b scopedKey) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(s.creatorNames[a.scope], s.creatorNames[b.scope]))
+	})
 	for _, sk := range keys {
-		m, k := byKey[sk.scope][sk.key], scoped(sk.key, sk.scope)
+		m, k := byKey[sk.scope][sk.key], s.scoped(sk)
 		if h, ok := holder[sk]; ok {
 			s.attach(s.assigned[h], m)
 			continue
@@ -341,7 +372,13 @@ func timePass(s *state) {
 	if s.window <= 0 {
 		return
 	}
-	var free []timeItem
+	n := 0
+	for i := range s.pkgs {
+		if s.assigned[i] == 0 && !s.pkgs[i].PostedAt.IsZero() {
+			n++
+		}
+	}
+	free := make([]timeItem, 0, n)
 	for i := range s.pkgs {
 		if s.assigned[i] == 0 && !s.pkgs[i].PostedAt.IsZero() {
 			free = append(free, timeItem{t: s.pkgs[i].PostedAt.UnixNano(), i: i})
@@ -402,26 +439,26 @@ type release struct {
 // more file-name dates (a reposted backlog of monthly releases) the posts of
 // each date ("creator|YYYY-MM"), the undated ones apart ("creator|").
 func (s *state) releases(chain []timeItem) []release {
-	first := s.creatorKey(chain[0].i)
+	first := s.creatorID(chain[0].i)
 	same := true
 	for _, it := range chain[1:] {
-		if s.creatorKey(it.i) != first {
+		if s.creatorID(it.i) != first {
 			same = false
 			break
 		}
 	}
 	var parts []release
 	if same {
-		parts = []release{{key: first, items: chain}}
+		parts = []release{{key: s.creatorNames[first], items: chain}}
 	} else {
-		at := map[string]int{}
+		at := map[int32]int{}
 		for _, it := range chain {
-			c := s.creatorKey(it.i)
+			c := s.creatorID(it.i)
 			k, ok := at[c]
 			if !ok {
 				k = len(parts)
 				at[c] = k
-				parts = append(parts, release{key: c})
+				parts = append(parts, release{key: s.creatorNames[c]})
 			}
 			parts[k].items = append(parts[k].items, it)
 		}
@@ -555,26 +592,27 @@ func (s *state) timeRelease(rkey string, chain []timeItem) {
 // (its first sentence), else the first posted member's design name (its
 // file name without variant labels).
 func (s *state) releaseName(idx []int) string {
-	m := s.members(idx)
-	slices.SortFunc(m, byPost)
-	names := make([]string, len(m))
-	for k, p := range m {
-		names[k] = baseName(p.FileName)
+	ord := slices.Clone(idx)
+	slices.SortFunc(ord, func(a, b int) int { return byPost(s.pkgs[a], s.pkgs[b]) })
+	names := make([]string, len(ord))
+	for k, i := range ord {
+		names[k] = baseName(s.pkgs[i].FileName)
 	}
 	if p := commonPrefix(names, 3); utf8.RuneCountInString(p) >= 3 && !allGeneric(p) {
 		return p
 	}
-	for _, p := range m {
-		if !genericCaption(p.Caption) {
-			if t := captionSentence(p.Caption); t != "" {
+	for _, i := range ord {
+		if c := s.pkgs[i].Caption; !genericCaption(c) {
+			if t := captionSentence(c); t != "" {
 				return t
 			}
 		}
 	}
-	if d := designName(m[0].FileName); d != "" {
+	first := s.pkgs[ord[0]].FileName
+	if d := designName(first); d != "" {
 		return d
 	}
-	return displayName(m[0].FileName)
+	return displayName(first)
 }
 
 // earliest is the member a group is named from: the first posted, so that

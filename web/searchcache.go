@@ -248,7 +248,7 @@ func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view str
 			return "", err
 		}
 		var b strings.Builder
-		if err := pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews, Text: text}); err != nil {
+		if err := s.pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews, Text: text}); err != nil {
 			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
 		}
 		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template

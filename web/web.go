@@ -38,7 +38,8 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // pages holds one template set per page: the base layout plus the page's
-// "content".
+// "content". They are never executed: each server renders clones
+// (pagesWith).
 var pages = func() map[string]*template.Template {
 	base := template.Must(template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/base.html", "templates/_*.html"))
 	out := map[string]*template.Template{}
@@ -93,6 +94,25 @@ var templateFuncs = template.FuncMap{
 	"highlight":    highlightHTML,
 	"filesMatched": filesMatchedText,
 	"sorts":        func() []store.SearchSort { return store.SearchSorts },
+	// variant is a package's variant label ("supported", "75mm"), "" when
+	// its file name names none; Deps.VariantLabel supplies it per server.
+	"variant": func(string) string { return "" },
+}
+
+// pagesWith are one server's pages: clones of pages (which are never
+// executed, as html/template clones only templates that have not run) with
+// the variant labeller bound when it is not nil. A clone shares the parsed
+// templates and copies only their functions.
+func pagesWith(variant func(fileName string) string) map[string]*template.Template {
+	out := make(map[string]*template.Template, len(pages))
+	for name, t := range pages {
+		c := template.Must(t.Clone())
+		if variant != nil {
+			c.Funcs(template.FuncMap{"variant": variant})
+		}
+		out[name] = c
+	}
+	return out
 }
 
 // humanSize formats a byte count with binary units.
@@ -170,6 +190,12 @@ type Deps struct {
 	// Metrics is told about every request and catalog search (default:
 	// nobody).
 	Metrics Metrics
+	// VariantLabel names the variant of a design a file name holds
+	// ("supported", "75mm", "v2"; "" for none), shown next to each package
+	// (nil: none shown). cmd/hoard passes grouping.VariantLabel: web may
+	// not import grouping, and the rule must be the one grouping keeps
+	// variants together by.
+	VariantLabel func(fileName string) string
 }
 
 // Metrics is told what the web application serves (metrics.Metrics
@@ -221,6 +247,8 @@ type Server struct {
 	suggestAt       time.Time
 
 	searches *searchCache
+	// pages are the page templates with this server's functions bound.
+	pages map[string]*template.Template
 	// files keeps the FileIndex of big archives for their file searches.
 	files *fileIndexes
 
@@ -264,7 +292,7 @@ func New(deps Deps) (*Server, error) {
 		deps.Metrics = noMetrics{}
 	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL),
-		files: newFileIndexes(fileIndexBudget)}
+		files: newFileIndexes(fileIndexBudget), pages: pagesWith(deps.VariantLabel)}
 	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
 		return nil, err
 	}
@@ -450,7 +478,7 @@ var sendPages = map[string]bool{"catalog": true, "package": true, "group": true,
 
 // render writes a page with a status code.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
-	t, ok := pages[name]
+	t, ok := s.pages[name]
 	if !ok {
 		return fmt.Errorf("render: no page %q", name)
 	}

@@ -31,7 +31,8 @@ type catalogState struct {
 	Skipped       []string
 	Notifications []string
 	Runs          []string // status per run, oldest first
-	Groups        []string // "source|name|members" per group
+	Groups        []string // "source|name|member, member, …" per group (members by file name)
+	Ungrouped     []string // file names of the packages in no group
 }
 
 func readCatalog(t *testing.T, url string) catalogState {
@@ -81,8 +82,10 @@ func readCatalog(t *testing.T, url string) catalogState {
 	st.Skipped = strs(`SELECT file_name || '|' || reason || '|' || status || '|' || attempt_count FROM skipped_packages ORDER BY 1`)
 	st.Notifications = strs(`SELECT type FROM system_notifications WHERE NOT dismissed ORDER BY 1`)
 	st.Runs = strs(`SELECT status FROM ingestion_runs ORDER BY id`)
-	st.Groups = strs(`SELECT g.grouping_source || '|' || g.name || '|' || count(p.id) FROM package_groups g
-		JOIN packages p ON p.package_group_id = g.id GROUP BY g.id ORDER BY 1`)
+	st.Groups = strs(`SELECT s FROM (SELECT g.grouping_source || '|' || g.name || '|' ||
+			string_agg(p.file_name, ', ' ORDER BY p.file_name COLLATE "C") AS s
+		FROM package_groups g JOIN packages p ON p.package_group_id = g.id GROUP BY g.id) x ORDER BY s COLLATE "C"`)
+	st.Ungrouped = strs(`SELECT file_name FROM packages WHERE package_group_id IS NULL ORDER BY file_name COLLATE "C"`)
 	return st
 }
 
@@ -207,6 +210,10 @@ func TestDemoOnceIngestsTheWorld(t *testing.T) {
 	if !slices.Equal(first.Groups, w.Groups) {
 		t.Errorf("groups:\n got  %q\n want %q", first.Groups, w.Groups)
 	}
+	if !slices.Equal(first.Ungrouped, w.Ungrouped) {
+		t.Errorf("ungrouped:\n got  %q\n want %q", first.Ungrouped, w.Ungrouped)
+	}
+	checkGroupsSensible(t, url)
 	if spool, _ := filepath.Glob(filepath.Join(dir, "spool", "*", "*")); len(spool) > 0 {
 		t.Errorf("spool files left behind: %q", spool)
 	}
@@ -318,7 +325,7 @@ func diffState(a, b catalogState) string {
 		what string
 		a, b []string
 	}{{"skipped", a.Skipped, b.Skipped}, {"notifications", a.Notifications, b.Notifications},
-		{"runs", a.Runs, b.Runs}, {"groups", a.Groups, b.Groups}} {
+		{"runs", a.Runs, b.Runs}, {"groups", a.Groups, b.Groups}, {"ungrouped", a.Ungrouped, b.Ungrouped}} {
 		if !slices.Equal(c.a, c.b) {
 			out = append(out, fmt.Sprintf("%s: %q → %q", c.what, c.a, c.b))
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,8 +48,11 @@ type ingestWorld struct {
 	Skipped []string
 	// Notifications is "type" per notification the rules call for.
 	Notifications []string
-	// Groups is "source|name|members" per group, sorted.
+	// Groups is "source|name|member, member, …" per group (members by file
+	// name), sorted.
 	Groups []string
+	// Ungrouped are the file names of the packages in no group, sorted.
+	Ungrouped []string
 	// Duplicates is how many sets the run must count as duplicates.
 	Duplicates int
 }
@@ -234,19 +238,35 @@ func writeIngestWorld(t *testing.T, dir string, maxAttempts int) ingestWorld {
 	write("Vault.pdf", demo.PDF("vault"))
 	w.Notifications = append(w.Notifications, "CHANNEL_ACCESS_LOST")
 
-	forgePackages := 0
-	for _, p := range w.Packages {
+	var forgePackages []string
+	for name, p := range w.Packages {
 		if p.Creator == forge {
-			forgePackages++
+			forgePackages = append(forgePackages, name)
 		}
 	}
+	slices.Sort(forgePackages)
+	// Groups as a collector would make them: a time group is one creator's
+	// release, named by its first caption that names something. The
+	// forum's topics (Dragons, Terrain) are posted a minute apart but are
+	// two creators: no group.
 	w.Groups = []string{
-		"ALBUM|March release: the herd|2",                                   // one platform album
-		"AUTO_REPLY|February release: sabertooth|2",                         // Hostile.zip replies to the February post
-		"AUTO_TIME|Big Pack|2",                                              // Big Pack and Corrupt, posted a minute apart
-		"AUTO_TIME|Dragon Wings|2",                                          // the forum's two topics, a minute apart
-		fmt.Sprintf("AUTO_TIME|Dragon_Bust_v2_supported|%d", forgePackages), // Dragon Forge, posted minutes apart
+		"ALBUM|March release: the herd|Mammoth Factory - 2024-03 Hunters.zip, Mammoth Factory - 2024-03 Mammoth.zip", // one platform album
+		"AUTO_REPLY|February release: sabertooth|Hostile.zip, Mammoth Factory - 2024-02.zip",                         // Hostile.zip replies to the February post
+		"AUTO_TIME|Dragon bust, presupported|" + strings.Join(forgePackages, ", "),                                   // Dragon Forge, posted minutes apart
+		"AUTO_TIME|The big one|Big Pack.zip, Corrupt.zip",                                                            // Mammoth Factory's Big Pack and Corrupt, a minute apart
 	}
+	grouped := map[string]bool{}
+	for _, g := range w.Groups {
+		for m := range strings.SplitSeq(g[strings.LastIndexByte(g, '|')+1:], ", ") {
+			grouped[m] = true
+		}
+	}
+	for name := range w.Packages {
+		if !grouped[name] {
+			w.Ungrouped = append(w.Ungrouped, name)
+		}
+	}
+	slices.Sort(w.Ungrouped)
 
 	seed := map[string]any{
 		"account":     map[string]any{"phone": "+15550000001", "premium": false},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/bot"
+	"github.com/hoard/hoard/grouping"
 	"github.com/hoard/hoard/jobs"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/telegram"
@@ -151,7 +152,8 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err 
 		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, UploadQuotaBytes: a.cfg.UploadQuotaBytes,
 		UploadMinFreeBytes: a.cfg.UploadMinFreeBytes, UploadRetention: a.cfg.UploadRetention, Version: version, Database: a.dbDesc,
 		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
-		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote})
+		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote,
+		VariantLabel: grouping.VariantLabel})
 	if err != nil {
 		return err
 	}
