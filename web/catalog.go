@@ -1,15 +1,19 @@
 package web
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"math"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -248,32 +252,43 @@ func decodeCursor(s string) (*store.SearchCursor, error) {
 	return &c, nil
 }
 
-// catalogPage is what the catalog template shows.
+// catalogPage is what the catalog template shows. What the template
+// would otherwise work out with a function call per item (which option is
+// selected, a title made displayable, a link's URL) is prepared here once
+// per request: html/template calls functions through reflection, and those
+// calls were most of a page's cost.
 type catalogPage struct {
-	Q        catalogQuery
-	Tabs     []string
-	Result   *store.SearchResult
-	Channels map[int64]string
-	Next     string // URL of the next page, "" at the end
-	Prev     string // URL of the previous page, "" on the first
+	Q      catalogQuery
+	Result *store.SearchResult
+	Next   string // URL of the next page, "" at the end
+	Prev   string // URL of the previous page, "" on the first
 	// Count says how many results there are ("about 1,240 packages").
 	Count string
-	// Creators and Tags are the filter bar's suggestions.
-	Creators, Tags []string
-	Curate         bool
-	TabURL         map[string]string
-	ViewURL        map[string]string
+	// SuggestHTML is the filter bar's suggestions: the datalists of
+	// creators and tags (the "suggestions" template).
+	SuggestHTML template.HTML
+	Curate      bool
+	// FiltersOpen shows the filters when any is set (or the sort is not
+	// the default); TagsText is the tag filter's field.
+	FiltersOpen bool
+	TagsText    string
+	// Selects are the type, sort and preview filters; Sources are the
+	// channel filter's choices: the source channels, by id.
+	Selects selectsHTML
+	Sources []choice
+	// Tabs and Views are the links of the tab bar (all, groups, …; grid,
+	// list).
+	Tabs, Views []navLink
 	// NewestURL lists every match newest first when the ranking was capped.
 	NewestURL string
 	// HitsHTML is the result rows (the "hits" template).
 	HitsHTML template.HTML
 	// Back is this page without its notice, where the selection's forms
-	// return.
+	// return; Bulk is the selection bar's forms.
 	Back string
+	Bulk bulkBar
 	// Heading introduces a creator's or a tag's page.
 	Heading catalogHeading
-	// Sources are the channel filter's choices: the source channels.
-	Sources map[int64]string
 	// Ingesting is the cycle running while the plain catalog is shown.
 	Ingesting *ingestingNote
 	// Live is set on the plain catalog's first page, whose script asks
@@ -281,6 +296,20 @@ type catalogPage struct {
 	// newest when the page was made) and announces them.
 	Live     bool
 	NewestID int64
+}
+
+// choice is an option of a filter's select: its value, the text shown
+// (the value when empty), and whether the search uses it.
+type choice struct {
+	Value, Label string
+	Selected     bool
+}
+
+// navLink is a link of the catalog's tab bar; Current marks the page's
+// own.
+type navLink struct {
+	Label, URL string
+	Current    bool
 }
 
 // handleCatalog renders the catalog (the spec's STL files page): search,
@@ -310,25 +339,32 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	if err != nil {
 		return err
 	}
-	p := catalogPage{Q: q, Tabs: s.tabsFor(r), Result: res, Channels: channels, Sources: sources, Curate: s.canCurate(r),
-		TabURL: map[string]string{}, ViewURL: map[string]string{}, Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting}
+	p := catalogPage{Q: q, Result: res, Curate: s.canCurate(r), Back: withoutNotice(r.URL), Heading: heading, Ingesting: ingesting,
+		FiltersOpen: q.Creator != "" || len(q.Tags) > 0 || q.ArchiveType != "" || q.ChannelID != 0 || q.Preview != "" ||
+			q.Sort != store.SortRelevance,
+		TagsText: strings.Join(q.Tags, ","), Sources: sourceChoices(sources, q.ChannelID)}
+	p.Bulk = newBulkBar(formFrom(r.Context()))
 	if p.Live = plainFirstPage(q) && heading == (catalogHeading{}); p.Live {
-		if p.NewestID, _, err = s.deps.DB.NewPackagesSince(r.Context(), math.MaxInt64); err != nil {
+		if p.NewestID, err = s.newestPackageID(r.Context()); err != nil {
 			return err
 		}
 	}
-	for _, t := range p.Tabs {
-		p.TabURL[t] = withParams(r.URL, map[string]string{"tab": t, "after": "", "prev": "", "page": ""})
+	if p.Selects, err = filterSelects(q); err != nil {
+		return err
+	}
+	for _, t := range s.tabsFor(r) {
+		p.Tabs = append(p.Tabs, navLink{Label: t, Current: t == q.Tab,
+			URL: withParams(r.URL, map[string]string{"tab": t, "after": "", "prev": "", "page": ""})})
 	}
 	for _, v := range []string{"grid", "list"} {
-		p.ViewURL[v] = withParams(r.URL, map[string]string{"view": v})
+		p.Views = append(p.Views, navLink{Label: v, Current: v == q.View, URL: withParams(r.URL, map[string]string{"view": v})})
 	}
 	p.Next, p.Prev = pagingURLs(r.URL, q, res)
 	p.Count = countText(res, q.GroupRows)
 	if res.Capped {
 		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": "", "prev": "", "page": ""})
 	}
-	if p.Creators, p.Tags, err = s.filterSuggestions(r.Context()); err != nil {
+	if p.SuggestHTML, err = s.filterSuggestions(r.Context()); err != nil {
 		return err
 	}
 	if p.HitsHTML, err = s.hitsHTML(r.Context(), res, q.View, channels, q.Text); err != nil {
@@ -339,6 +375,99 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 		title = heading.Title
 	}
 	return s.render(w, r, http.StatusOK, "catalog", page{Title: title, Data: p})
+}
+
+// bulkBar is the catalog's selection bar: the posted selection and, when
+// one of its forms (tags, new group, send) failed, what was posted and the
+// errors beside its fields.
+type bulkBar struct {
+	Selection string // the ids posted, space-separated
+	// Open shows the bar at once: one of its forms has an error.
+	Open                                 bool
+	IDErr, TagsErr, NameErr, SendMessage string
+	Mode, Tags, Name                     string // the fields' values
+}
+
+// newBulkBar works out the selection bar from the failed post the page
+// shows again, if any. The errors are claimed (formState) in the order the
+// page shows them, so the layout shows none of them a second time.
+func newBulkBar(f formState) bulkBar {
+	tf, gf, sf := f.On("/packages/tags", "id", "tags"), f.On("/groups", "id", "name"), f.On("/packages/send", "id")
+	b := bulkBar{Selection: strings.Join(f.Posted("id"), " ")}
+	b.Open = cmp.Or(tf.Err("id"), gf.Err("id"), sf.Err("id"), tf.Err("tags"), gf.Err("name"), sf.Message()) != ""
+	b.IDErr = cmp.Or(tf.Err("id"), gf.Err("id"), sf.Err("id"))
+	b.Mode, b.Tags, b.TagsErr = tf.Value("mode", "add"), tf.Value("tags", ""), tf.Err("tags")
+	b.SendMessage = sf.Message()
+	b.Name, b.NameErr = gf.Value("name", ""), gf.Err("name")
+	return b
+}
+
+// selectsHTML are the catalog's type filter and its sort and preview
+// filters (which the channel filter sits between).
+type selectsHTML struct{ Type, SortPreview template.HTML }
+
+// selectsData is what the "type-select" and "sort-preview-selects"
+// templates render.
+type selectsData struct {
+	Kinds, Sorts []choice
+	Preview      string
+}
+
+// selectsKey is a selection of the type, sort and preview filters.
+type selectsKey struct {
+	kind    hoard.Kind
+	sort    store.SearchSort
+	preview string
+}
+
+// selectsCache holds the filters' renderings by selection: every catalog
+// page shows them, and the few selections there are (the parameters are
+// validated) make the same markup; selectsCacheMax bounds it all the same.
+var selectsCache sync.Map // selectsKey → selectsHTML
+
+var selectsCached atomic.Int64
+
+const selectsCacheMax = 1024
+
+// filterSelects returns the type, sort and preview filters of q with q's
+// choices selected, rendered by html/template once per selection.
+func filterSelects(q catalogQuery) (selectsHTML, error) {
+	key := selectsKey{q.Kind, q.Sort, q.Preview}
+	if h, ok := selectsCache.Load(key); ok {
+		return h.(selectsHTML), nil
+	}
+	d := selectsData{Kinds: make([]choice, len(hoard.Kinds)), Sorts: make([]choice, len(store.SearchSorts)), Preview: q.Preview}
+	for i, k := range hoard.Kinds {
+		d.Kinds[i] = choice{Value: string(k), Selected: k == q.Kind}
+	}
+	for i, o := range store.SearchSorts {
+		d.Sorts[i] = choice{Value: string(o), Selected: o == q.Sort}
+	}
+	var typ, sp strings.Builder
+	if err := fragments.ExecuteTemplate(&typ, "type-select", d); err != nil {
+		return selectsHTML{}, hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	if err := fragments.ExecuteTemplate(&sp, "sort-preview-selects", d); err != nil {
+		return selectsHTML{}, hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	h := selectsHTML{template.HTML(typ.String()), template.HTML(sp.String())} // #nosec G203 -- the output of html/template
+	if selectsCached.Load() < selectsCacheMax {
+		if _, loaded := selectsCache.LoadOrStore(key, h); !loaded {
+			selectsCached.Add(1)
+		}
+	}
+	return h, nil
+}
+
+// sourceChoices are the channel filter's choices, by id: the titles made
+// displayable (hoard.DisplayText), the selected channel marked.
+func sourceChoices(titles map[int64]string, selected int64) []choice {
+	ids := slices.Sorted(maps.Keys(titles))
+	out := make([]choice, len(ids))
+	for i, id := range ids {
+		out[i] = choice{Value: strconv.FormatInt(id, 10), Label: hoard.DisplayText(titles[id]), Selected: id == selected}
+	}
+	return out
 }
 
 // catalogSearch runs the search a catalog request describes and returns it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"html/template"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -51,6 +52,11 @@ type searchCache struct {
 
 	// fragments holds the rendered rows of cached results (hitsHTML).
 	fragments map[fragmentKey]template.HTML
+
+	// newest is the newest package's id (newestPackageID), known since
+	// newestAt; zero when unknown.
+	newest   int64
+	newestAt time.Time
 }
 
 // fragmentKey names the rendering of one cached result in one view.
@@ -180,6 +186,33 @@ func (c *searchCache) forget() {
 	c.gen++
 	clear(c.entries)
 	clear(c.fragments)
+	c.newest = 0
+}
+
+// newestID returns the newest package's id: the one query found while the
+// catalog has not changed since and for at most the TTL, else query's
+// answer (kept for the next caller).
+func (c *searchCache) newestID(ctx context.Context, query func(context.Context) (int64, error)) (int64, error) {
+	if c.ttl <= 0 {
+		return query(ctx)
+	}
+	c.mu.Lock()
+	id, at, gen := c.newest, c.newestAt, c.gen
+	c.mu.Unlock()
+	if id != 0 && time.Since(at) < c.ttl {
+		return id, nil
+	}
+	start := time.Now()
+	id, err := query(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	if c.gen == gen { // the catalog did not change meanwhile
+		c.newest, c.newestAt = id, start
+	}
+	c.mu.Unlock()
+	return id, nil
 }
 
 // fragment returns the rendering of res in view, made by render once per
@@ -218,6 +251,16 @@ func (s *Server) searchPackages(ctx context.Context, q store.SearchQuery) (*stor
 	res, cached, err := s.searches.lookup(ctx, q, s.deps.DB.SearchPackages)
 	s.deps.Metrics.Search(cached, time.Since(start))
 	return res, err
+}
+
+// newestPackageID returns the id of the newest package, the one above
+// which the catalog's live note announces new ones: from memory until the
+// catalog changes (store.DB.NewPackagesSince otherwise).
+func (s *Server) newestPackageID(ctx context.Context) (int64, error) {
+	return s.searches.newestID(ctx, func(ctx context.Context) (int64, error) {
+		id, _, err := s.deps.DB.NewPackagesSince(ctx, math.MaxInt64)
+		return id, err
+	})
 }
 
 // hitsData is what the "hits" template renders.

@@ -14,18 +14,32 @@ import (
 // suggestionsShown bounds the creators and the tags the filter bar offers.
 const suggestionsShown = 300
 
-// filterSuggestions returns the creators and tags the filter bar offers,
-// looked up at most every titlesTTL (every catalog page shows them).
-func (s *Server) filterSuggestions(ctx context.Context) (creators, tags []string, err error) {
+// filterSuggestions returns the filter bar's datalists of creators and
+// tags, looked up at most every titlesTTL (every catalog page shows them)
+// and rendered by html/template once per look-up: 600 options escaped again
+// for every page were most of its cost.
+func (s *Server) filterSuggestions(ctx context.Context) (template.HTML, error) {
 	s.suggestMu.Lock()
 	defer s.suggestMu.Unlock()
 	if s.suggestAt.IsZero() || time.Since(s.suggestAt) >= titlesTTL {
-		if s.suggestCreators, s.suggestTags, err = s.deps.DB.ListFilterNames(ctx, suggestionsShown); err != nil {
-			return nil, nil, err
+		creators, tags, err := s.deps.DB.ListFilterNames(ctx, suggestionsShown)
+		if err != nil {
+			return "", err
 		}
+		var b strings.Builder
+		if err := fragments.ExecuteTemplate(&b, "suggestions", suggestionsData{Creators: creators, Tags: tags}); err != nil {
+			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+		}
+		s.suggestHTML = template.HTML(b.String()) // #nosec G203 -- the output of html/template
 		s.suggestAt = time.Now()
 	}
-	return s.suggestCreators, s.suggestTags, nil
+	return s.suggestHTML, nil
+}
+
+// suggestionsData is what the "suggestions" template renders: the names
+// the filter bar's creator and tag fields offer.
+type suggestionsData struct {
+	Creators, Tags []string
 }
 
 // highlightHTML is platform text (a file path) made displayable

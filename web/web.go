@@ -85,19 +85,21 @@ var templateFuncs = template.FuncMap{
 	// whose datetime the page's script keeps current and shows in local
 	// time on hover.
 	"ago": func(t time.Time) template.HTML { return agoHTML(t, time.Now()) },
-	// kinds are the kinds of file the type filter offers (hoard.Kinds).
-	"kinds": func() []hoard.Kind { return hoard.Kinds },
 	// creatorURL and tagURL are the pages of a creator and of a tag.
 	"creatorURL": func(name string) string { return "/creators/" + url.PathEscape(name) },
 	"tagURL":     func(tag string) string { return "/tags/" + url.PathEscape(tag) },
 	// highlight escapes a file path with the search's text marked.
 	"highlight":    highlightHTML,
 	"filesMatched": filesMatchedText,
-	"sorts":        func() []store.SearchSort { return store.SearchSorts },
 	// variant is a package's variant label ("supported", "75mm"), "" when
 	// its file name names none; Deps.VariantLabel supplies it per server.
 	"variant": func(string) string { return "" },
 }
+
+// fragments is a clone of the catalog page for the pieces rendered apart
+// from any server (filter menus, suggestions): executing pages themselves
+// would stop pagesWith from cloning them.
+var fragments = template.Must(pages["catalog"].Clone())
 
 // pagesWith are one server's pages: clones of pages (which are never
 // executed, as html/template clones only templates that have not run) with
@@ -240,11 +242,11 @@ type Server struct {
 	sourceTitles map[int64]string // the source channels of titles
 	titlesAt     time.Time
 
-	// The filter bar's suggestions, looked up at most every titlesTTL.
-	suggestMu       sync.Mutex
-	suggestCreators []string
-	suggestTags     []string
-	suggestAt       time.Time
+	// The filter bar's suggestions (its datalists, rendered), looked up
+	// at most every titlesTTL.
+	suggestMu   sync.Mutex
+	suggestHTML template.HTML
+	suggestAt   time.Time
 
 	searches *searchCache
 	// pages are the page templates with this server's functions bound.
@@ -468,9 +470,6 @@ type page struct {
 	// zero value when there is none.
 	Form formState
 	Data any
-	// Content is the page's own part, rendered before the layout around it
-	// (so that the layout knows whether it showed a form's error).
-	Content template.HTML
 }
 
 // sendPages are the pages with "send to my messenger account" buttons.
@@ -501,13 +500,21 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	if sendPages[name] {
 		p.Linked = s.isLinked(r)
 	}
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "content", p); err != nil {
+	// The content first, so that the layout around it knows whether it
+	// showed a form's error; then the layout's head, the content's bytes as
+	// they are (the templates' own output, escaped by them) and its foot.
+	content := renderBuffers.Get().(*bytes.Buffer)
+	defer putRenderBuffer(content)
+	if err := t.ExecuteTemplate(content, "content", p); err != nil {
 		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
 	}
-	p.Content = template.HTML(buf.String()) // the templates' own output, escaped by them
-	buf.Reset()
-	if err := t.ExecuteTemplate(&buf, "base", p); err != nil {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer putRenderBuffer(buf)
+	if err := t.ExecuteTemplate(buf, "base-head", p); err != nil {
+		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
+	}
+	buf.Write(content.Bytes())
+	if err := t.ExecuteTemplate(buf, "base-foot", p); err != nil {
 		return hoard.WrapError(hoard.EINTERNAL, err, "Could not render the page.")
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -518,6 +525,21 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		s.deps.Logger.Debug("write page", "err", err)
 	}
 	return nil
+}
+
+// renderBuffers are the buffers pages are rendered into, reused: a catalog
+// page is some 50 KB, which a new buffer reached by doubling several
+// times for every page.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putRenderBuffer returns buf to renderBuffers, unless an unusually big
+// page grew it (it would hold that memory for good).
+func putRenderBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > 1<<20 {
+		return
+	}
+	buf.Reset()
+	renderBuffers.Put(buf)
 }
 
 // redirect answers 303 See Other to a local path. Every redirect of the
