@@ -37,14 +37,11 @@ func checkGroupsSensible(t *testing.T, url string) {
 	}
 	defer db.Close()
 	type group struct {
-		id                int64
-		source, name      string
-		members           []string
-		topics, creators  int
-		creatorless       bool
-		botCount          int
-		botMembers        []string
-		botFound, botBest bool
+		id               int64
+		source, name     string
+		members          []string
+		topics, creators int
+		creatorless      bool
 	}
 	rows, err := db.Pool().Query(ctx, `SELECT g.id, g.grouping_source, g.name,
 			coalesce(array_agg(p.file_name ORDER BY p.file_name) FILTER (WHERE p.id IS NOT NULL), '{}'),
