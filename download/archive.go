@@ -66,7 +66,7 @@ func (s *Service) entries(ctx context.Context, pkg *hoard.Package) ([]zipstream.
 	}
 	var out []zipstream.Entry
 	for _, f := range s.Files(pkg, parts) {
-		c, err := s.Open(ctx, pkg, f.Part)
+		c, err := s.open(ctx, pkg, parts, f.Part)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,8 @@ func (s *Service) entries(ctx context.Context, pkg *hoard.Package) ([]zipstream.
 }
 
 // checksum returns the CRC-32 of a served file: kept, or computed by
-// reading it once (which keeps it).
+// reading it once from its start (the read keeps it, as every full read
+// does).
 func (s *Service) checksum(ctx context.Context, pkg *hoard.Package, part int, c *Content) (uint32, error) {
 	crc, ok, err := s.DB.PackageChecksum(ctx, pkg, part)
 	if err != nil || ok {
@@ -93,17 +94,13 @@ func (s *Service) checksum(ctx context.Context, pkg *hoard.Package, part int, c 
 	defer r.Close()
 	sum, ok := r.(*checksummer)
 	if !ok {
-		return 0, fmt.Errorf("checksum of %q: no checksummer", c.Name)
+		return 0, fmt.Errorf("checksum of %q: its bytes are not checksummed", c.Name)
 	}
-	sum.done = nil // kept below, once the whole file was read
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return 0, fmt.Errorf("checksum of %q: %w", c.Name, err)
 	}
 	if sum.read != c.Size {
 		return 0, fmt.Errorf("checksum of %q: read %d of %d bytes", c.Name, sum.read, c.Size)
-	}
-	if err := s.DB.RecordPackageChecksum(ctx, pkg.ID, part, pkg.DestMessageIDs, sum.crc); err != nil {
-		return 0, err
 	}
 	return sum.crc, nil
 }

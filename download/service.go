@@ -138,6 +138,11 @@ func (s *Service) Open(ctx context.Context, pkg *hoard.Package, part int) (*Cont
 	if err != nil {
 		return nil, err
 	}
+	return s.open(ctx, pkg, parts, part)
+}
+
+// open is Open over the package's parts, already known.
+func (s *Service) open(ctx context.Context, pkg *hoard.Package, parts []hoard.PackagePart, part int) (*Content, error) {
 	if part < 0 || part > len(parts) {
 		return nil, hoard.Errorf(hoard.ENOTFOUND, "%s has no part %d (it has %d).", pkg.FileName, part, len(parts))
 	}
