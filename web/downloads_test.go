@@ -51,11 +51,14 @@ func newDownloadEnv(t *testing.T) *downloadEnv {
 }
 
 // publish posts the pieces of a file under names and indexes the package.
-func (e *downloadEnv) publish(fileName string, names []string, pieces [][]byte) *hoard.Package {
+func (e *downloadEnv) publish(fileName string, names []string, pieces [][]byte, mutate ...func(*hoard.Package)) *hoard.Package {
 	e.t.Helper()
 	posted := e.dest.PostAll(e.t, names, pieces)
 	p := &hoard.Package{FileName: fileName, FileSize: posted.Size, ArchiveType: hoard.ArchiveZIP, ContentHash: posted.SHA256,
 		PartCount: len(pieces), DestChannelID: e.destRow.ID, DestMessageID: posted.IDs[0], DestMessageIDs: posted.IDs}
+	for _, m := range mutate {
+		m(p)
+	}
 	if err := e.db.CreatePackage(context.Background(), p); err != nil {
 		e.t.Fatal(err)
 	}
@@ -276,10 +279,9 @@ func TestDownloadHead(t *testing.T) {
 // Repair, a user is not.
 func TestDownloadOfAGonePostOffersRepair(t *testing.T) {
 	e := newDownloadEnv(t)
-	pkg := e.publish("gone.stl", []string{"gone.stl"}, [][]byte{messengertest.Noise(10, 2000)})
-	if _, err := e.db.Pool().Exec(context.Background(), `UPDATE packages SET source_message_id = 5 WHERE id = $1`, pkg.ID); err != nil {
-		t.Fatal(err)
-	}
+	// A package ingested from a source post, so that it can be repaired.
+	pkg := e.publish("gone.stl", []string{"gone.stl"}, [][]byte{messengertest.Noise(10, 2000)},
+		func(p *hoard.Package) { p.SourceMessageID = 5 })
 	if err := e.dest.Account.DeleteMessages(context.Background(), e.dest.Channel, []int{int(pkg.DestMessageIDs[0])}); err != nil {
 		t.Fatal(err)
 	}
