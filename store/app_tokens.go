@@ -74,6 +74,14 @@ func (db *DB) CreateAppToken(ctx context.Context, userID int64, name string) (*h
 		if n >= MaxAppTokensPerUser {
 			return hoard.Errorf(hoard.ECONFLICT, "You have %d app tokens, the most there may be: revoke one first.", n)
 		}
+		// Revoked tokens authenticate nothing; a user keeps the newest
+		// MaxAppTokensPerUser of them, so creating and revoking in a loop
+		// cannot grow the table.
+		if _, err := tx.q.Exec(ctx, `DELETE FROM app_tokens WHERE user_id = $1 AND revoked_at IS NOT NULL AND id NOT IN (
+			SELECT id FROM app_tokens WHERE user_id = $1 AND revoked_at IS NOT NULL ORDER BY revoked_at DESC, id DESC LIMIT $2)`,
+			userID, MaxAppTokensPerUser-1); err != nil {
+			return wrap("create app token", err)
+		}
 		var err error
 		tok, err = getOne[hoard.AppToken](ctx, tx.q, "create app token", `
 			INSERT INTO app_tokens (user_id, name, token_hash, prefix) VALUES ($1, $2, $3, $4) RETURNING `+appTokenColumns,

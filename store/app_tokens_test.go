@@ -205,3 +205,23 @@ func TestThrottleLockForTokens(t *testing.T) {
 	execTx(t, db, `UPDATE auth_throttle SET locked_until = now() - interval '1 second' WHERE key = $1`, key.Key)
 	check(true)
 }
+
+// Creating and revoking tokens in a loop keeps at most
+// MaxAppTokensPerUser revoked rows of a user: the table cannot grow
+// without bound.
+func TestRevokedAppTokensAreBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewDB(t) // its own database: the table holds this user's rows alone
+	u := linkUser(t, db, "tokens-churn@example.com")
+	for i := range 3 * store.MaxAppTokensPerUser {
+		tok, _, err := db.CreateAppToken(ctx, u.ID, fmt.Sprintf("token %d", i))
+		must(t, err)
+		must(t, db.RevokeAppToken(ctx, tok.ID, u.ID))
+	}
+	var rows int
+	must(t, db.Pool().QueryRow(ctx, `SELECT count(*) FROM app_tokens WHERE user_id = $1`, u.ID).Scan(&rows))
+	if rows > store.MaxAppTokensPerUser {
+		t.Fatalf("%d token rows after %d created and revoked, want at most %d", rows, 3*store.MaxAppTokensPerUser, store.MaxAppTokensPerUser)
+	}
+}
