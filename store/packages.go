@@ -54,6 +54,12 @@ func (db *DB) FindPackageByID(ctx context.Context, id int64) (*hoard.Package, er
 	return getOne[hoard.Package](ctx, db.q, "find package", `SELECT `+packageColumns+` FROM packages WHERE id = $1`, id)
 }
 
+// FindPackagesByID returns the packages of ids (without preview bytes) in
+// one query, oldest first; ids of no package are left out.
+func (db *DB) FindPackagesByID(ctx context.Context, ids []int64) ([]hoard.Package, error) {
+	return getAll[hoard.Package](ctx, db.q, "find packages", `SELECT `+packageColumns+` FROM packages WHERE id = ANY($1) ORDER BY id`, ids)
+}
+
 // FindPackagePreview returns a package's preview image bytes; ENOTFOUND when
 // the package does not exist or has no preview.
 func (db *DB) FindPackagePreview(ctx context.Context, id int64) ([]byte, error) {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -150,13 +151,12 @@ func (s *Server) handleDownloadSelection(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	return s.serveDownload(w, r, "group", func(ctx context.Context) (*download.Content, error) {
-		var pkgs []hoard.Package
-		for _, id := range ids {
-			p, err := s.deps.DB.FindPackageByID(ctx, id)
-			if err != nil {
-				return nil, notFoundAs(err, "A selected package no longer exists.")
-			}
-			pkgs = append(pkgs, *p)
+		pkgs, err := s.deps.DB.FindPackagesByID(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		if len(pkgs) < len(slices.Compact(slices.Sorted(slices.Values(ids)))) {
+			return nil, hoard.Errorf(hoard.ENOTFOUND, "A selected package no longer exists.")
 		}
 		if len(pkgs) == 1 {
 			return s.deps.Downloads.Open(ctx, &pkgs[0], 0)

@@ -305,3 +305,51 @@ func TestDownloadOfAGonePostOffersRepair(t *testing.T) {
 		}
 	}
 }
+
+// A selection downloads as one ZIP of its packages, one package as
+// itself, and a selection naming a package that is gone is refused.
+func TestDownloadSelection(t *testing.T) {
+	e := newDownloadEnv(t)
+	a, b := messengertest.Noise(11, 3000), messengertest.Noise(12, 4000)
+	pa := e.publish("Orc.stl", []string{"Orc.stl"}, [][]byte{a})
+	pb := e.publish("Troll.stl", []string{"Troll.stl"}, [][]byte{b})
+	u, _ := e.user(hoard.RoleUser)
+	cookie := e.session(u)
+	ids := func(ids ...int64) string {
+		q := "/packages/download?"
+		for _, id := range ids {
+			q += "id=" + strconv.FormatInt(id, 10) + "&"
+		}
+		return q
+	}
+	type answer struct {
+		Status  int
+		Entries string
+	}
+	for _, tc := range []struct {
+		name string
+		path string
+		want answer
+	}{
+		{"two", ids(pb.ID, pa.ID), answer{200, "[Orc.stl:3000 Troll.stl:4000]"}},
+		{"one", ids(pa.ID), answer{200, "Orc.stl:3000"}},
+		{"one gone", ids(pa.ID, 999_999), answer{404, ""}},
+	} {
+		resp, body := e.get(tc.path, cookie, nil)
+		got := answer{Status: resp.StatusCode}
+		if resp.StatusCode == 200 {
+			if zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body))); err == nil {
+				var entries []string
+				for _, f := range zr.File {
+					entries = append(entries, fmt.Sprintf("%s:%d", f.Name, f.UncompressedSize64))
+				}
+				got.Entries = fmt.Sprint(entries)
+			} else if bytes.Equal(body, a) {
+				got.Entries = "Orc.stl:3000"
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
