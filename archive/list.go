@@ -655,6 +655,9 @@ func list7z(ctx context.Context, parts *Parts, l *Listing, opts ListOptions) {
 // reads one byte: the 7z headers of a data-encrypted archive are plain, and
 // sevenzip marks a read error in an AES-coded block as Encrypted. Only the
 // start of each block is decoded.
+// probe7zBytes is how much of a stream probe7zEncrypted decodes.
+const probe7zBytes = 64 << 10
+
 func probe7zEncrypted(zr *sevenzip.Reader) (encrypted bool) {
 	defer func() {
 		if recover() != nil {
@@ -672,7 +675,10 @@ func probe7zEncrypted(zr *sevenzip.Reader) (encrypted bool) {
 		seen[f.Stream] = true
 		rc, err := f.Open()
 		if err == nil {
-			_, err = rc.Read(make([]byte, 1))
+			// Decoding with no password garbles an encrypted stream, but
+			// its first byte passes the decoder one time in 256: read
+			// enough that the garbage fails.
+			_, err = io.ReadFull(rc, make([]byte, min(f.UncompressedSize, probe7zBytes)))
 			rc.Close()
 		}
 		var re *sevenzip.ReadError
