@@ -36,6 +36,10 @@ migrate: ## apply database migrations
 test: ## run the test suite (TEST_DATABASE_URL to use a running PostgreSQL)
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 
+.PHONY: test-long
+test-long: ## the default suite with its long cases too (multi-GB files, soaks, the issues' full sizes): HOARD_LARGE_TESTS=1
+	HOARD_LARGE_TESTS=1 $(GO) test -count=1 -timeout 90m $(PKGS)
+
 .PHONY: test-race
 test-race: ## run the test suite under the race detector
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)

@@ -20,6 +20,7 @@ import (
 // and that no page reports a JavaScript exception or console error; then it
 // triggers a cycle from the worker panel.
 func TestDemoInBrowser(t *testing.T) {
+	t.Parallel()
 	bt.ChromiumPath(t) // skip before the slow set-up when there is no browser
 	const maxAttempts = 2
 	w := writeIngestWorld(t, t.TempDir(), maxAttempts)

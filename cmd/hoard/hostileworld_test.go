@@ -208,6 +208,7 @@ func writeHostileWorld(t *testing.T, dir string) hostileWorld {
 // storable name (or a visible skipped record), and the destination holds
 // exactly one post per published part.
 func TestDemoOnceHostileWorld(t *testing.T) {
+	t.Parallel()
 	w := writeHostileWorld(t, t.TempDir())
 	dir := dataDir(t)
 	url := storetest.URL(t)

@@ -449,6 +449,7 @@ func BenchmarkIdleForumCycle(b *testing.B) {
 // verification), the cycle's requests, no part files in the spool; a
 // second run adds nothing and costs fewer requests.
 func TestDemoOnceAgainstSeparateEmulator(t *testing.T) {
+	t.Parallel()
 	const size = 3<<20 + 123
 	dir := t.TempDir()
 	seed := bigFileSeed(t, dir, "Pack.zip", size, false)

@@ -16,6 +16,7 @@ import (
 // ingestion_trigger notification (what triggerIngestion sends) into one
 // manual cycle job; triggers while it is queued add none.
 func TestIngestionTriggerQueuesACycle(t *testing.T) {
+	t.Parallel()
 	db := storetest.NewDB(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := queue.NewInsertOnly(db.Pool(), log)

@@ -177,6 +177,7 @@ func TestWebRefusesToStartWithoutAuthSecret(t *testing.T) {
 }
 
 func TestServeAnswersHealthAndReadyAndStopsOnSignal(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -27,6 +27,7 @@ import (
 // gotd client in from its info file: log in, resolve, page history,
 // download a document byte-exact; the counters are printed on exit.
 func TestEmulatorCommand(t *testing.T) {
+	t.Parallel()
 	dir := dataDir(t)
 	seed, err := demo.WriteWorld(filepath.Join(dir, "world"))
 	if err != nil {
@@ -137,6 +138,7 @@ func TestEmulatorCommand(t *testing.T) {
 // account in, sets the channels up, prints credentials the administrator
 // can sign in with, and a restart keeps everything.
 func TestDemoComesUpAndKeepsState(t *testing.T) {
+	t.Parallel()
 	dir := dataDir(t)
 	var password string
 	var chat *printedChat

@@ -97,6 +97,7 @@ func runOnceScraped(t *testing.T, vars map[string]string, seed string) (onceSumm
 // over the ingestion world and compares them with the run's own counts
 // (the summary) and with what the database holds.
 func TestDemoOnceMetricsMatchTheRun(t *testing.T) {
+	t.Parallel()
 	const maxAttempts = 2
 	w := writeIngestWorld(t, t.TempDir(), maxAttempts)
 	dir := dataDir(t)
@@ -245,6 +246,7 @@ func readMetricsFacts(t *testing.T, url string) metricsFacts {
 // METRICS_ADDR answers /metrics there, never on the web's port, and counts
 // the web's requests by route pattern.
 func TestServeExposesMetricsOnTheirOwnListener(t *testing.T) {
+	t.Parallel()
 	addr, metricsAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

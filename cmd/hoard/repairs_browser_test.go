@@ -30,6 +30,7 @@ import (
 // the upload COMPLETED with its package. `hoard web` and `hoard worker`
 // run as processes against the test's emulator.
 func TestRepairsInBrowser(t *testing.T) {
+	t.Parallel()
 	bt.ChromiumPath(t)
 	w := newBotWorld(t, botSeedOptions{}, fastBotLimits)
 	if sum := w.ingest(t); sum.RunStatus != "COMPLETED" {

@@ -198,6 +198,7 @@ func retriedJobs(t *testing.T, url string) map[string]int {
 // undisturbed run's, nothing is posted twice, and no River job was
 // cancelled or discarded.
 func TestDemoOnceSurvivesDatabaseRestarts(t *testing.T) {
+	t.Parallel()
 	packages, restarts := 60, 3
 	if os.Getenv("HOARD_LARGE_TESTS") == "1" {
 		packages, restarts = 200, 10

@@ -450,77 +450,118 @@ func workersPackages(t *testing.T) int {
 }
 
 // TestWorkersKilledAndSeveral ingests one world of 60 packages (200 with
-// HOARD_LARGE_TESTS=1) four ways,
-// each with its own database, DATA_DIR and emulator process: one worker
-// undisturbed (the reference); one worker killed with SIGKILL at random
-// moments and started again each time (3 kills; 30 with
-// HOARD_LARGE_TESTS=1); two and three workers at once. Every run ends with
-// the reference's catalog — the same packages by the same earliest posts,
-// creators and channels, nothing lost, nothing twice in the catalog or in
-// the destination — and the account's requests, counted by the emulator per
-// calendar second over all processes, never exceed the account's limit
-// (workersAccountLimit, above the pace's rate plus burst).
+// HOARD_LARGE_TESTS=1) four ways, each with its own database, DATA_DIR and
+// emulator process: one worker undisturbed (the reference); one worker
+// killed with SIGKILL at random moments and started again each time (3
+// kills; 30 with HOARD_LARGE_TESTS=1); two and three workers at once.
+// Every run ends with the reference's catalog — the same packages by the
+// same earliest posts, creators and channels, nothing lost, nothing twice
+// in the catalog or in the destination — and the account's requests,
+// counted by the emulator per calendar second over all processes, never
+// exceed the account's limit (workersAccountLimit, above the pace's rate
+// plus burst).
+//
+// The four runs share nothing and mostly wait on the account's pace, so
+// they run two at a time; their catalogs are compared when all have ended.
 func TestWorkersKilledAndSeveral(t *testing.T) {
 	w := writeManyWorld(t, t.TempDir(), workersPackages(t))
 	limit := workersAccountLimit
-
-	ref, busiest := runWorkers(t, w.Seed, 1)
-	checkWorkersCatalog(t, w, ref)
-	t.Logf("one worker: %d packages, busiest second %d requests (limit %d)", len(ref.Packages), busiest, limit)
-	if busiest == 0 || busiest > limit {
-		t.Errorf("one worker: busiest second %d requests, want 1…%d", busiest, limit)
+	var (
+		ref     workersCatalog
+		killed  workersCatalog
+		several = map[int]workersCatalog{}
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+	)
+	// Run may be called from several goroutines at once; each run's
+	// failures stay its own subtest's. Two runs go at a time: four at once
+	// (seven worker processes) starve each other on a busy 2-core machine.
+	slots := make(chan struct{}, 2)
+	run := func(name string, f func(t *testing.T)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t.Run(name, f)
+		}()
 	}
-
-	t.Run("killed and restarted", func(t *testing.T) {
-		kills := 3
-		if os.Getenv("HOARD_LARGE_TESTS") == "1" {
-			kills = 30
+	checkBusiest := func(t *testing.T, procs, busiest int) {
+		t.Logf("%d workers: busiest second %d requests (limit %d)", procs, busiest, limit)
+		if busiest == 0 || busiest > limit {
+			t.Errorf("%d workers: busiest second %d requests, want 1…%d", procs, busiest, limit)
 		}
-		e := newWorkerEnv(t, w.Seed)
-		r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
-		p := e.startWorker(t, "worker-1")
-		killed := 0
-		for killed < kills {
-			// A moment in the life of this process: start-up takes about
-			// a second, so most kills land mid-ingestion.
-			time.Sleep(time.Duration(500+r.IntN(2500)) * time.Millisecond)
-			if ok, _ := e.finished(t); ok {
-				break
-			}
-			p.kill()
-			killed++
-			p = e.startWorker(t, "worker-1")
-		}
-		e.waitFinished(t, workersLimit, p)
-		p.stop()
-		got := e.catalog(t)
-		e.stopEmulator()
-		got.Posted = e.posted(t)
-		t.Logf("killed %d times: %d packages, %d duplicates, %d destination posts", killed, len(got.Packages), got.Duplicates, got.Posted)
-		if killed < kills {
-			t.Errorf("the run ended after %d of %d kills: the world is too small to kill it that often", killed, kills)
-		}
-		checkWorkersCatalog(t, w, got)
-		if !slices.Equal(got.Packages, ref.Packages) {
-			t.Errorf("the killed run's catalog differs from the undisturbed one's:\n%s", listDiff(ref.Packages, got.Packages))
-		}
-		logGroups(t, ref, got)
+	}
+	run("one worker", func(t *testing.T) {
+		c, busiest := runWorkers(t, w.Seed, 1)
+		checkWorkersCatalog(t, w, c)
+		checkBusiest(t, 1, busiest)
+		ref = c
 	})
-
+	run("killed and restarted", func(t *testing.T) {
+		c := runKilled(t, w.Seed)
+		checkWorkersCatalog(t, w, c)
+		killed = c
+	})
 	for _, procs := range []int{2, 3} {
-		t.Run(fmt.Sprintf("%d workers", procs), func(t *testing.T) {
-			got, busiest := runWorkers(t, w.Seed, procs)
-			t.Logf("%d workers: %d packages, busiest second %d requests (limit %d)", procs, len(got.Packages), busiest, limit)
-			checkWorkersCatalog(t, w, got)
-			if !slices.Equal(got.Packages, ref.Packages) {
-				t.Errorf("%d workers' catalog differs from one worker's:\n%s", procs, listDiff(ref.Packages, got.Packages))
-			}
-			logGroups(t, ref, got)
-			if busiest == 0 || busiest > limit {
-				t.Errorf("busiest second %d requests, want 1…%d", busiest, limit)
-			}
+		run(fmt.Sprintf("%d workers", procs), func(t *testing.T) {
+			c, busiest := runWorkers(t, w.Seed, procs)
+			checkWorkersCatalog(t, w, c)
+			checkBusiest(t, procs, busiest)
+			mu.Lock()
+			several[procs] = c
+			mu.Unlock()
 		})
 	}
+	wg.Wait()
+	if t.Failed() {
+		return // a run that failed has no catalog to compare
+	}
+	if !slices.Equal(killed.Packages, ref.Packages) {
+		t.Errorf("the killed run's catalog differs from the undisturbed one's:\n%s", listDiff(ref.Packages, killed.Packages))
+	}
+	logGroups(t, ref, killed)
+	for _, procs := range []int{2, 3} {
+		if got := several[procs]; !slices.Equal(got.Packages, ref.Packages) {
+			t.Errorf("%d workers' catalog differs from one worker's:\n%s", procs, listDiff(ref.Packages, got.Packages))
+		}
+		logGroups(t, ref, several[procs])
+	}
+}
+
+// runKilled ingests the world with one worker killed with SIGKILL at
+// random moments and started again each time, and returns the catalog.
+func runKilled(t *testing.T, seed string) workersCatalog {
+	t.Helper()
+	kills := 3
+	if os.Getenv("HOARD_LARGE_TESTS") == "1" {
+		kills = 30
+	}
+	e := newWorkerEnv(t, seed)
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
+	p := e.startWorker(t, "worker-1")
+	killed := 0
+	for killed < kills {
+		// A moment in the life of this process: start-up takes about
+		// a second, so most kills land mid-ingestion.
+		time.Sleep(time.Duration(500+r.IntN(2500)) * time.Millisecond)
+		if ok, _ := e.finished(t); ok {
+			break
+		}
+		p.kill()
+		killed++
+		p = e.startWorker(t, "worker-1")
+	}
+	e.waitFinished(t, workersLimit, p)
+	p.stop()
+	got := e.catalog(t)
+	e.stopEmulator()
+	got.Posted = e.posted(t)
+	t.Logf("killed %d times: %d packages, %d duplicates, %d destination posts", killed, len(got.Packages), got.Duplicates, got.Posted)
+	if killed < kills {
+		t.Errorf("the run ended after %d of %d kills: the world is too small to kill it that often", killed, kills)
+	}
+	return got
 }
 
 // workersLimit bounds one run of the worker tests.
