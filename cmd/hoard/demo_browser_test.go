@@ -32,7 +32,9 @@ func TestDemoInBrowser(t *testing.T) {
 
 	// The demo over the same data directory and database.
 	addr := freeAddr(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A bound for a hung demo, not a pace: the walk through every page takes
+	// about a minute on an idle machine and several on a loaded one.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd, stdout, stderr := hoardCmd(ctx, vars, "demo", "--seed", w.Seed, "--addr", addr)
 	if err := cmd.Start(); err != nil {
