@@ -80,9 +80,9 @@ func newLoginTest(t *testing.T, env *messengertest.Env) *loginTest {
 	deps := Deps{DB: db, Logger: discardLogger(), Logins: logins, Secrets: sealer}
 	return &loginTest{t: t, ctx: ctx, db: db, logins: logins, sealer: sealer, acc: acc,
 		login: rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{},
-			river.Worker[hoard.AccountLoginArgs](&AccountLoginWorker{deps: deps})),
+			river.Worker[hoard.AccountLoginArgs](newAccountLoginWorker(newParts(deps)))),
 		signIn: rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{},
-			river.Worker[hoard.AccountSignInArgs](&AccountSignInWorker{deps: deps})),
+			river.Worker[hoard.AccountSignInArgs](newAccountSignInWorker(newParts(deps)))),
 	}
 }
 

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -9,11 +10,26 @@ import (
 	"github.com/hoard/hoard/store"
 )
 
+// progress records what the jobs are doing for the worker panel: a run's
+// live activity and the files in flight. A failure to record is logged at
+// debug level, never returned.
+type progress struct {
+	db  *store.DB
+	log *slog.Logger
+	// observeFile, when set (tests), is told every phase a file in flight
+	// enters, as it is recorded.
+	observeFile func(hoard.FileProgress)
+}
+
+// run returns the activity of run runID (nothing recorded when 0).
+func (p *progress) run(runID int64) *activity {
+	return &activity{p: p, runID: runID}
+}
+
 // activity writes a run's live activity at most every 2 s (and always for
 // a new step), so progress callbacks cost no more than that.
 type activity struct {
-	deps  *Deps
-	db    *store.DB
+	p     *progress
 	runID int64
 	mu    sync.Mutex
 	last  time.Time
@@ -32,8 +48,8 @@ func (a *activity) set(ctx context.Context, act hoard.RunActivity) {
 	}
 	a.last, a.step = now, act.Step
 	a.mu.Unlock()
-	if err := a.db.SetRunActivity(ctx, a.runID, act); err != nil {
-		a.deps.Logger.Debug("set run activity", "run", a.runID, "err", err)
+	if err := a.p.db.SetRunActivity(ctx, a.runID, act); err != nil {
+		a.p.log.Debug("set run activity", "run", a.runID, "err", err)
 	}
 }
 
@@ -47,18 +63,17 @@ const fileProgressEvery = time.Second
 // doing now: each phase is recorded where the code enters it. A failure to
 // record is logged, never returned. A nil tracker records nothing.
 type fileTracker struct {
-	deps  *Deps
-	db    *store.DB
+	p     *progress
 	jobID int64
 	mu    sync.Mutex
 	cur   hoard.FileProgress
 	last  time.Time
 }
 
-// trackFile returns the tracker of job's file: run, source message and
-// name say which file it is.
-func (d *Deps) trackFile(db *store.DB, jobID, runID, channelID, messageID int64, file string) *fileTracker {
-	return &fileTracker{deps: d, db: db, jobID: jobID,
+// file returns the tracker of job's file: run, source message and name
+// say which file it is.
+func (p *progress) file(jobID, runID, channelID, messageID int64, file string) *fileTracker {
+	return &fileTracker{p: p, jobID: jobID,
 		cur: hoard.FileProgress{RunID: runID, ChannelID: channelID, MessageID: messageID, File: file}}
 }
 
@@ -74,8 +89,8 @@ func (f *fileTracker) phase(ctx context.Context, phase hoard.FilePhase, part, pa
 	f.last = time.Now()
 	f.mu.Unlock()
 	f.write(ctx, p)
-	if f.deps.observeFile != nil {
-		f.deps.observeFile(p)
+	if f.p.observeFile != nil {
+		f.p.observeFile(p)
 	}
 }
 
@@ -102,8 +117,8 @@ func (f *fileTracker) write(ctx context.Context, p hoard.FileProgress) {
 	if f.jobID == 0 {
 		return
 	}
-	if err := f.db.SetJobFileProgress(context.WithoutCancel(ctx), f.jobID, p); err != nil {
-		f.deps.Logger.Debug("set file progress", "job", f.jobID, "file", p.File, "err", err)
+	if err := f.p.db.SetJobFileProgress(context.WithoutCancel(ctx), f.jobID, p); err != nil {
+		f.p.log.Debug("set file progress", "job", f.jobID, "file", p.File, "err", err)
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
+	"github.com/hoard/hoard/store"
 	"github.com/riverqueue/river"
 )
 
@@ -15,33 +17,42 @@ import (
 // that may not (only the owner makes administrators) ends the job: the
 // bot's status tells an administrator to do it by hand.
 type AddBotAdminWorker struct {
-	river.WorkerDefaults[hoard.AddBotAdminArgs]
-	deps Deps
+	worker[hoard.AddBotAdminArgs]
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
+}
+
+func newAddBotAdminWorker(p *parts) *AddBotAdminWorker {
+	return &AddBotAdminWorker{worker: worker[hoard.AddBotAdminArgs]{fail: p.fail}, db: p.db, log: p.log, platform: p.platform}
 }
 
 // Work implements river.Worker.
 func (w *AddBotAdminWorker) Work(ctx context.Context, job *river.Job[hoard.AddBotAdminArgs]) error {
-	d := &w.deps
-	ch, err := d.DB.FindChannelByID(ctx, job.Args.ChannelID)
+	return w.finish(ctx, job, w.work(ctx, job), nil)
+}
+
+func (w *AddBotAdminWorker) work(ctx context.Context, job *river.Job[hoard.AddBotAdminArgs]) error {
+	ch, err := w.db.FindChannelByID(ctx, job.Args.ChannelID)
 	if err != nil {
-		return jobOutcome(fmt.Errorf("add the bot to channel %d: %w", job.Args.ChannelID, err))
+		return fmt.Errorf("add the bot to channel %d: %w", job.Args.ChannelID, err)
 	}
-	m, err := d.DB.FindWriterMap(ctx, ch.ID, 0)
+	m, err := w.db.FindWriterMap(ctx, ch.ID, 0)
 	if err != nil {
-		return jobOutcome(fmt.Errorf("add the bot to %q: no signed-in account posts there: %w", ch.Title, err))
+		return fmt.Errorf("add the bot to %q: no signed-in account posts there: %w", ch.Title, err)
 	}
-	acc, err := d.account(ctx, m.AccountID)
+	acc, err := w.platform.account(ctx, m.AccountID)
 	if err != nil {
-		return jobOutcome(err)
+		return err
 	}
 	err = acc.AddBotAdmin(ctx, peerOf(ch, m), job.Args.BotUsername)
 	if errors.Is(err, messenger.ErrAdminRequired) {
-		d.Logger.Warn("the account may not make the bot an administrator", "channel", ch.Title, "err", err)
+		w.log.Warn("the account may not make the bot an administrator", "channel", ch.Title, "err", err)
 		return nil
 	}
 	if err != nil {
-		return jobOutcome(fmt.Errorf("make @%s an administrator of %q: %w", job.Args.BotUsername, ch.Title, err))
+		return fmt.Errorf("make @%s an administrator of %q: %w", job.Args.BotUsername, ch.Title, err)
 	}
-	d.Logger.Info("made the bot an administrator of a destination channel", "channel", ch.Title, "bot", job.Args.BotUsername)
+	w.log.Info("made the bot an administrator of a destination channel", "channel", ch.Title, "bot", job.Args.BotUsername)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
@@ -13,60 +14,42 @@ import (
 
 // AuditWorker runs the integrity audit (SPEC rule 16).
 type AuditWorker struct {
-	river.WorkerDefaults[hoard.AuditArgs]
-	deps Deps
+	worker[hoard.AuditArgs]
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
 }
 
-// AuditResult is what an audit found and notified (recorded as the job's
-// output, visible in River UI).
-type AuditResult struct {
-	MissingParts    int `json:"missing_parts"`
-	Orphans         int `json:"orphans"`
-	NewNotified     int `json:"new_notifications"`
-	AlreadyNotified int `json:"already_notified"`
-	// OrphanedPosts counts destination documents that nothing points to,
-	// among those posted since the previous audit; DestinationChecked is
-	// the newest destination message this audit judged.
-	OrphanedPosts      int   `json:"orphaned_posts"`
-	DestinationChecked int64 `json:"destination_checked"`
+func newAuditWorker(p *parts) *AuditWorker {
+	return &AuditWorker{worker: worker[hoard.AuditArgs]{fail: p.fail}, db: p.db, log: p.log, platform: p.platform}
 }
 
 // Work implements river.Worker. The destination's history is read when
 // the worker has messenger clients; a platform error there is logged and
 // leaves the high-water mark where it was (the next audit reads on from it).
 func (w *AuditWorker) Work(ctx context.Context, job *river.Job[hoard.AuditArgs]) error {
-	res, err := Audit(ctx, w.deps.DB)
+	return w.finish(ctx, job, w.work(ctx), nil)
+}
+
+// work audits; a rate limit of the destination's read ends the attempt
+// (its policy snoozes the job), any other failure there is logged.
+func (w *AuditWorker) work(ctx context.Context) error {
+	res, err := Audit(ctx, w.db)
 	if err != nil {
 		return err
 	}
-	if w.deps.Accounts != nil {
-		if err := w.deps.auditDestination(ctx, &res); err != nil {
-			if serr, limited := snoozeIfLimited(err); limited {
-				return serr
-			}
-			w.deps.Logger.Warn("audit of the destination channel failed", "err", err)
+	if w.platform.accounts != nil {
+		if err := w.auditDestination(ctx, &res); rateLimited(err) {
+			return err
+		} else if err != nil {
+			w.log.Warn("audit of the destination channel failed", "err", err)
 		}
 	}
 	if res.NewNotified > 0 {
-		w.deps.Logger.Warn("integrity audit found problems", "missing_parts", res.MissingParts, "orphans", res.Orphans,
+		w.log.Warn("integrity audit found problems", "missing_parts", res.MissingParts, "orphans", res.Orphans,
 			"orphaned_posts", res.OrphanedPosts, "new_notifications", res.NewNotified)
 	}
 	return river.RecordOutput(ctx, res)
-}
-
-// notify raises n unless it was raised before (CreateNotificationOnce) and
-// counts which of the two it was.
-func (r *AuditResult) notify(ctx context.Context, db *store.DB, n *hoard.Notification) error {
-	created, err := db.CreateNotificationOnce(ctx, n)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	if created {
-		r.NewNotified++
-	} else {
-		r.AlreadyNotified++
-	}
-	return nil
 }
 
 // destinationMarkKey is the setting holding the newest destination message
@@ -83,8 +66,8 @@ func destinationMarkKey(destChannelID int64) string {
 // recorded before posting are left for a later audit, as they may be that
 // part's post, not yet recorded. Each orphan is notified once (ORPHANED_POST).
 // No destination or no account that reads it: nothing to do.
-func (d *Deps) auditDestination(ctx context.Context, res *AuditResult) error {
-	db := d.DB
+func (w *AuditWorker) auditDestination(ctx context.Context, res *AuditResult) error {
+	db := w.db
 	dest, err := db.FindDestinationChannel(ctx)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
 		return nil
@@ -92,7 +75,7 @@ func (d *Deps) auditDestination(ctx context.Context, res *AuditResult) error {
 	if err != nil {
 		return err
 	}
-	rd, err := d.destinationReader(ctx, dest.ID)
+	rd, err := w.platform.destinationReader(ctx, dest.ID)
 	if hoard.ErrorCode(err) == hoard.EINVALID {
 		return nil
 	}
@@ -146,41 +129,4 @@ func (d *Deps) auditDestination(ctx context.Context, res *AuditResult) error {
 		return db.SetSetting(ctx, key, limit)
 	}
 	return nil
-}
-
-// Audit flags multi-part packages with missing destination parts and
-// orphaned index rows, each package once (a dismissed notification is not
-// raised again every cycle); a single stored destination id (a legacy
-// backfill) is not flagged.
-func Audit(ctx context.Context, db *store.DB) (AuditResult, error) {
-	var res AuditResult
-	missing, err := db.ListIncompleteMultipartPackages(ctx)
-	if err != nil {
-		return res, fmt.Errorf("audit: %w", err)
-	}
-	orphans, err := db.ListOrphanedPackages(ctx)
-	if err != nil {
-		return res, fmt.Errorf("audit: %w", err)
-	}
-	res.MissingParts, res.Orphans = len(missing), len(orphans)
-	notify := func(n *hoard.Notification) error { return res.notify(ctx, db, n) }
-	for _, p := range missing {
-		c, _ := json.Marshal(map[string]any{"package_id": p.ID, "part_count": p.PartCount, "stored_ids": len(p.DestMessageIDs)})
-		if err := notify(&hoard.Notification{Type: hoard.NotifyMissingPart, Severity: hoard.SeverityWarning, PackageID: p.ID,
-			Title:   "Incomplete multipart: " + p.FileName,
-			Message: fmt.Sprintf("%d of %d parts are recorded in the destination channel. Repair re-publishes the package.", len(p.DestMessageIDs), p.PartCount),
-			Context: c}); err != nil {
-			return res, err
-		}
-	}
-	for _, p := range orphans {
-		c, _ := json.Marshal(map[string]any{"package_id": p.ID, "dest_channel_id": p.DestChannelID})
-		if err := notify(&hoard.Notification{Type: hoard.NotifyOrphanedIndex, Severity: hoard.SeverityWarning, PackageID: p.ID,
-			Title:   "Orphaned index: " + p.FileName,
-			Message: "The package names a destination channel but no destination message.",
-			Context: c}); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
 }

@@ -41,7 +41,7 @@ func TestAuditFlagsMissingPartsAndOrphansOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := &AuditWorker{deps: Deps{DB: db, Logger: discardLogger()}}
+	w := newAuditWorker(newParts(Deps{DB: db, Logger: discardLogger()}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.AuditArgs](w))
 	for run := 1; run <= 2; run++ {
 		res, err := tw.Work(ctx, t, db.Tx(), hoard.AuditArgs{RunID: int64(run)}, nil)

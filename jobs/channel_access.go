@@ -3,7 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"log/slog"
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
@@ -33,13 +33,22 @@ type channelAccess struct {
 	peer    messenger.Channel
 }
 
+// platform reaches channels through the signed-in accounts' clients: it
+// resolves a channel map, the destination's writer or a reader of it into a
+// channelAccess. Reads only; it writes nothing.
+type platform struct {
+	db       *store.DB
+	log      *slog.Logger
+	accounts Accounts
+}
+
 // resolveMap loads a channel map, its channel and its account's client.
-func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*channelAccess, error) {
-	m, err := db.FindChannelMap(ctx, mapID)
+func (d *platform) resolveMap(ctx context.Context, mapID int64) (*channelAccess, error) {
+	m, err := d.db.FindChannelMap(ctx, mapID)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := db.FindChannelByID(ctx, m.ChannelID)
+	ch, err := d.db.FindChannelByID(ctx, m.ChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +59,7 @@ func (d *Deps) resolveMap(ctx context.Context, db *store.DB, mapID int64) (*chan
 // of m's account (account's errors as they are) and the platform's view of
 // ch through m. Every resolver of a channelAccess ends here, so that they
 // cannot build it differently.
-func (d *Deps) accessThrough(ctx context.Context, ch *hoard.Channel, m *hoard.ChannelMap) (*channelAccess, error) {
+func (d *platform) accessThrough(ctx context.Context, ch *hoard.Channel, m *hoard.ChannelMap) (*channelAccess, error) {
 	acc, err := d.account(ctx, m.AccountID)
 	if err != nil {
 		return nil, err
@@ -61,11 +70,11 @@ func (d *Deps) accessThrough(ctx context.Context, ch *hoard.Channel, m *hoard.Ch
 // account is the messenger client of accountID; errNoAccounts when the
 // worker was built without clients, so that a job says why it cannot reach
 // the platform instead of failing on a nil client.
-func (d *Deps) account(ctx context.Context, accountID int64) (messenger.Account, error) {
-	if d.Accounts == nil {
+func (d *platform) account(ctx context.Context, accountID int64) (messenger.Account, error) {
+	if d.accounts == nil {
 		return nil, errNoAccounts
 	}
-	acc, err := d.Accounts.Account(ctx, accountID)
+	acc, err := d.accounts.Account(ctx, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("messenger client of account %d: %w", accountID, err)
 	}
@@ -77,12 +86,12 @@ func peerOf(ch *hoard.Channel, m *hoard.ChannelMap) messenger.Channel { return m
 
 // writer resolves the destination channel and the map of the account that
 // posts to it, preferring preferAccountID.
-func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) (*channelAccess, error) {
-	dest, err := db.FindDestinationChannel(ctx)
+func (d *platform) writer(ctx context.Context, preferAccountID int64) (*channelAccess, error) {
+	dest, err := d.db.FindDestinationChannel(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("destination channel: %w", err)
 	}
-	m, err := db.FindWriterMap(ctx, dest.ID, preferAccountID)
+	m, err := d.db.FindWriterMap(ctx, dest.ID, preferAccountID)
 	if err != nil {
 		return nil, fmt.Errorf("destination channel %q has no signed-in writer account: %w", dest.Title, err)
 	}
@@ -91,12 +100,12 @@ func (d *Deps) writer(ctx context.Context, db *store.DB, preferAccountID int64) 
 
 // writerOf resolves the destination map of one account (the one a transfer
 // was planned for).
-func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accountID int64) (*channelAccess, error) {
-	dest, err := db.FindChannelByID(ctx, destChannelID)
+func (d *platform) writerOf(ctx context.Context, destChannelID, accountID int64) (*channelAccess, error) {
+	dest, err := d.db.FindChannelByID(ctx, destChannelID)
 	if err != nil {
 		return nil, fmt.Errorf("destination channel: %w", err)
 	}
-	maps, err := db.ListChannelMaps(ctx, destChannelID)
+	maps, err := d.db.ListChannelMaps(ctx, destChannelID)
 	if err != nil {
 		return nil, err
 	}
@@ -108,35 +117,19 @@ func (d *Deps) writerOf(ctx context.Context, db *store.DB, destChannelID, accoun
 	return nil, hoard.Errorf(hoard.ENOTFOUND, "account %d no longer writes to destination %q", accountID, dest.Title)
 }
 
-// isPremium reports whether an account is Premium (larger uploads); one
-// that cannot be read counts as not Premium.
-func isPremium(ctx context.Context, db *store.DB, accountID int64) bool {
-	acc, err := db.FindAccountByID(ctx, accountID)
-	return err == nil && acc.IsPremium
-}
-
-// splitLimit is the largest file an account uploads whole: Premium
-// accounts have the platform's larger limit.
-func (d *Deps) splitLimit(premium bool) int64 {
-	if premium {
-		return PremiumSplitThreshold
-	}
-	return d.SplitThreshold
-}
-
 // destinationReader is a signed-in account's view of destination channel
 // destID, for reading what hoard published there (rebuild, previews).
 // EINVALID, with a message for the user, when the channel is gone or no
 // signed-in account can read it.
-func (d *Deps) destinationReader(ctx context.Context, destID int64) (*channelAccess, error) {
-	dest, err := d.DB.FindChannelByID(ctx, destID)
+func (d *platform) destinationReader(ctx context.Context, destID int64) (*channelAccess, error) {
+	dest, err := d.db.FindChannelByID(ctx, destID)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND || destID == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel no longer exists.")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("destination channel: %w", err)
 	}
-	m, err := d.DB.FindWriterMap(ctx, dest.ID, 0)
+	m, err := d.db.FindWriterMap(ctx, dest.ID, 0)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
 		return nil, hoard.Errorf(hoard.EINVALID, "No signed-in account can read the destination channel %q.", dest.Title)
 	}
@@ -144,35 +137,4 @@ func (d *Deps) destinationReader(ctx context.Context, destID int64) (*channelAcc
 		return nil, err
 	}
 	return d.accessThrough(ctx, dest, m)
-}
-
-// accessLost records that a source channel became inaccessible: the
-// channel's flag and, once while unresolved, a CHANNEL_ACCESS_LOST
-// notification (SPEC rule 13).
-func (d *Deps) accessLost(ctx context.Context, db *store.DB, ch *hoard.Channel, cause error) {
-	err := db.InTx(ctx, func(tx *store.DB) error {
-		changed, err := tx.SetChannelAccessLost(ctx, ch.ID, true)
-		if err != nil || !changed {
-			return err
-		}
-		_, err = tx.CreateNotification(ctx, &hoard.Notification{Type: hoard.NotifyChannelAccessLost, Severity: hoard.SeverityError,
-			Title:     "Channel access lost: " + ch.Title,
-			Message:   "The account can no longer read this channel: " + truncate(cause.Error(), 2000),
-			ChannelID: ch.ID, DedupKey: "CHANNEL_ACCESS_LOST:" + strconv.FormatInt(ch.ID, 10)})
-		return err
-	})
-	if err != nil {
-		d.Logger.Error("record lost channel access", "channel", ch.ID, "err", err)
-	}
-	d.Logger.Warn("channel access lost", "channel", ch.Title, "err", cause)
-}
-
-// accessRestored clears a channel's lost-access flag after a good scan.
-func (d *Deps) accessRestored(ctx context.Context, db *store.DB, ch *hoard.Channel) {
-	if ch.AccessLostAt == nil {
-		return
-	}
-	if _, err := db.SetChannelAccessLost(ctx, ch.ID, false); err != nil {
-		d.Logger.Warn("clear lost channel access", "channel", ch.ID, "err", err)
-	}
 }

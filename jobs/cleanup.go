@@ -2,9 +2,8 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,8 +25,21 @@ const staleUploadAge = 48 * time.Hour
 // whose retention ran out (UploadRetention after their publication), with
 // uploads whose request died while streaming.
 type CleanupWorker struct {
-	river.WorkerDefaults[hoard.CleanupArgs]
-	deps Deps
+	worker[hoard.CleanupArgs]
+	db      *store.DB
+	log     *slog.Logger
+	catalog *catalog
+	// keepDismissed is Deps.KeepDismissedNotifications, uploadDir UPLOAD_DIR,
+	// retention Deps.UploadRetention; now is the clock (time.Now when nil).
+	keepDismissed time.Duration
+	uploadDir     string
+	retention     time.Duration
+	now           func() time.Time
+}
+
+func newCleanupWorker(p *parts) *CleanupWorker {
+	return &CleanupWorker{worker: worker[hoard.CleanupArgs]{fail: p.fail}, db: p.db, log: p.log, catalog: p.catalog,
+		keepDismissed: p.cfg.KeepDismissedNotifications, uploadDir: p.cfg.UploadDir, retention: p.cfg.UploadRetention, now: p.cfg.Now}
 }
 
 // cleanupOutput is what a clean-up removed (the job's output).
@@ -41,54 +53,58 @@ type cleanupOutput struct {
 
 // Work implements river.Worker.
 func (w *CleanupWorker) Work(ctx context.Context, job *river.Job[hoard.CleanupArgs]) error {
-	c, err := w.deps.DB.DeleteExpired(ctx, w.deps.KeepDismissedNotifications)
+	return w.finish(ctx, job, w.work(ctx), nil)
+}
+
+func (w *CleanupWorker) work(ctx context.Context) error {
+	c, err := w.db.DeleteExpired(ctx, w.keepDismissed)
 	if err != nil {
 		return fmt.Errorf("cleanup: %w", err)
 	}
 	out := cleanupOutput{CleanupCounts: c}
-	if w.deps.UploadDir != "" {
-		if out.UploadFiles, err = w.deps.expireUploadFiles(ctx); err != nil {
+	if w.uploadDir != "" {
+		if out.UploadFiles, err = w.expireUploadFiles(ctx); err != nil {
 			return fmt.Errorf("cleanup: %w", err)
 		}
-		if out.StaleUploads, err = w.deps.discardStaleUploads(ctx); err != nil {
+		if out.StaleUploads, err = w.discardStaleUploads(ctx); err != nil {
 			return fmt.Errorf("cleanup: %w", err)
 		}
-		w.deps.sweepDeletedUploads()
+		w.sweepDeletedUploads()
 	}
 	if out != (cleanupOutput{}) {
-		w.deps.Logger.Info("cleanup removed expired rows", "sessions", c.Sessions, "link_codes", c.LinkCodes,
+		w.log.Info("cleanup removed expired rows", "sessions", c.Sessions, "link_codes", c.LinkCodes,
 			"throttles", c.Throttles, "notifications", c.Notifications, "login_secrets", c.LoginSecrets,
 			"upload_files", out.UploadFiles, "stale_uploads", out.StaleUploads)
 	}
 	return river.RecordOutput(ctx, out)
 }
 
-// now is the clock of Deps built with or without Register.
-func (d *Deps) now() time.Time {
-	if d.Now == nil {
+// clock is the worker's time now.
+func (w *CleanupWorker) clock() time.Time {
+	if w.now == nil {
 		return time.Now()
 	}
-	return d.Now()
+	return w.now()
 }
 
 // expireUploadFiles removes the files published longer than
 // UploadRetention ago (at most 1,000 a run; the clean-up runs hourly).
-func (d *Deps) expireUploadFiles(ctx context.Context) (int, error) {
-	keep := d.UploadRetention
+func (w *CleanupWorker) expireUploadFiles(ctx context.Context) (int, error) {
+	keep := w.retention
 	switch {
 	case keep == 0:
 		keep = 7 * 24 * time.Hour
 	case keep < 0:
 		keep = 0
 	}
-	files, err := d.DB.ListExpiredUploadFiles(ctx, d.now().Add(-keep), 1000)
+	files, err := w.db.ListExpiredUploadFiles(ctx, w.clock().Add(-keep), 1000)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, f := range files {
-		if err := d.removeUploadFile(ctx, f); err != nil {
-			d.Logger.Warn("remove an expired upload file", "file", f.ID, "err", err)
+		if err := w.catalog.removeUploadFile(ctx, f); err != nil {
+			w.log.Warn("remove an expired upload file", "file", f.ID, "err", err)
 			continue
 		}
 		n++
@@ -96,37 +112,18 @@ func (d *Deps) expireUploadFiles(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// removeUploadFile removes one manual upload file from UPLOAD_DIR (and its
-// upload's directory once empty), then records it removed, which gives its
-// bytes back to its user's quota. A file already gone is recorded all the
-// same.
-func (d *Deps) removeUploadFile(ctx context.Context, f hoard.ManualUploadFile) error {
-	if !filepath.IsLocal(f.StoredPath) {
-		return hoard.Errorf(hoard.EINVALID, "stored path of %s is not inside UPLOAD_DIR", f.FileName)
-	}
-	p := filepath.Join(d.UploadDir, f.StoredPath)
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove upload file: %w", err)
-	}
-	_ = os.Remove(filepath.Dir(p)) // only when empty: the upload's other files stay
-	if _, err := d.DB.MarkUploadFileRemoved(ctx, f.ID); err != nil {
-		return err
-	}
-	return nil
-}
-
 // discardStaleUploads removes uploads left UPLOADING by a request that
 // died with its process: their files and rows, and what they held.
-func (d *Deps) discardStaleUploads(ctx context.Context) (int, error) {
-	ids, err := d.DB.ListStaleUploads(ctx, d.now().Add(-staleUploadAge))
+func (w *CleanupWorker) discardStaleUploads(ctx context.Context) (int, error) {
+	ids, err := w.db.ListStaleUploads(ctx, w.clock().Add(-staleUploadAge))
 	if err != nil {
 		return 0, err
 	}
 	for _, id := range ids {
-		if err := os.RemoveAll(filepath.Join(d.UploadDir, strconv.FormatInt(id, 10))); err != nil {
+		if err := os.RemoveAll(filepath.Join(w.uploadDir, strconv.FormatInt(id, 10))); err != nil {
 			return 0, fmt.Errorf("remove stale upload %d: %w", id, err)
 		}
-		if err := d.DB.DiscardManualUpload(ctx, id); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		if err := w.db.DiscardManualUpload(ctx, id); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 			return 0, err
 		}
 	}
@@ -136,8 +133,8 @@ func (d *Deps) discardStaleUploads(ctx context.Context) (int, error) {
 // sweepDeletedUploads removes what a deletion moved aside and could not
 // remove: the web's .deleted-<upload>-<unix nanoseconds> directories older
 // than an hour (a younger one may belong to a deletion not yet committed).
-func (d *Deps) sweepDeletedUploads() {
-	des, err := os.ReadDir(d.UploadDir)
+func (w *CleanupWorker) sweepDeletedUploads() {
+	des, err := os.ReadDir(w.uploadDir)
 	if err != nil {
 		return
 	}
@@ -147,9 +144,9 @@ func (d *Deps) sweepDeletedUploads() {
 			continue
 		}
 		at, err := strconv.ParseInt(name[strings.LastIndexByte(name, '-')+1:], 10, 64)
-		if err == nil && d.now().Sub(time.Unix(0, at)) > time.Hour {
-			if err := os.RemoveAll(filepath.Join(d.UploadDir, de.Name())); err != nil {
-				d.Logger.Warn("remove a deleted upload's files", "dir", de.Name(), "err", err)
+		if err == nil && w.clock().Sub(time.Unix(0, at)) > time.Hour {
+			if err := os.RemoveAll(filepath.Join(w.uploadDir, de.Name())); err != nil {
+				w.log.Warn("remove a deleted upload's files", "dir", de.Name(), "err", err)
 			}
 		}
 	}

@@ -33,7 +33,7 @@ func TestCleanupWorkerRemovesOnlyExpiredRows(t *testing.T) {
 		('MISSING_PART', 'live', 'k3', false, NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	w := &CleanupWorker{deps: Deps{DB: db, Logger: discardLogger(), KeepDismissedNotifications: 30 * 24 * time.Hour}}
+	w := newCleanupWorker(newParts(Deps{DB: db, Logger: discardLogger(), KeepDismissedNotifications: 30 * 24 * time.Hour}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.CleanupArgs](w))
 	res, err := tw.Work(ctx, t, tx, hoard.CleanupArgs{}, nil)
 	if err != nil {

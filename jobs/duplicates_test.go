@@ -163,7 +163,7 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					args := hoard.IngestMessageArgs{ChannelID: c.channels[i].ID, MessageID: cp.messageID, MapID: c.maps[i],
 						FileName: cp.file, Size: w.size,
 						Parts: []hoard.SourcePart{{MessageID: cp.messageID, Name: cp.file, Size: w.size}}}
-					return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+					return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args)
 				}
 				publish := func() {
 					ts, err := c.db.ListUnfinishedTransfers(ctx)
@@ -172,9 +172,9 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					}
 					for _, tr := range ts {
 						for p := range tr.PartsTotal {
-							runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p})
+							runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p})
 						}
-						if st := runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
+						if st := runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))),
 							hoard.VerifyTransferArgs{TransferID: tr.ID}); st != rivertype.JobStateCompleted {
 							t.Fatalf("verify: %s", st)
 						}
@@ -197,7 +197,7 @@ func TestEarliestPostIsThePackage(t *testing.T) {
 					ingest(order[0])
 					publish()
 					for _, i := range order[1:] {
-						scan := river.Worker[hoard.ScanChannelArgs](&ScanChannelWorker{deps: deps})
+						scan := river.Worker[hoard.ScanChannelArgs](newScanChannelWorker(newParts(deps)))
 						if st := runJobIn(t, c.db, scan, hoard.ScanChannelArgs{MapID: c.maps[i]}); st != rivertype.JobStateCompleted {
 							t.Fatalf("scan %d: %s", i, st)
 						}
@@ -264,7 +264,7 @@ func TestEarliestPostSurvivesAFailedPublication(t *testing.T) {
 		cp := w.copies[i]
 		args := hoard.IngestMessageArgs{ChannelID: c.channels[i].ID, MessageID: cp.messageID, MapID: c.maps[i],
 			FileName: cp.file, Size: w.size, Parts: []hoard.SourcePart{{MessageID: cp.messageID, Name: cp.file, Size: w.size}}}
-		return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+		return runJobIn(t, c.db, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args)
 	}
 	publish := func() []rivertype.JobState {
 		ts, err := c.db.ListUnfinishedTransfers(ctx)
@@ -274,11 +274,11 @@ func TestEarliestPostSurvivesAFailedPublication(t *testing.T) {
 		var states []rivertype.JobState
 		for _, tr := range ts {
 			for p := range tr.PartsTotal {
-				states = append(states, runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+				states = append(states, runJobIn(t, c.db, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))),
 					hoard.UploadPartArgs{TransferID: tr.ID, PartNo: p}))
 			}
 			if fresh, err := c.db.FindTransfer(ctx, tr.ID); err == nil && fresh.Status == hoard.TransferVerifying {
-				states = append(states, runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}),
+				states = append(states, runJobIn(t, c.db, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))),
 					hoard.VerifyTransferArgs{TransferID: tr.ID}))
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,8 +61,19 @@ const (
 // image) fails the extraction at once with a message for the page; network
 // failures are retried, a rate limit snoozes.
 type ExtractPreviewWorker struct {
-	river.WorkerDefaults[hoard.ExtractPreviewArgs]
-	deps Deps
+	worker[hoard.ExtractPreviewArgs]
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
+	spool    *spool
+	// budget is Deps.PreviewDownloadBudget (DefaultPreviewDownloadBudget
+	// when <= 0).
+	budget int64
+}
+
+func newExtractPreviewWorker(p *parts) *ExtractPreviewWorker {
+	return &ExtractPreviewWorker{worker: worker[hoard.ExtractPreviewArgs]{fail: p.fail}, db: p.db, log: p.log, platform: p.platform,
+		spool: p.spool, budget: p.cfg.PreviewDownloadBudget}
 }
 
 // Timeout implements river.Worker: a whole download of the budget may take
@@ -70,23 +82,20 @@ func (w *ExtractPreviewWorker) Timeout(*river.Job[hoard.ExtractPreviewArgs]) tim
 	return 30 * time.Minute
 }
 
-// NextRetry implements river.Worker: the user is waiting on the page.
-func (w *ExtractPreviewWorker) NextRetry(job *river.Job[hoard.ExtractPreviewArgs]) time.Time {
-	return time.Now().Add(time.Duration(job.Attempt) * 5 * time.Second)
-}
-
-// Work implements river.Worker.
+// Work implements river.Worker. A failure is noted on the extraction,
+// the final one (bad input at once) makes it FAILED; the user waits on the
+// page, so retries come soon (its policy).
 func (w *ExtractPreviewWorker) Work(ctx context.Context, job *river.Job[hoard.ExtractPreviewArgs]) error {
-	d, db := &w.deps, w.deps.DB
+	db := w.db
 	x, err := db.StartPreviewExtraction(ctx, job.Args.ExtractionID)
 	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
 		return nil // finished by an earlier attempt, or the package is gone
 	}
 	if err != nil {
-		return fmt.Errorf("extract preview %d: %w", job.Args.ExtractionID, err)
+		return w.finish(ctx, job, fmt.Errorf("extract preview %d: %w", job.Args.ExtractionID, err), nil)
 	}
 	res := &fetchResult{}
-	thumb, err := d.extractPreview(ctx, x, res)
+	thumb, err := w.extractPreview(ctx, x, res)
 	if err == nil {
 		err = completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 			ok, err := tx.FinishPreviewExtraction(ctx, x.ID, hoard.ExtractionDone, res.method, res.bytes(), "")
@@ -96,32 +105,32 @@ func (w *ExtractPreviewWorker) Work(ctx context.Context, job *river.Job[hoard.Ex
 			return tx.SetPackagePreview(ctx, x.PackageID, thumb, 0)
 		})
 		if err == nil {
-			d.Logger.Info("preview extracted", "package", x.PackageID, "extraction", x.ID, "method", res.method,
+			w.log.Info("preview extracted", "package", x.PackageID, "extraction", x.ID, "method", res.method,
 				"downloaded", res.bytes(), "thumbnail", len(thumb))
 			return nil
 		}
 	}
-	if serr, limited := snoozeIfLimited(err); limited {
-		return serr
+	return w.finish(ctx, job, fmt.Errorf("extract preview %d of package %d: %w", x.ID, x.PackageID, err),
+		&extractionSubject{db: db, x: x, res: res})
+}
+
+// extractionSubject is a preview extraction as the subject of its job's
+// failures: a failed attempt is noted on it, the final one makes it
+// FAILED, with what the download did and the message for the page.
+type extractionSubject struct {
+	db  *store.DB
+	x   *hoard.PreviewExtraction
+	res *fetchResult
+}
+
+// failed implements subject.
+func (s *extractionSubject) failed(ctx context.Context, f failure) error {
+	msg := extractionMessage(f.err)
+	if !f.final {
+		return s.db.NotePreviewExtraction(ctx, s.x.ID, s.res.method, s.res.bytes(),
+			fmt.Sprintf("Attempt %d failed, retrying: %s", f.attempt, msg))
 	}
-	err = fmt.Errorf("extract preview %d of package %d: %w", x.ID, x.PackageID, err)
-	msg := extractionMessage(err)
-	if final := job.Attempt >= job.MaxAttempts || permanent(err); !final {
-		if ctx.Err() == nil {
-			if nerr := db.NotePreviewExtraction(ctx, x.ID, res.method, res.bytes(),
-				fmt.Sprintf("Attempt %d failed, retrying: %s", job.Attempt, msg)); nerr != nil {
-				d.Logger.Error("record preview extraction error", "extraction", x.ID, "err", nerr)
-			}
-		}
-		return err
-	}
-	if _, ferr := db.FinishPreviewExtraction(context.WithoutCancel(ctx), x.ID, hoard.ExtractionFailed, res.method, res.bytes(), msg); ferr != nil {
-		d.Logger.Error("mark preview extraction failed", "extraction", x.ID, "err", ferr)
-	}
-	d.Logger.Warn("preview extraction failed", "package", x.PackageID, "extraction", x.ID, "attempt", job.Attempt, "err", err)
-	if job.Attempt < job.MaxAttempts {
-		return river.JobCancel(err)
-	}
+	_, err := s.db.FinishPreviewExtraction(ctx, s.x.ID, hoard.ExtractionFailed, s.res.method, s.res.bytes(), msg)
 	return err
 }
 
@@ -170,8 +179,8 @@ func invalidArchive(err error) error {
 }
 
 // extractPreview fetches the entry of x and returns its thumbnail.
-func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, res *fetchResult) ([]byte, error) {
-	db := d.DB
+func (w *ExtractPreviewWorker) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, res *fetchResult) ([]byte, error) {
+	db := w.db
 	p, err := db.FindPackageByID(ctx, x.PackageID)
 	if err != nil {
 		return nil, err
@@ -193,7 +202,7 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 	if at == archive.Document {
 		return nil, hoard.Errorf(hoard.EINVALID, "%s is a document, not an archive.", p.FileName)
 	}
-	rf, err := d.remotePackage(ctx, p, res)
+	rf, err := w.remotePackage(ctx, p, res)
 	if err != nil {
 		return nil, err
 	}
@@ -203,13 +212,13 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 		res.method = methodRanged
 		data, err = archive.ReadZipEntry(ctx, rf, rf.size, f.Path, archive.ExtractOptions{MaxInput: RangedPreviewBudget, NameKey: storedEntryPath})
 		if errors.Is(err, archive.ErrNoRange) {
-			d.Logger.Info("zip index unusable; downloading the whole archive", "package", p.ID, "err", err)
+			w.log.Info("zip index unusable; downloading the whole archive", "package", p.ID, "err", err)
 			whole = true
 		}
 	}
 	if whole {
 		res.method = methodWhole
-		data, err = d.extractWhole(ctx, rf, at, f.Path)
+		data, err = w.extractWhole(ctx, rf, at, f.Path)
 	}
 	if err != nil {
 		return nil, invalidArchive(err)
@@ -224,8 +233,8 @@ func (d *Deps) extractPreview(ctx context.Context, x *hoard.PreviewExtraction, r
 // extractWhole downloads every part of rf into a fresh spool directory
 // (files named by part number only) within the download budget and
 // extracts the entry with archive.Extract.
-func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type, entry string) ([]byte, error) {
-	budget := d.PreviewDownloadBudget
+func (w *ExtractPreviewWorker) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type, entry string) ([]byte, error) {
+	budget := w.budget
 	if budget <= 0 {
 		budget = DefaultPreviewDownloadBudget
 	}
@@ -233,7 +242,7 @@ func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type
 		return nil, hoard.Errorf(hoard.EINVALID, "The archive (%d MiB) is larger than the %d MiB that may be downloaded to extract a preview.",
 			rf.size>>20, budget>>20)
 	}
-	spool := d.SpoolDir
+	spool := w.spool.dir
 	if spool == "" {
 		spool = filepath.Join(os.TempDir(), "hoard-spool")
 	}
@@ -244,7 +253,7 @@ func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type
 	if err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
 	}
-	defer d.removeSpool(dir)
+	defer w.spool.remove(dir)
 	paths := make([]string, len(rf.parts))
 	for i := range rf.parts {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("part-%03d", i+1))
@@ -257,11 +266,11 @@ func (d *Deps) extractWhole(ctx context.Context, rf *remoteFile, at archive.Type
 
 // remotePackage resolves the package's destination messages into a
 // remoteFile over the concatenation of their documents.
-func (d *Deps) remotePackage(ctx context.Context, p *hoard.Package, res *fetchResult) (*remoteFile, error) {
+func (w *ExtractPreviewWorker) remotePackage(ctx context.Context, p *hoard.Package, res *fetchResult) (*remoteFile, error) {
 	if p.DestChannelID == 0 || len(p.DestMessageIDs) == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "%s is not published to the destination channel, so its bytes cannot be read.", p.FileName)
 	}
-	src, err := d.destinationReader(ctx, p.DestChannelID)
+	src, err := w.platform.destinationReader(ctx, p.DestChannelID)
 	if err != nil {
 		return nil, err
 	}

@@ -168,7 +168,7 @@ func TestExtractPreview(t *testing.T) {
 	rarPkg := pkg("Pack.rar", hoard.ArchiveRAR, int64(len(rarData)), []hoard.PackageFile{{Path: "model.stl", Size: 1 << 20},
 		{Path: "preview.jpg", Size: int64(len(png))}}, rarMsg)
 
-	w := &ExtractPreviewWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}, SpoolDir: t.TempDir()}}
+	w := newExtractPreviewWorker(newParts(Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}, SpoolDir: t.TempDir()}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.ExtractPreviewArgs](w))
 	extract := func(p *hoard.Package, entry string) (*hoard.PreviewExtraction, *rivertest.WorkResult, int64) {
 		t.Helper()
@@ -249,8 +249,8 @@ func TestExtractPreview(t *testing.T) {
 		wantPreview(rarPkg, 300, 300)
 	})
 	t.Run("rar over the download budget fails", func(t *testing.T) {
-		w.deps.PreviewDownloadBudget = 1000
-		defer func() { w.deps.PreviewDownloadBudget = 0 }()
+		w.budget = 1000
+		defer func() { w.budget = 0 }()
 		x, res, n := extract(rarPkg, "preview.jpg")
 		if x.Status != hoard.ExtractionFailed || !strings.Contains(x.ErrorMessage, "larger than") || n != 0 || res.Job.State != rivertype.JobStateCancelled {
 			t.Fatalf("extraction %+v, job %s, downloaded %d", x, res.Job.State, n)

@@ -47,7 +47,7 @@ func TestFilePhasesOfASplitUpload(t *testing.T) {
 	size := int64(messengertest.GeneratedSize)
 	args := hoard.IngestMessageArgs{RunID: run.ID, ChannelID: w.source.ID, MessageID: msg, MapID: w.mapID, FileName: "Huge Pack.zip",
 		Size: size, Parts: []hoard.SourcePart{{MessageID: msg, Name: "Huge Pack.zip.001", Size: size}}}
-	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args); st != rivertype.JobStateCompleted {
 		t.Fatalf("ingest: %s", st)
 	}
 	tr, err := w.db.FindTransferBySource(ctx, w.source.ID, msg)
@@ -59,11 +59,11 @@ func TestFilePhasesOfASplitUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		if st := work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{RunID: run.ID, TransferID: tr.ID, PartNo: p.PartNo}); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{RunID: run.ID, TransferID: tr.ID, PartNo: p.PartNo}); st != rivertype.JobStateCompleted {
 			t.Fatalf("part %d: %s", p.PartNo, st)
 		}
 	}
-	if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{RunID: run.ID, TransferID: tr.ID}); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{RunID: run.ID, TransferID: tr.ID}); st != rivertype.JobStateCompleted {
 		t.Fatalf("verify: %s", st)
 	}
 	const name, mib = "Huge Pack.zip", 1 << 20

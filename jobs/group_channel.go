@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -17,8 +18,15 @@ import (
 // database lock, so each sees what the previous one committed; a run over an
 // unchanged channel changes nothing.
 type GroupChannelWorker struct {
-	river.WorkerDefaults[hoard.GroupChannelArgs]
-	deps Deps
+	worker[hoard.GroupChannelArgs]
+	db  *store.DB
+	log *slog.Logger
+	// window is Deps.GroupTimeWindow.
+	window time.Duration
+}
+
+func newGroupChannelWorker(p *parts) *GroupChannelWorker {
+	return &GroupChannelWorker{worker: worker[hoard.GroupChannelArgs]{fail: p.fail}, db: p.db, log: p.log, window: p.cfg.GroupTimeWindow}
 }
 
 // Timeout implements river.Worker: the first grouping of a large channel
@@ -31,16 +39,16 @@ func (w *GroupChannelWorker) Timeout(*river.Job[hoard.GroupChannelArgs]) time.Du
 // Work implements river.Worker. A channel that no longer exists cancels the
 // job; any other error retries it.
 func (w *GroupChannelWorker) Work(ctx context.Context, job *river.Job[hoard.GroupChannelArgs]) error {
-	res, err := GroupChannel(ctx, w.deps.DB, job.Args.ChannelID, w.deps.GroupTimeWindow)
+	res, err := GroupChannel(ctx, w.db, job.Args.ChannelID, w.window)
 	if err != nil {
-		return jobOutcome(err)
+		return w.finish(ctx, job, err, nil)
 	}
 	if res != (store.GroupingResult{}) {
-		w.deps.Logger.Info("grouped channel", "channel_id", job.Args.ChannelID, "groups_created", res.GroupsCreated,
+		w.log.Info("grouped channel", "channel_id", job.Args.ChannelID, "groups_created", res.GroupsCreated,
 			"groups_merged", res.GroupsMerged, "groups_dissolved", res.GroupsDissolved, "groups_renamed", res.GroupsRenamed,
 			"packages_moved", res.PackagesMoved, "packages_ungrouped", res.PackagesUngrouped, "conflicts", res.Conflicts)
 	}
-	return river.RecordOutput(ctx, res)
+	return w.finish(ctx, job, river.RecordOutput(ctx, res), nil)
 }
 
 // GroupChannel runs the grouping passes over one channel and applies the
@@ -79,58 +87,4 @@ func GroupChannel(ctx context.Context, db *store.DB, channelID int64, window tim
 		return store.GroupingResult{}, fmt.Errorf("group channel %d: %w", channelID, err)
 	}
 	return res, nil
-}
-
-// groupingPackages converts the store's packages to the engine's (the two
-// types have the same fields, so a conversion copies them all: a field
-// added to one and not the other stops the build here).
-func groupingPackages(in []hoard.GroupingPackage) []grouping.Package {
-	out := make([]grouping.Package, len(in))
-	for i, p := range in {
-		out[i] = grouping.Package(p)
-	}
-	return out
-}
-
-// groupingInput converts a channel's snapshot to the engine's input.
-func groupingInput(s *hoard.GroupingSnapshot, autoGroup bool, window time.Duration) grouping.Input {
-	in := grouping.Input{
-		Packages:         groupingPackages(s.Packages),
-		Groups:           make([]grouping.Group, len(s.Groups)),
-		Rules:            make([]grouping.Rule, len(s.Rules)),
-		AutoGroupEnabled: autoGroup,
-		TimeWindow:       window,
-	}
-	for i, g := range s.Groups {
-		in.Groups[i] = grouping.Group{ID: g.ID, Name: g.Name, Source: grouping.Source(g.GroupingSource), Key: g.GroupingKey}
-	}
-	for i, r := range s.Rules {
-		in.Rules[i] = grouping.Rule{ID: r.ID, GroupID: r.GroupID, Kind: grouping.RuleKind(r.SignalType),
-			Pattern: r.Pattern, Confidence: r.Confidence}
-	}
-	return in
-}
-
-// groupingPlan converts the engine's plan to the store's.
-func groupingPlan(p grouping.Plan) hoard.GroupingPlan {
-	var out hoard.GroupingPlan
-	for _, g := range p.NewGroups {
-		out.NewGroups = append(out.NewGroups, hoard.NewGroupSpec{Name: g.Name, Source: hoard.GroupingSource(g.Source),
-			Key: g.Key, PackageIDs: g.PackageIDs})
-	}
-	for _, j := range p.Joins {
-		out.Joins = append(out.Joins, hoard.GroupJoin(j))
-	}
-	for _, m := range p.Merges {
-		out.Merges = append(out.Merges, hoard.GroupMerge(m))
-	}
-	out.Ungroup, out.Dissolve = p.Ungroup, p.Dissolve
-	for _, r := range p.Renames {
-		out.Renames = append(out.Renames, hoard.GroupRename(r))
-	}
-	for _, c := range p.Conflicts {
-		out.Conflicts = append(out.Conflicts, hoard.GroupConflict{Key: c.Key(), GroupA: c.GroupA, GroupB: c.GroupB,
-			PackageIDs: c.PackageIDs, Patterns: c.Patterns})
-	}
-	return out
 }

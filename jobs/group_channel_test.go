@@ -46,8 +46,8 @@ func newGroupFixture(t *testing.T, autoGroup bool) *groupFixture {
 		f.must(err)
 	}
 	deps := Deps{DB: f.db, Logger: discardLogger(), GroupTimeWindow: 5 * time.Minute}
-	f.group = rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.GroupChannelArgs](&GroupChannelWorker{deps: deps}))
-	f.learn = rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.LearnGroupRuleArgs](&LearnGroupRuleWorker{deps: deps}))
+	f.group = rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.GroupChannelArgs](newGroupChannelWorker(newParts(deps))))
+	f.learn = rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.LearnGroupRuleArgs](newLearnGroupRuleWorker(newParts(deps))))
 	return f
 }
 

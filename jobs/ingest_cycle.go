@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hoard/hoard"
@@ -24,13 +25,25 @@ var runJobKinds = []string{hoard.ScanChannelArgs{}.Kind(), hoard.ScanTopicArgs{}
 // (no worker slot held, no attempt spent), so a long cycle costs a query
 // every cyclePoll.
 type IngestCycleWorker struct {
-	river.WorkerDefaults[hoard.IngestCycleArgs]
-	deps Deps
+	worker[hoard.IngestCycleArgs]
+	db  *store.DB
+	log *slog.Logger
+	// interval is WORKER_INTERVAL_MINUTES.
+	interval time.Duration
 }
 
-// Work implements river.Worker.
+func newIngestCycleWorker(p *parts) *IngestCycleWorker {
+	return &IngestCycleWorker{worker: worker[hoard.IngestCycleArgs]{fail: p.fail}, db: p.db, log: p.log, interval: p.cfg.WorkerInterval}
+}
+
+// Work implements river.Worker. A cycle that fails to start or finish is
+// retried soon (its policy): it holds the run.
 func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.IngestCycleArgs]) error {
-	db := w.deps.DB
+	return w.finish(ctx, job, w.work(ctx, job), nil)
+}
+
+func (w *IngestCycleWorker) work(ctx context.Context, job *river.Job[hoard.IngestCycleArgs]) error {
+	db := w.db
 	trigger := job.Args.Trigger
 	if trigger == "" {
 		trigger = hoard.TriggerSchedule
@@ -62,7 +75,7 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 				return fmt.Errorf("fan out scans: %w", err)
 			}
 		}
-		w.deps.Logger.Info("ingestion cycle started", "run", run.ID, "trigger", trigger, "channels", len(maps))
+		w.log.Info("ingestion cycle started", "run", run.ID, "trigger", trigger, "channels", len(maps))
 		return tx.SetRunActivity(ctx, run.ID, hoard.RunActivity{Activity: fmt.Sprintf("Scanning %d channels", len(maps)), Step: "scanning"})
 	})
 	if err != nil {
@@ -73,7 +86,7 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 	}
 	// Retries due within half an interval (a set's quick first retry) are
 	// waited for; later ones belong to later cycles (SPEC rule 12).
-	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID, time.Now().Add(w.deps.WorkerInterval/2), runJobKinds...)
+	pending, err := db.CountUnfinishedRunJobs(ctx, run.ID, time.Now().Add(w.interval/2), runJobKinds...)
 	if err != nil {
 		return fmt.Errorf("ingest cycle: %w", err)
 	}
@@ -104,14 +117,8 @@ func (w *IngestCycleWorker) Work(ctx context.Context, job *river.Job[hoard.Inges
 			return err
 		}
 		if finished {
-			w.deps.Logger.Info("ingestion cycle completed", "run", run.ID, "audit", res)
+			w.log.Info("ingestion cycle completed", "run", run.ID, "audit", res)
 		}
 		return nil
 	})
-}
-
-// NextRetry retries a cycle that failed to start or finish soon: it holds
-// the run.
-func (w *IngestCycleWorker) NextRetry(job *river.Job[hoard.IngestCycleArgs]) time.Time {
-	return time.Now().Add(retryDelay(5*time.Second, job.Attempt))
 }

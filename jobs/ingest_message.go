@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,38 +22,37 @@ import (
 // download before the attempt fails.
 const downloadTries = 4
 
-// IngestMessageWorker runs IngestMessageArgs.
+// IngestMessageWorker runs IngestMessageArgs: it downloads one source set
+// into the spool (hashing on the fly), de-duplicates it, inspects it and
+// hands it over to its upload_part jobs. A failure is the set's
+// (outcome.go: each attempt recorded on its skipped record, retried once
+// per cycle).
 type IngestMessageWorker struct {
-	river.WorkerDefaults[hoard.IngestMessageArgs]
-	deps Deps
+	worker[hoard.IngestMessageArgs]
+	db        *store.DB
+	log       *slog.Logger
+	platform  *platform
+	spool     *spool
+	progress  *progress
+	transfers *transfers
+	catalog   *catalog
+}
+
+func newIngestMessageWorker(p *parts) *IngestMessageWorker {
+	return &IngestMessageWorker{worker: worker[hoard.IngestMessageArgs]{fail: p.fail}, db: p.db, log: p.log, platform: p.platform,
+		spool: p.spool, progress: p.progress, transfers: p.transfers, catalog: p.catalog}
 }
 
 // Timeout implements river.Worker: a download takes as long as it takes;
 // stalls are detected by the client, not by a deadline.
 func (w *IngestMessageWorker) Timeout(*river.Job[hoard.IngestMessageArgs]) time.Duration { return -1 }
 
-// NextRetry implements river.Worker: a quick first retry, then one attempt
-// per cycle (nextAttemptAt).
-func (w *IngestMessageWorker) NextRetry(job *river.Job[hoard.IngestMessageArgs]) time.Time {
-	return w.deps.nextAttemptAt(job.Attempt)
-}
-
 // Work implements river.Worker.
 func (w *IngestMessageWorker) Work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
-	err := w.work(ctx, job)
-	if rerr, ok := settled(err); ok {
-		return rerr
-	}
 	a := job.Args
-	if errors.Is(err, messenger.ErrAccessLost) {
-		if ch, cerr := w.deps.DB.FindChannelByID(ctx, a.ChannelID); cerr == nil {
-			w.deps.accessLost(ctx, w.deps.DB, ch, err)
-		}
-	}
-	rec := hoard.SkippedPackage{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, SourceTopicID: a.TopicID,
-		AccountChannelMapID: a.MapID, FileName: a.FileName, FileSize: a.Size, PartCount: len(a.Parts),
-		Reason: reasonOf(err), RiverJobID: job.ID}
-	return w.deps.skipFailure(ctx, w.deps.DB, rec, job.Attempt, job.MaxAttempts, a.RunID, err)
+	set := hoard.SkippedPackage{SourceChannelID: a.ChannelID, SourceMessageID: a.MessageID, SourceTopicID: a.TopicID,
+		AccountChannelMapID: a.MapID, FileName: a.FileName, FileSize: a.Size, PartCount: len(a.Parts), RiverJobID: job.ID}
+	return w.finish(ctx, job, w.work(ctx, job), w.catalog.skipped(set, a.RunID))
 }
 
 // work runs one attempt of an ingestion as its steps, in order: resolve the
@@ -63,83 +63,83 @@ func (w *IngestMessageWorker) Work(ctx context.Context, job *river.Job[hoard.Ing
 // upload_part jobs. A step that settles the set ends the attempt with the
 // error River gets (nil when the job is complete).
 func (w *IngestMessageWorker) work(ctx context.Context, job *river.Job[hoard.IngestMessageArgs]) error {
-	d, a := &w.deps, job.Args
+	a := job.Args
 	if len(a.Parts) == 0 {
-		return river.JobCancel(hoard.Errorf(hoard.EINVALID, "ingest message: no parts"))
+		return lookup(hoard.Errorf(hoard.EINVALID, "ingest message: no parts"))
 	}
-	src, topic, err := d.resolveSetSource(ctx, a)
+	src, topic, err := w.resolveSetSource(ctx, a)
 	if err != nil {
 		return err
 	}
 	if !src.channel.IsActive || (topic != nil && !topic.FetchEnabled) {
-		return d.holdBackSet(ctx, job, topic)
+		return w.holdBackSet(ctx, job, topic)
 	}
-	failed, done, err := d.earlierAttempt(ctx, a)
+	failed, done, err := w.earlierAttempt(ctx, a)
 	if done {
 		return err
 	}
-	act := &activity{deps: d, db: d.DB, runID: a.RunID}
-	ft := d.trackFile(d.DB, job.ID, a.RunID, a.ChannelID, a.MessageID, a.FileName)
+	act := w.progress.run(a.RunID)
+	ft := w.progress.file(job.ID, a.RunID, a.ChannelID, a.MessageID, a.FileName)
 	byID, parts, err := readSet(ctx, src, a)
 	if err != nil {
 		return err
 	}
 	post := setPost(src, topic, a, parts[0], failed)
-	if done, err := d.dedupBeforeDownload(ctx, job, parts, post); done {
+	if done, err := w.dedupBeforeDownload(ctx, job, parts, post); done {
 		return err
 	}
-	release, err := d.reserveSpool(ctx, a)
+	release, err := w.spool.reserve(ctx, a)
 	if err != nil {
 		return err
 	}
 	defer release()
-	dir, err := d.makeSpool(a.ChannelID, a.MessageID)
+	dir, err := w.spool.make(a.ChannelID, a.MessageID)
 	if err != nil {
 		return err
 	}
 	keep := false
 	defer func() {
 		if !keep {
-			d.removeSpool(dir)
+			w.spool.remove(dir)
 		}
 	}()
-	sp, err := d.download(ctx, src, parts, dir, a, act, ft)
+	sp, err := w.download(ctx, src, parts, dir, a, act, ft)
 	if err != nil {
 		return err
 	}
-	if done, err := d.dedupByHash(ctx, job, sp.hash, post); done {
+	if done, err := w.dedupByHash(ctx, job, sp.hash, post); done {
 		return err
 	}
-	photo := d.photoPreview(ctx, src, byID, a, act)
+	photo := w.photoPreview(ctx, src, byID, a, act)
 	kind, err := inspectSet(sp, a)
 	if err != nil {
 		return err
 	}
 	ft.phase(ctx, hoard.PhaseSplitting, 0, 0, 0)
-	wr, tparts, err := d.planParts(ctx, src, parts, a)
+	wr, tparts, err := w.planParts(ctx, src, parts, a)
 	if err != nil {
 		return err
 	}
 	t := setTransfer(a, post, wr, sp, kind, photo, len(tparts))
-	if handed, err := d.handOver(ctx, job, failed, t, tparts, post); !handed {
+	if handed, err := w.handOver(ctx, job, failed, t, tparts, post); !handed {
 		return err
 	}
 	keep = true
-	d.Logger.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", kind.typ)
+	w.log.Info("downloaded", "file", a.FileName, "size", a.Size, "parts", len(tparts), "type", kind.typ)
 	return nil
 }
 
 // resolveSetSource resolves the map a set was queued through and, for a
 // forum topic's set, the topic's progress (nil for a channel's), which
 // decide whether the set is still wanted and name its source post.
-func (d *Deps) resolveSetSource(ctx context.Context, a hoard.IngestMessageArgs) (*channelAccess, *hoard.TopicProgress, error) {
-	src, err := d.resolveMap(ctx, d.DB, a.MapID)
+func (w *IngestMessageWorker) resolveSetSource(ctx context.Context, a hoard.IngestMessageArgs) (*channelAccess, *hoard.TopicProgress, error) {
+	src, err := w.platform.resolveMap(ctx, a.MapID)
 	if err != nil {
 		return nil, nil, err
 	}
 	var topic *hoard.TopicProgress
 	if a.TopicID != 0 {
-		if topic, err = d.DB.FindTopic(ctx, a.MapID, a.TopicID); err != nil {
+		if topic, err = w.db.FindTopic(ctx, a.MapID, a.TopicID); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -150,9 +150,9 @@ func (d *Deps) resolveSetSource(ctx context.Context, a hoard.IngestMessageArgs) 
 // whose topic was disabled while it waited, read live (SPEC rule 17): the
 // set is not downloaded, the run counts it as held back, and the watermark
 // goes back before the set, so re-enabling picks it up again.
-func (d *Deps) holdBackSet(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], topic *hoard.TopicProgress) error {
+func (w *IngestMessageWorker) holdBackSet(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], topic *hoard.TopicProgress) error {
 	a := job.Args
-	return completeTx(ctx, d.DB, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+	return completeTx(ctx, w.db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 		if err := addCounters(ctx, tx, a.RunID, hoard.RunCounters{HeldBack: 1}); err != nil {
 			return err
 		}
@@ -169,13 +169,13 @@ func (d *Deps) holdBackSet(ctx context.Context, job *river.Job[hoard.IngestMessa
 // lookup failed. Otherwise it returns the set's FAILED transfer (nil when
 // there is none): that transfer may have posted parts already, and they are
 // taken up again (handOver) rather than posted a second time.
-func (d *Deps) earlierAttempt(ctx context.Context, a hoard.IngestMessageArgs) (failed *hoard.Transfer, done bool, err error) {
-	if p, err := d.DB.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
+func (w *IngestMessageWorker) earlierAttempt(ctx context.Context, a hoard.IngestMessageArgs) (failed *hoard.Transfer, done bool, err error) {
+	if p, err := w.db.FindPackageBySourceMessage(ctx, a.ChannelID, a.MessageID); err == nil && p.DestChannelID != 0 {
 		return nil, true, nil // indexed by an earlier attempt
 	} else if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		return nil, true, err // unknown: a transient fault must not start a second ingest
 	}
-	if t, err := d.DB.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
+	if t, err := w.db.FindTransferBySource(ctx, a.ChannelID, a.MessageID); err == nil {
 		if t.Status != hoard.TransferFailed {
 			return nil, true, nil // an earlier attempt handed it over to its upload_part jobs
 		}
@@ -190,7 +190,7 @@ func (d *Deps) earlierAttempt(ctx context.Context, a hoard.IngestMessageArgs) (f
 // platform: byID holds every one that is there, parts the set's documents
 // in part order. A part that was deleted, or holds no document any more,
 // is a permanent failure: recorded as SKIPPED (a row the user sees), then
-// cancelled by skipFailure.
+// cancelled (its policy, outcome.go).
 func readSet(ctx context.Context, src *channelAccess, a hoard.IngestMessageArgs) (map[int]messenger.Message, []messenger.Message, error) {
 	ids := make([]int, 0, len(a.Parts)+1)
 	for _, p := range a.Parts {
@@ -212,7 +212,7 @@ func readSet(ctx context.Context, src *channelAccess, a hoard.IngestMessageArgs)
 		m, ok := byID[int(p.MessageID)]
 		if !ok || m.Document == nil {
 			// Permanent: recorded as SKIPPED (a row the user sees), then
-			// cancelled by skipFailure.
+			// cancelled (its policy).
 			return nil, nil, failedAt(hoard.SkipOther, hoard.Errorf(hoard.EINVALID,
 				"source message %d of %s was deleted", p.MessageID, a.FileName))
 		}
@@ -242,11 +242,11 @@ func setPost(src *channelAccess, topic *hoard.TopicProgress, a hoard.IngestMessa
 // published since. done when the set is a duplicate (its job completed by
 // ingestDuplicate, the post claiming the package unless it is in it
 // already) or the lookup failed; err is then what River gets.
-func (d *Deps) dedupBeforeDownload(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], parts []messenger.Message, post hoard.PackageSource) (done bool, err error) {
+func (w *IngestMessageWorker) dedupBeforeDownload(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], parts []messenger.Message, post hoard.PackageSource) (done bool, err error) {
 	a := job.Args
-	dup, rule, err := d.DB.FindIngestDuplicate(ctx, a.ChannelID, remoteIDs(parts), post.MessageIDs, a.FileName, a.Size)
+	dup, rule, err := w.db.FindIngestDuplicate(ctx, a.ChannelID, remoteIDs(parts), post.MessageIDs, a.FileName, a.Size)
 	if err == nil {
-		return true, d.ingestDuplicate(ctx, job, dup.FileName, rule, func(tx *store.DB) error {
+		return true, w.ingestDuplicate(ctx, job, dup.FileName, rule, func(tx *store.DB) error {
 			if rule == store.DupSourceMessage {
 				return nil // this very post is in the package already
 			}
@@ -264,10 +264,10 @@ func (d *Deps) dedupBeforeDownload(ctx context.Context, job *river.Job[hoard.Ing
 // catalog, or (found when the transfer is created, handOver) being
 // published from another source. Either way the earlier post becomes the
 // package's source (ClaimPackageSource). done as dedupBeforeDownload's.
-func (d *Deps) dedupByHash(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], hash string, post hoard.PackageSource) (done bool, err error) {
-	dup, err := d.DB.FindPublishedByContentHash(ctx, hash)
+func (w *IngestMessageWorker) dedupByHash(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], hash string, post hoard.PackageSource) (done bool, err error) {
+	dup, err := w.db.FindPublishedByContentHash(ctx, hash)
 	if err == nil {
-		return true, d.ingestDuplicate(ctx, job, dup.FileName, store.DupContentHash, func(tx *store.DB) error {
+		return true, w.ingestDuplicate(ctx, job, dup.FileName, store.DupContentHash, func(tx *store.DB) error {
 			_, err := tx.ClaimPackageSource(ctx, dup.ID, post)
 			return err
 		})
@@ -291,7 +291,7 @@ type postedPhoto struct {
 // fails, preview_msg_id stays unset (SPEC rule 10): the failure is logged
 // and the zero postedPhoto returned, never an error, because a missing
 // picture is no reason to lose the set.
-func (d *Deps) photoPreview(ctx context.Context, src *channelAccess, byID map[int]messenger.Message, a hoard.IngestMessageArgs, act *activity) postedPhoto {
+func (w *IngestMessageWorker) photoPreview(ctx context.Context, src *channelAccess, byID map[int]messenger.Message, a hoard.IngestMessageArgs, act *activity) postedPhoto {
 	ph, ok := byID[int(a.PhotoMessageID)]
 	if !ok || a.PhotoMessageID == 0 || ph.Photo == nil {
 		return postedPhoto{}
@@ -305,7 +305,7 @@ func (d *Deps) photoPreview(ctx context.Context, src *channelAccess, byID map[in
 	if err == nil && len(data) > 0 {
 		return postedPhoto{data: data, messageID: a.PhotoMessageID}
 	}
-	d.Logger.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
+	w.log.Warn("preview photo download failed", "file", a.FileName, "photo", a.PhotoMessageID, "err", err)
 	return postedPhoto{}
 }
 
@@ -336,8 +336,8 @@ func inspectSet(sp spooled, a hoard.IngestMessageArgs) (inspection, error) {
 // changes and the reader may post into the destination (the same account,
 // an unprotected channel and message); otherwise it is uploaded from the
 // spool. Failures are recorded as UPLOAD_FAILED.
-func (d *Deps) planParts(ctx context.Context, src *channelAccess, parts []messenger.Message, a hoard.IngestMessageArgs) (*channelAccess, []hoard.TransferPart, error) {
-	wr, err := d.writer(ctx, d.DB, src.m.AccountID)
+func (w *IngestMessageWorker) planParts(ctx context.Context, src *channelAccess, parts []messenger.Message, a hoard.IngestMessageArgs) (*channelAccess, []hoard.TransferPart, error) {
+	wr, err := w.platform.writer(ctx, src.m.AccountID)
 	if err != nil {
 		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}
@@ -347,7 +347,7 @@ func (d *Deps) planParts(ctx context.Context, src *channelAccess, parts []messen
 		infos[i] = archive.PartInfo{Name: p.Document.FileName, Size: p.Document.Size}
 		largest = max(largest, p.Document.Size)
 	}
-	ranges, err := archive.PlanSplit(a.FileName, d.splitLimitFor(ctx, wr, largest), infos)
+	ranges, err := archive.PlanSplit(a.FileName, w.transfers.splitLimitFor(ctx, wr, largest), infos)
 	if err != nil {
 		return nil, nil, failedAt(hoard.SkipUploadFailed, err)
 	}
@@ -390,19 +390,19 @@ func setTransfer(a hoard.IngestMessageArgs, post hoard.PackageSource, wr *channe
 // or is nil when the same bytes turned out to be published from another
 // source meanwhile (store.ErrSameContent) and the set completed as a
 // duplicate whose post claims that publication (claimContent).
-func (d *Deps) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], failed, t *hoard.Transfer, tparts []hoard.TransferPart, post hoard.PackageSource) (handed bool, err error) {
+func (w *IngestMessageWorker) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], failed, t *hoard.Transfer, tparts []hoard.TransferPart, post hoard.PackageSource) (handed bool, err error) {
 	a := job.Args
-	resume, err := d.resumable(ctx, failed, t, tparts)
+	resume, err := w.resumable(ctx, failed, t, tparts)
 	if err != nil {
 		return false, err
 	}
-	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	err = completeTx(ctx, w.db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		if resume != nil {
 			t.ID = failed.ID
 			if err := tx.ResumeTransfer(ctx, t); err != nil {
 				return err
 			}
-			return d.continueTransfer(ctx, tx, client, t, resume.parts, resume.present, job.MaxAttempts, true)
+			return w.transfers.continueTransfer(ctx, tx, client, t, resume.parts, resume.present, job.MaxAttempts, true)
 		}
 		if failed != nil {
 			if err := tx.DeleteTransfer(ctx, failed.ID); err != nil {
@@ -412,16 +412,10 @@ func (d *Deps) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageA
 		if err := tx.CreateTransfer(ctx, t, tparts); err != nil {
 			return err
 		}
-		params := make([]river.InsertManyParams, len(tparts))
-		for i := range tparts {
-			args := hoard.UploadPartArgs{RunID: a.RunID, TransferID: t.ID, PartNo: i}
-			params[i] = river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), job.MaxAttempts)}
-		}
-		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
-		return err
+		return queueParts(ctx, tx, a.RunID, t.ID, partNumbers(len(tparts)), job.MaxAttempts)
 	})
 	if errors.Is(err, store.ErrSameContent) {
-		return false, d.ingestDuplicate(ctx, job, err.Error(), store.DupContentHash, func(tx *store.DB) error {
+		return false, w.ingestDuplicate(ctx, job, err.Error(), store.DupContentHash, func(tx *store.DB) error {
 			return claimContent(ctx, tx, t.ContentHash, post)
 		})
 	}
@@ -432,10 +426,10 @@ func (d *Deps) handOver(ctx context.Context, job *river.Job[hoard.IngestMessageA
 // rule, of the package or publication named of): claim, which lets an
 // earlier post take the package's source, the run's count and the removal
 // of the set's skipped record commit together with the job.
-func (d *Deps) ingestDuplicate(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], of, rule string, claim func(tx *store.DB) error) error {
+func (w *IngestMessageWorker) ingestDuplicate(ctx context.Context, job *river.Job[hoard.IngestMessageArgs], of, rule string, claim func(tx *store.DB) error) error {
 	a := job.Args
-	d.Logger.Info("duplicate content skipped", "file", a.FileName, "of", of, "rule", rule)
-	err := completeTx(ctx, d.DB, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+	w.log.Info("duplicate content skipped", "file", a.FileName, "of", of, "rule", rule)
+	err := completeTx(ctx, w.db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 		if err := claim(tx); err != nil {
 			return err
 		}
@@ -447,7 +441,7 @@ func (d *Deps) ingestDuplicate(ctx context.Context, job *river.Job[hoard.IngestM
 	if err != nil {
 		return fmt.Errorf("record duplicate %s: %w", a.FileName, err)
 	}
-	d.metrics().Duplicate(rule)
+	w.catalog.metrics.Duplicate(rule)
 	return nil
 }
 
@@ -516,12 +510,12 @@ type resumption struct {
 // leaves a second copy in the destination. Otherwise (the source changed,
 // or the plan did) it returns nil and the old transfer is dropped; what it
 // posted is then reported by the audit as orphaned.
-func (d *Deps) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []hoard.TransferPart) (*resumption, error) {
+func (w *IngestMessageWorker) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []hoard.TransferPart) (*resumption, error) {
 	if failed == nil || failed.ContentHash != t.ContentHash || failed.DestChannelID != t.DestChannelID ||
 		failed.AccountID != t.AccountID {
 		return nil, nil
 	}
-	parts, present, err := d.postedParts(ctx, d.DB, failed)
+	parts, present, err := w.transfers.postedParts(ctx, failed)
 	if err != nil {
 		return nil, err
 	}
@@ -533,7 +527,7 @@ func (d *Deps) resumable(ctx context.Context, failed, t *hoard.Transfer, plan []
 			return nil, nil
 		}
 	}
-	d.Logger.Info("taking up a failed publication", "file", t.Draft.FileName, "transfer", failed.ID, "posted", len(present))
+	w.log.Info("taking up a failed publication", "file", t.Draft.FileName, "transfer", failed.ID, "posted", len(present))
 	return &resumption{parts: parts, present: present}, nil
 }
 
@@ -550,7 +544,7 @@ type spooled struct {
 // same bytes, both fed while the bytes arrive (no second pass). Stalls and
 // broken connections resume from the last good offset, up to downloadTries
 // times per part.
-func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity, ft *fileTracker) (spooled, error) {
+func (w *IngestMessageWorker) download(ctx context.Context, src *channelAccess, parts []messenger.Message, dir string, a hoard.IngestMessageArgs, act *activity, ft *fileTracker) (spooled, error) {
 	ft.phase(ctx, hoard.PhaseDownloading, 0, 0, a.Size)
 	paths := make([]string, len(parts))
 	var state archive.HashState
@@ -581,10 +575,10 @@ func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messeng
 				break
 			}
 			var de *messenger.DownloadError
-			if _, limited := messenger.AsFloodWait(err); limited || !errors.As(err, &de) || try >= downloadTries || ctx.Err() != nil {
+			if rateLimited(err) || !errors.As(err, &de) || try >= downloadTries || ctx.Err() != nil {
 				break
 			}
-			d.Logger.Warn("download interrupted; resuming", "file", m.Document.FileName, "offset", de.Offset, "try", try, "err", err)
+			w.log.Warn("download interrupted; resuming", "file", m.Document.FileName, "offset", de.Offset, "try", try, "err", err)
 			req.Offset = de.Offset
 		}
 		if err == nil && hw.Offset() != m.Document.Size {
@@ -601,7 +595,7 @@ func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messeng
 			return spooled{}, failedAt(hoard.SkipDownloadFailed, err)
 		}
 		done += m.Document.Size
-		d.metrics().Downloaded(m.Document.Size)
+		w.catalog.metrics.Downloaded(m.Document.Size)
 		state = state.NextPart()
 	}
 	h, err := state.NewHash()
@@ -609,60 +603,4 @@ func (d *Deps) download(ctx context.Context, src *channelAccess, parts []messeng
 		return spooled{}, err
 	}
 	return spooled{paths: paths, hash: hex.EncodeToString(h.Sum(nil)), sniffed: sniffer}, nil
-}
-
-// detectType decides the type of a package of size bytes from its content,
-// the name deciding when the content is not recognised: from what sniffed
-// saw while the parts were downloaded or hashed when it saw every byte,
-// else by reading the parts back.
-func detectType(paths []string, size int64, name string, sniffed *archive.Sniffer) (archive.Detection, error) {
-	if sniffed != nil && sniffed.Seen() == size {
-		return sniffed.Detect(name), nil
-	}
-	parts, err := archive.OpenParts(paths...)
-	if err != nil {
-		return archive.Detection{}, err
-	}
-	defer parts.Close()
-	return archive.Detect(parts, parts.Size(), name, 0)
-}
-
-// unlistableNote is the inspection note of an archive whose type came from
-// its name alone: neither magic, nor a signature in the scan window, nor a
-// ZIP directory record at the end, so no decoder can list it and inspection
-// need not read it back to find that out. It is "" otherwise.
-func unlistableNote(det archive.Detection, typ hoard.ArchiveType) string {
-	if !det.ByName || typ == hoard.ArchiveDocument {
-		return ""
-	}
-	return fmt.Sprintf("not listed: the content is not a recognisable %s archive", typ)
-}
-
-// catalogType is the catalog's archive type for t, or for what name tells
-// when t is Unknown; a file neither tells about is a DOCUMENT.
-func catalogType(t archive.Type, name string) hoard.ArchiveType {
-	if t == archive.Unknown {
-		t = archive.NameType(name)
-	}
-	switch t {
-	case archive.ZIP:
-		return hoard.ArchiveZIP
-	case archive.RAR:
-		return hoard.ArchiveRAR
-	case archive.SevenZ:
-		return hoard.Archive7Z
-	}
-	return hoard.ArchiveDocument
-}
-
-// addCounters adds to a run's counters; runs that no longer exist are
-// ignored.
-func addCounters(ctx context.Context, db *store.DB, runID int64, c hoard.RunCounters) error {
-	if runID == 0 {
-		return nil
-	}
-	if err := db.AddRunCounters(ctx, runID, c); err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-		return err
-	}
-	return nil
 }

@@ -63,7 +63,7 @@ func TestIngestMessageReadsTopicAndChannelLive(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			w := &IngestMessageWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir()}}
+			w := newIngestMessageWorker(newParts(Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{}, SpoolDir: t.TempDir()}))
 			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.IngestMessageArgs](w))
 			args := hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: 42, MapID: m.ID, TopicID: 7, FileName: "Wings.zip", Size: 10,
 				Parts: []hoard.SourcePart{{MessageID: 42, Name: "Wings.zip", Size: 10}}}
@@ -114,7 +114,7 @@ func TestIngestMessageOfADeletedSourceIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &IngestMessageWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}, SpoolDir: t.TempDir()}}
+	w := newIngestMessageWorker(newParts(Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}, SpoolDir: t.TempDir()}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.IngestMessageArgs](w))
 	args := hoard.IngestMessageArgs{ChannelID: ch.ID, MessageID: 9999, MapID: m.ID, FileName: "Gone.zip", Size: 10,
 		Parts: []hoard.SourcePart{{MessageID: 9999, Name: "Gone.zip", Size: 10}}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store/storetest"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // TestAnAttemptInterruptedByShutdownIsNotAFailure: a set's job whose
@@ -20,7 +21,7 @@ func TestAnAttemptInterruptedByShutdownIsNotAFailure(t *testing.T) {
 	if err := db.UpsertChannel(context.Background(), ch); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{DB: db, Logger: discardLogger()}
+	p := newParts(Deps{DB: db, Logger: discardLogger()})
 	for _, tt := range []struct {
 		name     string
 		ctx      func() context.Context
@@ -41,7 +42,8 @@ func TestAnAttemptInterruptedByShutdownIsNotAFailure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := hoard.SkippedPackage{SourceChannelID: ch.ID, SourceMessageID: int64(100 + tt.recorded), FileName: "a.zip",
 				Reason: hoard.SkipDownloadFailed}
-			_ = d.skipFailure(tt.ctx(), db, rec, 1, 5, 0, errors.New("download failed: context canceled"))
+			row := &rivertype.JobRow{Kind: hoard.IngestMessageArgs{}.Kind(), Attempt: 1, MaxAttempts: 5}
+			_ = p.fail.finish(tt.ctx(), row, errors.New("download failed: context canceled"), p.catalog.skipped(rec, 0))
 			got, err := db.ListSkippedPackages(context.Background(), "", 0, 100)
 			if err != nil {
 				t.Fatal(err)

@@ -18,23 +18,36 @@ import (
 // channel becomes an active source with the account's READER map and the
 // request's category, and the outcome lands on the request in the
 // transaction that completes the job. Rate limits snooze; other transient
-// failures are retried and the last one is recorded as FAILED.
+// failures are recorded on the request and retried, and the last one
+// makes it FAILED (its policy; the request is the subject, joinSubject).
 type JoinChannelWorker struct {
-	river.WorkerDefaults[hoard.JoinChannelArgs]
-	deps Deps
+	worker[hoard.JoinChannelArgs]
+	db       *store.DB
+	platform *platform
+}
+
+func newJoinChannelWorker(p *parts) *JoinChannelWorker {
+	return &JoinChannelWorker{worker: worker[hoard.JoinChannelArgs]{fail: p.fail}, db: p.db, platform: p.platform}
 }
 
 // Work implements river.Worker.
 func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinChannelArgs]) error {
-	db := w.deps.DB
-	j, err := db.FindChannelJoin(ctx, job.Args.JoinID)
+	j, err := w.db.FindChannelJoin(ctx, job.Args.JoinID)
 	if err != nil {
-		return jobOutcome(fmt.Errorf("join channel: request %d: %w", job.Args.JoinID, err))
+		return w.finish(ctx, job, lookup(fmt.Errorf("join channel: request %d: %w", job.Args.JoinID, err)), nil)
 	}
 	if j.Status.Final() {
 		return nil
 	}
-	finish := func(status hoard.JoinStatus, channelID int64, title, message string) error {
+	return w.finish(ctx, job, w.join(ctx, job, j), &joinSubject{w: w, job: job, j: j})
+}
+
+// join joins the channel of request j: an outcome the platform gave
+// (joined, request sent, no such channel, …) completes the job; an error
+// is a failed attempt.
+func (w *JoinChannelWorker) join(ctx context.Context, job *river.Job[hoard.JoinChannelArgs], j *hoard.ChannelJoin) error {
+	db := w.db
+	done := func(status hoard.JoinStatus, channelID int64, title, message string) error {
 		return completeTx(ctx, db, job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
 			_, err := tx.FinishChannelJoin(ctx, j.ID, status, channelID, title, message)
 			return err
@@ -42,20 +55,17 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 	}
 	ref, err := messenger.ParseChannelRef(j.Ref)
 	if err != nil {
-		return finish(hoard.JoinFailed, 0, "", hoard.ErrorMessage(err))
+		return done(hoard.JoinFailed, 0, "", hoard.ErrorMessage(err))
 	}
 	if j.AccountID == 0 {
-		return finish(hoard.JoinFailed, 0, "", "The account chosen for the join no longer exists.")
+		return done(hoard.JoinFailed, 0, "", "The account chosen for the join no longer exists.")
 	}
-	acc, err := w.deps.account(ctx, j.AccountID)
+	acc, err := w.platform.account(ctx, j.AccountID)
 	if err != nil {
-		if serr, ok := snoozeIfLimited(err); ok {
-			return serr // another process holds the account's session
+		if !rateLimited(err) && (errors.Is(err, messenger.ErrUnauthorized) || hoard.ErrorCode(err) == hoard.EINVALID) {
+			return done(hoard.JoinFailed, 0, "", fmt.Sprintf("The account cannot reach the platform: %v", err))
 		}
-		if errors.Is(err, messenger.ErrUnauthorized) || hoard.ErrorCode(err) == hoard.EINVALID {
-			return finish(hoard.JoinFailed, 0, "", fmt.Sprintf("The account cannot reach the platform: %v", err))
-		}
-		return w.retryOrFail(ctx, job, j, err, finish)
+		return err
 	}
 	ch, status, err := acc.JoinChannel(ctx, ref)
 	switch {
@@ -65,20 +75,17 @@ func (w *JoinChannelWorker) Work(ctx context.Context, job *river.Job[hoard.JoinC
 		if ref.IsInvite() {
 			what = "The invite link is invalid or has expired."
 		}
-		return finish(hoard.JoinNotFound, 0, "", what)
+		return done(hoard.JoinNotFound, 0, "", what)
 	case errors.Is(err, messenger.ErrAccessLost):
-		return finish(hoard.JoinFailed, 0, "", "The channel is private, or the account is banned from it.")
+		return done(hoard.JoinFailed, 0, "", "The channel is private, or the account is banned from it.")
 	default:
-		if serr, ok := snoozeIfLimited(err); ok {
-			return serr
-		}
-		return w.retryOrFail(ctx, job, j, err, finish)
+		return err
 	}
 	if status == messenger.RequestSent {
-		return finish(hoard.JoinRequestSent, 0, ch.Title, "The channel approves new members: the request waits for its administrators.")
+		return done(hoard.JoinRequestSent, 0, ch.Title, "The channel approves new members: the request waits for its administrators.")
 	}
 	if ch.ID == 0 {
-		return finish(hoard.JoinFailed, 0, ch.Title, "The platform did not tell which channel was joined.")
+		return done(hoard.JoinFailed, 0, ch.Title, "The platform did not tell which channel was joined.")
 	}
 	note := ""
 	if status == messenger.AlreadyMember {
@@ -118,19 +125,25 @@ func scanSoon(ctx context.Context, tx *store.DB, client *river.Client[pgx.Tx], c
 	return nil
 }
 
-// retryOrFail records a transient failure on the request; on the last
-// attempt the request is FAILED (and the job completes), otherwise the job
-// is retried.
-func (w *JoinChannelWorker) retryOrFail(ctx context.Context, job *river.Job[hoard.JoinChannelArgs], j *hoard.ChannelJoin, cause error,
-	finish func(hoard.JoinStatus, int64, string, string) error) error {
-	msg := truncate(cause.Error(), 500)
-	if job.Attempt >= job.MaxAttempts {
-		return finish(hoard.JoinFailed, 0, "", msg)
+// joinSubject is a join request as the subject of its job's failures: a
+// failed attempt's error is noted on it; the final one makes it FAILED in
+// the transaction that completes the job.
+type joinSubject struct {
+	w   *JoinChannelWorker
+	job *river.Job[hoard.JoinChannelArgs]
+	j   *hoard.ChannelJoin
+}
+
+// failed implements subject.
+func (s *joinSubject) failed(ctx context.Context, f failure) error {
+	msg := truncate(f.err.Error(), 500)
+	if !f.final {
+		return s.w.db.SetChannelJoinError(ctx, s.j.ID, msg)
 	}
-	if err := w.deps.DB.SetChannelJoinError(ctx, j.ID, msg); err != nil {
-		w.deps.Logger.Warn("join channel: record attempt error", "join", j.ID, "err", err)
-	}
-	return fmt.Errorf("join channel %d: %w", j.ID, cause)
+	return completeTx(ctx, s.w.db, s.job, func(tx *store.DB, _ *river.Client[pgx.Tx]) error {
+		_, err := tx.FinishChannelJoin(ctx, s.j.ID, hoard.JoinFailed, 0, "", msg)
+		return err
+	})
 }
 
 // sourceRefused is a join the platform accepted that hoard cannot use as a
@@ -174,16 +187,4 @@ func addSource(ctx context.Context, tx *store.DB, j *hoard.ChannelJoin, ref mess
 		return nil, false, "", err
 	}
 	return after, isNew, kept, nil
-}
-
-// truncate makes a message for a row storable: error texts quote platform
-// text (names, titles), so NUL and invalid UTF-8 are replaced; then it is
-// cut to at most n characters, never inside a UTF-8 sequence, with an
-// ellipsis when cut.
-func truncate(s string, n int) string {
-	s = hoard.StorableLongText(s, 0)
-	if cut := hoard.StorableLongText(s, n); cut != s {
-		return cut + "…"
-	}
-	return s
 }

@@ -46,7 +46,7 @@ func TestJoinChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	w := &JoinChannelWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}}}
+	w := newJoinChannelWorker(newParts(Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.JoinChannelArgs](w))
 	join := func(input, category string) *hoard.ChannelJoin {
 		t.Helper()

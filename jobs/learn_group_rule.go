@@ -19,8 +19,12 @@ import (
 // the group's channel so that matching ungrouped packages join the group at
 // once. All three happen in the transaction that completes the job.
 type LearnGroupRuleWorker struct {
-	river.WorkerDefaults[hoard.LearnGroupRuleArgs]
-	deps Deps
+	worker[hoard.LearnGroupRuleArgs]
+	db *store.DB
+}
+
+func newLearnGroupRuleWorker(p *parts) *LearnGroupRuleWorker {
+	return &LearnGroupRuleWorker{worker: worker[hoard.LearnGroupRuleArgs]{fail: p.fail}, db: p.db}
 }
 
 // learnResult is the job's recorded output.
@@ -38,7 +42,7 @@ type learnResult struct {
 // group records it as declined, with why, and its page offers it. A prefix
 // longer than a rule may hold is cut to the limit.
 func (w *LearnGroupRuleWorker) Work(ctx context.Context, job *river.Job[hoard.LearnGroupRuleArgs]) error {
-	err := w.deps.DB.InTx(ctx, func(tx *store.DB) error {
+	err := w.db.InTx(ctx, func(tx *store.DB) error {
 		out, err := learnGroupRule(ctx, tx, job.Args.GroupID)
 		if err != nil {
 			return err
@@ -56,10 +60,11 @@ func (w *LearnGroupRuleWorker) Work(ctx context.Context, job *river.Job[hoard.Le
 		return err
 	})
 	if err != nil {
-		// The group is gone, or nothing valid can be learned: cancelled.
-		return jobOutcome(fmt.Errorf("learn group rule %d: %w", job.Args.GroupID, err))
+		// The group is gone, or nothing valid can be learned: cancelled
+		// (its policy).
+		err = fmt.Errorf("learn group rule %d: %w", job.Args.GroupID, err)
 	}
-	return nil
+	return w.finish(ctx, job, err, nil)
 }
 
 // maxRulePattern is the longest pattern the store accepts, in characters.

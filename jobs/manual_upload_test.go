@@ -114,7 +114,7 @@ func TestManualUploadWithNothingToPublishToFails(t *testing.T) {
 				}
 			}
 			up := uploadedFile(t, db, dir, "Tower.zip")
-			w := &ManualUploadWorker{deps: Deps{DB: db, Logger: discardLogger(), UploadDir: dir, Accounts: oneAccount{}}}
+			w := newManualUploadWorker(newParts(Deps{DB: db, Logger: discardLogger(), UploadDir: dir, Accounts: oneAccount{}}))
 			tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.ManualUploadArgs](w))
 			res, err := tw.Work(context.Background(), t, db.Tx(), hoard.ManualUploadArgs{UploadID: up.ID}, nil)
 			if err != nil || res.Job.State != rivertype.JobStateCompleted {
@@ -144,16 +144,16 @@ func TestManualUploadFailureIsRetried(t *testing.T) {
 	// run works the upload's job, then its transfer's jobs.
 	run := func() {
 		t.Helper()
-		if st := work(t, w, river.Worker[hoard.ManualUploadArgs](&ManualUploadWorker{deps: deps}), hoard.ManualUploadArgs{UploadID: up.ID}); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.ManualUploadArgs](newManualUploadWorker(newParts(deps))), hoard.ManualUploadArgs{UploadID: up.ID}); st != rivertype.JobStateCompleted {
 			t.Fatalf("manual upload job: %s", st)
 		}
 		tr, err := w.db.FindTransferByUploadFile(ctx, mustUpload(t, w.db, up.ID).Files[0].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID})
+		work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID})
 		if tr, err = w.db.FindTransfer(ctx, tr.ID); err == nil && tr.Status == hoard.TransferVerifying {
-			work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{TransferID: tr.ID})
+			work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{TransferID: tr.ID})
 		}
 	}
 
@@ -226,7 +226,7 @@ func TestTakingUpAFailedTransferWaitsForItsPartJob(t *testing.T) {
 			if _, err := db.Tx().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE kind = 'upload_part'`); err != nil {
 				t.Fatal(err)
 			}
-			d := Deps{DB: db, Logger: discardLogger()}
+			d := newParts(Deps{DB: db, Logger: discardLogger()}).transfers
 			err := d.continueTransfer(ctx, db, client, tr, []hoard.TransferPart{{TransferID: tr.ID, PartNo: 0}}, nil, 1, c.status == hoard.TransferFailed)
 			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 				t.Fatalf("continueTransfer = %v, want %v", err, c.want)

@@ -30,7 +30,7 @@ var modelRenders = make(chan struct{}, 1)
 // modelPreviewIfNone returns preview when it holds an image, else the
 // picture of the package's 3D model (modelPreview), else nil. inspect calls
 // it once the posted photo and the archive's own images have had their turn.
-func (d *Deps) modelPreviewIfNone(ctx context.Context, preview []byte, p *hoard.Package, at archive.Type, paths []string, entries []archive.Entry) []byte {
+func (d *inspector) modelPreviewIfNone(ctx context.Context, preview []byte, p *hoard.Package, at archive.Type, paths []string, entries []archive.Entry) []byte {
 	if len(preview) > 0 {
 		return preview
 	}
@@ -46,7 +46,7 @@ func (d *Deps) modelPreviewIfNone(ctx context.Context, preview []byte, p *hoard.
 // and time by mesh's defaults, run one at a time (modelRenders), and a
 // model that fails gives way to the next candidate; nil when none works. A
 // failure is logged, never the package's.
-func (d *Deps) modelPreview(ctx context.Context, p *hoard.Package, at archive.Type, paths []string, entries []archive.Entry) []byte {
+func (d *inspector) modelPreview(ctx context.Context, p *hoard.Package, at archive.Type, paths []string, entries []archive.Entry) []byte {
 	if at == archive.Document {
 		format := mesh.Detect(p.FileName)
 		if format == mesh.FormatUnknown {
@@ -54,7 +54,7 @@ func (d *Deps) modelPreview(ctx context.Context, p *hoard.Package, at archive.Ty
 		}
 		parts, err := archive.OpenParts(paths...)
 		if err != nil {
-			d.Logger.Info("model preview refused", "file", p.FileName, "err", err)
+			d.log.Info("model preview refused", "file", p.FileName, "err", err)
 			return nil
 		}
 		defer parts.Close()
@@ -74,7 +74,7 @@ func (d *Deps) modelPreview(ctx context.Context, p *hoard.Package, at archive.Ty
 				return thumb
 			}
 		} else {
-			d.Logger.Info("model preview refused", "file", p.FileName, "entry", hoard.StorableLongText(entry, 200), "err", err)
+			d.log.Info("model preview refused", "file", p.FileName, "entry", hoard.StorableLongText(entry, 200), "err", err)
 		}
 		candidates = slices.Delete(candidates, i, i+1)
 	}
@@ -95,7 +95,7 @@ func modelCandidates(entries []archive.Entry) []mesh.Candidate {
 
 // renderModel returns the picture of one model (mesh.Thumbnail), or nil
 // when it cannot be made (logged). It waits its turn in modelRenders.
-func (d *Deps) renderModel(ctx context.Context, name string, r io.ReaderAt, size int64, format mesh.Format) []byte {
+func (d *inspector) renderModel(ctx context.Context, name string, r io.ReaderAt, size int64, format mesh.Format) []byte {
 	select {
 	case modelRenders <- struct{}{}:
 		defer func() { <-modelRenders }()
@@ -104,7 +104,7 @@ func (d *Deps) renderModel(ctx context.Context, name string, r io.ReaderAt, size
 	}
 	thumb, err := mesh.Thumbnail(ctx, r, size, format, mesh.Options{})
 	if err != nil {
-		d.Logger.Info("model preview refused", "file", name, "format", format.String(), "err", err)
+		d.log.Info("model preview refused", "file", name, "format", format.String(), "err", err)
 		return nil
 	}
 	return thumb

@@ -131,7 +131,7 @@ func TestModelPreview(t *testing.T) {
 		{"ZIP without models", "Docs.zip", archive.ZIP, zipOf(t, "readme.txt", []byte("hello")), lookNone},
 		{"RAR with a model", "Goblin.rar", archive.RAR, rar, lookRender},
 	}
-	d := &Deps{Logger: discardLogger()}
+	d := &inspector{log: discardLogger()}
 	dir := t.TempDir()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestModelPreview(t *testing.T) {
 // TestModelPreviewKeepsAPicture: a package that has a picture (a posted
 // photo, an image in its archive) keeps it; nothing is rendered.
 func TestModelPreviewKeepsAPicture(t *testing.T) {
-	d := &Deps{Logger: discardLogger()}
+	d := &inspector{log: discardLogger()}
 	photo := darkJPEG(t)
 	p := &hoard.Package{FileName: "bust.stl"}
 	got := d.modelPreviewIfNone(context.Background(), photo, p, archive.Document, []string{"/nonexistent/bust.stl"}, nil)
@@ -171,7 +171,7 @@ func TestModelPreviewKeepsAPicture(t *testing.T) {
 // TestModelPreviewStopsWithItsContext: a cancelled ingestion makes no
 // preview and does not wait for the renderer.
 func TestModelPreviewStopsWithItsContext(t *testing.T) {
-	d := &Deps{Logger: discardLogger()}
+	d := &inspector{log: discardLogger()}
 	path := filepath.Join(t.TempDir(), "ring.stl")
 	if err := os.WriteFile(path, models.Torus(9, 3, 24, 12).BinarySTL(), 0o644); err != nil {
 		t.Fatal(err)

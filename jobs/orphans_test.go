@@ -108,9 +108,9 @@ func TestFailureAfterPublishingCompletesOnRetryWithTheSamePosts(t *testing.T) {
 	const msg = 5 // Huge Pack.zip.001, the seed's generated file
 	args := hoard.IngestMessageArgs{ChannelID: w.source.ID, MessageID: msg, MapID: w.mapID, FileName: "Huge Pack.zip",
 		Size: messengertest.GeneratedSize, Parts: []hoard.SourcePart{{MessageID: msg, Name: "Huge Pack.zip.001", Size: messengertest.GeneratedSize}}}
-	ingest := &IngestMessageWorker{deps: deps}
-	upload := &UploadPartWorker{deps: deps}
-	verify := &VerifyTransferWorker{deps: deps}
+	ingest := newIngestMessageWorker(newParts(deps))
+	upload := newUploadPartWorker(newParts(deps))
+	verify := newVerifyTransferWorker(newParts(deps))
 	uploadAll := func(tr *hoard.Transfer) []rivertype.JobState {
 		var states []rivertype.JobState
 		for i := range tr.PartsTotal {
@@ -245,11 +245,11 @@ func TestAuditReportsOrphanedDestinationPosts(t *testing.T) {
 	}
 	flightPost := post("t11.zip.001") // posted, not recorded yet
 
-	deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}}
+	auditor := newAuditWorker(newParts(Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}}))
 	audit := func() AuditResult {
 		t.Helper()
 		var res AuditResult
-		if err := deps.auditDestination(ctx, &res); err != nil {
+		if err := auditor.auditDestination(ctx, &res); err != nil {
 			t.Fatal(err)
 		}
 		return res
@@ -298,7 +298,7 @@ func TestAuditReportsOrphanedDestinationPosts(t *testing.T) {
 func TestAPartJobOfAGoneTransferEndsQuietly(t *testing.T) {
 	w := newPublishWorld(t)
 	deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SpoolDir: t.TempDir()}
-	upload := river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps})
+	upload := river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps)))
 	if st := work(t, w, upload, hoard.UploadPartArgs{TransferID: 987654, PartNo: 1}); st != rivertype.JobStateCompleted {
 		t.Fatalf("the part job of a transfer that is gone ended %s, want completed", st)
 	}

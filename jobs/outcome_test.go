@@ -21,58 +21,167 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// outcome is what River does with a job whose worker returned an error.
-type outcome struct {
-	Kind   string // complete, snooze, cancel or retry
-	Snooze time.Duration
-	Cause  bool // the error handed to River still wraps the worker's error
+// recorder is a subject that keeps what it was asked to write.
+type recorder struct{ got []failure }
+
+func (r *recorder) failed(_ context.Context, f failure) error {
+	r.got = append(r.got, f)
+	return nil
 }
 
-func outcomeOf(in, out error) outcome {
+// verdict is what finish made of one failure: what River does with the
+// job (complete, snooze 4s, cancel or error — River then retries or, on
+// the last attempt, discards it), whether the error handed to River still
+// wraps the worker's, and what the subject was asked to write ("rec",
+// with "final", "gaveUp", "lost" when the failure is final, raises the
+// gave-up notification, or reports lost access).
+func verdict(in, out error, r *recorder) string {
 	var snooze *river.JobSnoozeError
 	var cancel *river.JobCancelError
+	v := "error"
 	switch {
 	case out == nil:
-		return outcome{Kind: "complete"}
+		v = "complete"
 	case errors.As(out, &snooze):
-		return outcome{Kind: "snooze", Snooze: snooze.Duration}
+		v = "snooze " + snooze.Duration.String()
+		if snooze.Duration >= sessionBusyWait && snooze.Duration < 2*sessionBusyWait {
+			v = "snooze busy"
+		}
 	case errors.As(out, &cancel):
-		return outcome{Kind: "cancel", Cause: errors.Is(out, in)}
+		v = "cancel"
 	}
-	return outcome{Kind: "retry", Cause: errors.Is(out, in)}
+	if out != nil && !errors.Is(out, in) && snooze == nil {
+		v += " (lost the cause)"
+	}
+	for _, f := range r.got {
+		v += " rec"
+		if f.final {
+			v += " final"
+		}
+		if f.gaveUp {
+			v += " gaveUp"
+		}
+		if f.accessLost {
+			v += " lost"
+		}
+	}
+	return v
 }
 
-func TestJobOutcome(t *testing.T) {
-	closed := fmt.Errorf("find channel: %w", errors.New("closed pool"))
-	restart := fmt.Errorf("find package: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"})
-	cancelled := river.JobCancel(errors.New("decided by the worker"))
-	for _, tt := range []struct {
-		name string
-		err  error
-		want outcome
+// TestPolicies: every job kind's failure policy, as finish applies it to
+// the failures a worker meets — one subtest per kind. Attempts are 1 of 5
+// unless the case says "last".
+func TestPolicies(t *testing.T) {
+	cases := []struct {
+		name    string
+		err     error
+		attempt int
 	}{
-		{"nil completes", nil, outcome{Kind: "complete"}},
-		{"closed connection is retried", closed, outcome{Kind: "retry", Cause: true}},
-		{"database restart is retried", restart, outcome{Kind: "retry", Cause: true}},
-		{"context deadline is retried", fmt.Errorf("scan: %w", context.DeadlineExceeded), outcome{Kind: "retry", Cause: true}},
-		{"internal error is retried", hoard.Errorf(hoard.EINTERNAL, "boom"), outcome{Kind: "retry", Cause: true}},
-		{"conflict is retried", hoard.Errorf(hoard.ECONFLICT, "busy"), outcome{Kind: "retry", Cause: true}},
-		{"lost access is retried", fmt.Errorf("history: %w", messenger.ErrAccessLost), outcome{Kind: "retry", Cause: true}},
-		{"gone row cancels", fmt.Errorf("repair package: %w", hoard.Errorf(hoard.ENOTFOUND, "package 7 not found")), outcome{Kind: "cancel", Cause: true}},
-		{"gone platform message cancels", fmt.Errorf("messages: %w", messenger.ErrNotFound), outcome{Kind: "cancel", Cause: true}},
-		{"invalid input cancels", hoard.Errorf(hoard.EINVALID, "no parts"), outcome{Kind: "cancel", Cause: true}},
-		{"too large cancels", fmt.Errorf("upload: %w", messenger.ErrTooLarge), outcome{Kind: "cancel", Cause: true}},
-		{"flood wait snoozes what it asks plus a second", fmt.Errorf("get file: %w", &messenger.FloodWait{RetryAfter: 3 * time.Second}),
-			outcome{Kind: "snooze", Snooze: 4 * time.Second}},
-		{"rate limit without a wait snoozes", hoard.Errorf(hoard.ERATELIMITED, "slow down"), outcome{Kind: "snooze", Snooze: rateLimitWait}},
-		{"a cancel passes as it is", cancelled, outcome{Kind: "cancel", Cause: true}},
-		{"a snooze passes as it is", river.JobSnooze(5 * time.Second), outcome{Kind: "snooze", Snooze: 5 * time.Second}},
+		{"transient", fmt.Errorf("find channel: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection"}), 1},
+		{"transient, last", fmt.Errorf("find channel: %w", errors.New("closed pool")), 5},
+		{"invalid", hoard.Errorf(hoard.EINVALID, "no parts"), 1},
+		{"row gone", fmt.Errorf("claim: %w", hoard.Errorf(hoard.ENOTFOUND, "package 7 not found")), 1},
+		{"message gone", fmt.Errorf("messages: %w", messenger.ErrNotFound), 1},
+		{"lookup gone", lookup(fmt.Errorf("find job's row: %w", hoard.Errorf(hoard.ENOTFOUND, "row 7 not found"))), 1},
+		{"flood wait", fmt.Errorf("get file: %w", &messenger.FloodWait{RetryAfter: 3 * time.Second}), 1},
+		{"rate limited", hoard.Errorf(hoard.ERATELIMITED, "slow down"), 1},
+		{"session busy", fmt.Errorf("account 1: %w", messenger.ErrSessionBusy), 1},
+		{"access lost", fmt.Errorf("history: %w", messenger.ErrAccessLost), 1},
+	}
+	plain := []string{"error", "error", "error", "error", "error", "cancel", "snooze 4s", "snooze 30s", "snooze busy", "error"}
+	cancelling := []string{"error", "error", "cancel", "cancel", "cancel", "cancel", "snooze 4s", "snooze 30s", "snooze busy", "error"}
+	scan := []string{"error", "error", "error", "error", "error", "cancel", "snooze 4s", "snooze 30s", "snooze busy", "complete rec lost"}
+	set := []string{"error rec", "error rec final gaveUp", "cancel rec final gaveUp", "error rec", "cancel rec final gaveUp", "cancel",
+		"snooze 4s", "snooze 30s", "snooze busy", "error rec"}
+	run := []string{"error rec", "error rec final", "cancel rec final", "error rec", "cancel rec final", "cancel", "snooze 4s",
+		"snooze 30s", "snooze busy", "error rec"}
+	login := []string{"error rec", "error rec final", "error rec", "error rec", "error rec", "cancel", "error rec", "error rec",
+		"snooze busy", "error rec"}
+	for _, tt := range []struct {
+		kind string
+		want []string
+	}{
+		{"cleanup", plain},
+		{"audit", plain},
+		{"ingest_cycle", plain},
+		{"recover_transfers", plain},
+		{"group_channel", cancelling},
+		{"learn_group_rule", cancelling},
+		{"rescan_channel", cancelling},
+		{"repair_package", cancelling},
+		{"retry_skipped", cancelling},
+		{"delete_stale_posts", cancelling},
+		{"add_bot_admin", cancelling},
+		{"scan_channel", scan},
+		{"scan_topic", scan},
+		{"ingest_message", []string{"error rec", "error rec final gaveUp", "cancel rec final gaveUp", "error rec",
+			"cancel rec final gaveUp", "cancel", "snooze 4s", "snooze 30s", "snooze busy", "error rec lost"}},
+		{"upload_part", set},
+		{"verify", set},
+		{"rebuild_from_destination", run},
+		{"extract_preview", run},
+		{"join_channel", []string{"error rec", "complete rec final", "error rec", "error rec", "error rec", "cancel", "snooze 4s",
+			"snooze 30s", "snooze busy", "error rec"}},
+		{"manual_upload", []string{"error", "complete rec final", "error", "error", "error", "cancel", "snooze 4s", "snooze 30s", "snooze busy", "error"}},
+		{"account_login", login},
+		{"account_sign_in", login},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := outcomeOf(tt.err, jobOutcome(tt.err)); got != tt.want {
-				t.Errorf("jobOutcome(%v) = %+v, want %+v", tt.err, got, tt.want)
+		t.Run(tt.kind, func(t *testing.T) {
+			if len(tt.want) != len(cases) {
+				t.Fatalf("%d outcomes for %d cases", len(tt.want), len(cases))
+			}
+			if _, ok := policies[tt.kind]; !ok {
+				t.Fatalf("no policy for %s", tt.kind)
+			}
+			o := &failures{log: discardLogger()}
+			var got []string
+			for _, c := range cases {
+				r := &recorder{}
+				row := &rivertype.JobRow{ID: 1, Kind: tt.kind, Attempt: c.attempt, MaxAttempts: 5}
+				got = append(got, c.name+": "+verdict(c.err, o.finish(context.Background(), row, c.err, r), r))
+			}
+			var want []string
+			for i, c := range cases {
+				want = append(want, c.name+": "+tt.want[i])
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("got  %s\nwant %s", got[i], want[i])
+				}
 			}
 		})
+	}
+	if len(policies) != 22 {
+		t.Errorf("%d policies, want one per kind of the 22 above", len(policies))
+	}
+}
+
+// TestFinishPassesWorkerDecisions: a snooze or cancellation the worker
+// chose, success, a part job still finishing and an attempt the shutdown
+// interrupted are the same under every policy.
+func TestFinishPassesWorkerDecisions(t *testing.T) {
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"success completes", context.Background(), nil, "complete"},
+		{"a snooze passes as it is", context.Background(), river.JobSnooze(5 * time.Second), "snooze 5s"},
+		{"a cancel passes as it is", context.Background(), river.JobCancel(errors.New("decided by the worker")), "cancel"},
+		{"a part job still finishing waits a moment", context.Background(), fmt.Errorf("part 2: %w", errPartJobUnfinished), "snooze 1s"},
+		{"a part just split waits a moment", context.Background(), errPartSplit, "snooze 1s"},
+		{"an interrupted attempt is no failure", stopped, errors.New("download: context canceled"), "error"},
+	} {
+		for kind := range policies {
+			r := &recorder{}
+			row := &rivertype.JobRow{ID: 1, Kind: kind, Attempt: 1, MaxAttempts: 5}
+			if got := verdict(tt.err, (&failures{log: discardLogger()}).finish(tt.ctx, row, tt.err, r), r); got != tt.want {
+				t.Errorf("%s: %s = %q, want %q", tt.name, kind, got, tt.want)
+			}
+		}
 	}
 }
 
@@ -183,23 +292,23 @@ func TestWorkersRetryTransientLookupErrors(t *testing.T) {
 		work  func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error)
 	}{
 		{"rescan_channel", "messenger_channels", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
-			return workIn(ctx, t, tx, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}),
+			return workIn(ctx, t, tx, river.Worker[hoard.RescanChannelArgs](newRescanChannelWorker(newParts(deps))),
 				hoard.RescanChannelArgs{ChannelID: gone(g, sh.src.ID, -1)}, nil)
 		}},
 		{"repair_package", "packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
-			return workIn(ctx, t, tx, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}),
+			return workIn(ctx, t, tx, river.Worker[hoard.RepairPackageArgs](newRepairPackageWorker(newParts(deps))),
 				hoard.RepairPackageArgs{PackageID: -1}, nil)
 		}},
 		{"retry_skipped", "skipped_packages", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
-			return workIn(ctx, t, tx, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}),
+			return workIn(ctx, t, tx, river.Worker[hoard.RetrySkippedArgs](newRetrySkippedWorker(newParts(deps))),
 				hoard.RetrySkippedArgs{SkippedID: -1}, nil)
 		}},
 		{"scan_topic", "topic_progress", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
-			return workIn(ctx, t, tx, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}),
+			return workIn(ctx, t, tx, river.Worker[hoard.ScanTopicArgs](newScanTopicWorker(newParts(deps))),
 				hoard.ScanTopicArgs{MapID: sh.mapID, TopicID: gone(g, 5, 6)}, nil)
 		}},
 		{"upload_part", "transfer_parts", func(ctx context.Context, tx pgx.Tx, g bool) (*rivertest.WorkResult, error) {
-			return workIn(ctx, t, tx, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}),
+			return workIn(ctx, t, tx, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))),
 				hoard.UploadPartArgs{TransferID: sh.transfer.ID, PartNo: int(gone(g, 0, 3))}, &river.InsertOpts{MaxAttempts: 5})
 		}},
 	} {
@@ -238,9 +347,11 @@ func TestWorkersRetryTransientLookupErrors(t *testing.T) {
 	}
 }
 
-// TestNextAttemptAt: a source set's job gets a quick first retry, then one
-// attempt per cycle, so an outage of one interval never spends its budget.
-func TestNextAttemptAt(t *testing.T) {
+// TestNextRetry: a source set's job gets a quick first retry, then one
+// attempt per cycle, so an outage of one interval never spends its budget;
+// a cycle retries soon, doubling; an extraction the user waits for, soon;
+// the others follow River's backoff.
+func TestNextRetry(t *testing.T) {
 	d := Deps{DB: &store.DB{}, WorkerInterval: time.Hour}
 	d.defaults()
 	custom := Deps{DB: &store.DB{}, WorkerInterval: time.Hour, RetryBase: time.Second, LaterRetry: 2 * time.Second}
@@ -248,20 +359,32 @@ func TestNextAttemptAt(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		deps    Deps
+		kind    string
 		attempt int
-		want    time.Duration
+		want    time.Duration // -1: River's own
 	}{
-		{"first failure: quick retry", d, 1, 30 * time.Second},
-		{"second failure: next cycle", d, 2, time.Hour},
-		{"fourth failure: next cycle", d, 4, time.Hour},
-		{"demo: quick first retry", custom, 1, time.Second},
-		{"demo: later retries as set", custom, 3, 2 * time.Second},
+		{"first failure: quick retry", d, "ingest_message", 1, 30 * time.Second},
+		{"second failure: next cycle", d, "upload_part", 2, time.Hour},
+		{"fourth failure: next cycle", d, "verify", 4, time.Hour},
+		{"demo: quick first retry", custom, "ingest_message", 1, time.Second},
+		{"demo: later retries as set", custom, "ingest_message", 3, 2 * time.Second},
+		{"a cycle retries soon", d, "ingest_cycle", 1, 5 * time.Second},
+		{"then doubling", d, "ingest_cycle", 3, 20 * time.Second},
+		{"up to an hour", d, "ingest_cycle", 20, time.Hour},
+		{"an extraction the user waits for", d, "extract_preview", 2, 10 * time.Second},
+		{"others: River's backoff", d, "group_channel", 2, -1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := time.Now()
-			got := tt.deps.nextAttemptAt(tt.attempt)
+			got := newParts(tt.deps).fail.nextRetry(tt.kind, tt.attempt)
+			if tt.want < 0 {
+				if !got.IsZero() {
+					t.Errorf("nextRetry(%s, %d) = %v, want River's", tt.kind, tt.attempt, got)
+				}
+				return
+			}
 			if got.Before(before.Add(tt.want)) || got.After(time.Now().Add(tt.want)) {
-				t.Errorf("nextAttemptAt(%d) = now+%v, want now+%v", tt.attempt, got.Sub(before), tt.want)
+				t.Errorf("nextRetry(%s, %d) = now+%v, want now+%v", tt.kind, tt.attempt, got.Sub(before), tt.want)
 			}
 		})
 	}
@@ -332,7 +455,7 @@ func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 			if err := db.UpsertSkippedPackage(ctx, sk); err != nil {
 				t.Fatal(err)
 			}
-			w := &RetrySkippedWorker{deps: Deps{DB: db, Logger: discardLogger()}}
+			w := newRetrySkippedWorker(newParts(Deps{DB: db, Logger: discardLogger()}))
 			res, err := workIn(ctx, t, db.Tx(), river.Worker[hoard.RetrySkippedArgs](w), hoard.RetrySkippedArgs{SkippedID: sk.ID}, nil)
 			if err != nil || res.Job.State != rivertype.JobStateCompleted {
 				t.Fatalf("retry: %v, state %v", err, res.Job.State)

@@ -9,7 +9,6 @@ import (
 	"github.com/hoard/hoard/archive"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/store"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 )
 
@@ -24,18 +23,18 @@ import (
 // (Self) and stores a changed flag. When Self cannot be read the stored
 // flag stands: a part planned too large is split again when the upload is
 // refused (splitRefusedPart).
-func (d *Deps) livePremium(ctx context.Context, wr *channelAccess) bool {
-	stored := isPremium(ctx, d.DB, wr.m.AccountID)
+func (d *transfers) livePremium(ctx context.Context, wr *channelAccess) bool {
+	stored := isPremium(ctx, d.db, wr.m.AccountID)
 	self, err := wr.account.Self(ctx)
 	if err != nil {
-		d.Logger.Warn("reading the account's Premium state failed; using the stored one", "account", wr.m.AccountID,
+		d.log.Warn("reading the account's Premium state failed; using the stored one", "account", wr.m.AccountID,
 			"premium", stored, "err", err)
 		return stored
 	}
 	if self.Premium != stored {
-		d.Logger.Info("the account's Premium state changed", "account", wr.m.AccountID, "premium", self.Premium)
-		if err := d.DB.SetAccountPremium(ctx, wr.m.AccountID, self.Premium); err != nil {
-			d.Logger.Warn("storing the account's Premium state failed", "account", wr.m.AccountID, "err", err)
+		d.log.Info("the account's Premium state changed", "account", wr.m.AccountID, "premium", self.Premium)
+		if err := d.db.SetAccountPremium(ctx, wr.m.AccountID, self.Premium); err != nil {
+			d.log.Warn("storing the account's Premium state failed", "account", wr.m.AccountID, "err", err)
 		}
 	}
 	return self.Premium
@@ -44,9 +43,9 @@ func (d *Deps) livePremium(ctx context.Context, wr *channelAccess) bool {
 // splitLimitFor is the split limit of the account writing through wr for a
 // set whose largest part is largest bytes. A set that fits the regular
 // limit fits either way, and the account is not asked.
-func (d *Deps) splitLimitFor(ctx context.Context, wr *channelAccess, largest int64) int64 {
-	if largest <= d.SplitThreshold {
-		return d.SplitThreshold
+func (d *transfers) splitLimitFor(ctx context.Context, wr *channelAccess, largest int64) int64 {
+	if largest <= d.splitThreshold {
+		return d.splitThreshold
 	}
 	return d.splitLimit(d.livePremium(ctx, wr))
 }
@@ -65,13 +64,13 @@ var errPartSplit = errors.New("the part was split")
 // first. What was posted stays as it is. It returns errPartSplit when the
 // part was split (or changed meanwhile), or refused when the part is no
 // larger than the regular limit, which splitting cannot help.
-func (d *Deps) splitRefusedPart(ctx context.Context, job *river.Job[hoard.UploadPartArgs], t *hoard.Transfer,
+func (d *transfers) splitRefusedPart(ctx context.Context, job *river.Job[hoard.UploadPartArgs], t *hoard.Transfer,
 	part *hoard.TransferPart, wr *channelAccess, refused error) error {
 	premium := d.livePremium(ctx, wr)
-	if part.Length <= d.SplitThreshold {
+	if part.Length <= d.splitThreshold {
 		return refused
 	}
-	ranges, err := archive.PlanSplit(part.Name, d.SplitThreshold, []archive.PartInfo{{Name: part.Name, Size: part.Length}})
+	ranges, err := archive.PlanSplit(part.Name, d.splitThreshold, []archive.PartInfo{{Name: part.Name, Size: part.Length}})
 	if err != nil {
 		return fmt.Errorf("split %s: %w", part.Name, err)
 	}
@@ -79,18 +78,12 @@ func (d *Deps) splitRefusedPart(ctx context.Context, job *river.Job[hoard.Upload
 	for i, r := range ranges {
 		pieces[i] = hoard.TransferPart{Name: r.Name, Offset: part.Offset + r.Offset, Length: r.Length}
 	}
-	err = d.DB.InTx(ctx, func(tx *store.DB) error {
+	err = d.db.InTx(ctx, func(tx *store.DB) error {
 		nos, err := tx.SplitTransferPart(ctx, t.ID, part.PartNo, pieces)
 		if err != nil {
 			return err
 		}
-		params := make([]river.InsertManyParams, len(nos))
-		for i, no := range nos {
-			args := hoard.UploadPartArgs{RunID: job.Args.RunID, TransferID: t.ID, PartNo: no}
-			params[i] = river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), job.MaxAttempts)}
-		}
-		_, err = river.ClientFromContext[pgx.Tx](ctx).InsertManyTx(ctx, tx.Tx(), params)
-		return err
+		return queueParts(ctx, tx, job.Args.RunID, t.ID, nos, job.MaxAttempts)
 	})
 	if hoard.ErrorCode(err) == hoard.ECONFLICT {
 		return errPartSplit // posted or split by another run of this job meanwhile: the retry sees it
@@ -98,7 +91,7 @@ func (d *Deps) splitRefusedPart(ctx context.Context, job *river.Job[hoard.Upload
 	if err != nil {
 		return err
 	}
-	d.Logger.Warn("the platform refused a part as too large; split it at the regular limit", "part", part.Name,
+	d.log.Warn("the platform refused a part as too large; split it at the regular limit", "part", part.Name,
 		"bytes", part.Length, "pieces", len(pieces), "premium", premium, "err", refused)
 	return errPartSplit
 }
@@ -106,3 +99,19 @@ func (d *Deps) splitRefusedPart(ctx context.Context, job *river.Job[hoard.Upload
 // isTooLarge reports an upload the platform (or the client's own check)
 // refused for its size.
 func isTooLarge(err error) bool { return errors.Is(err, messenger.ErrTooLarge) }
+
+// isPremium reports whether an account is Premium (larger uploads); one
+// that cannot be read counts as not Premium.
+func isPremium(ctx context.Context, db *store.DB, accountID int64) bool {
+	acc, err := db.FindAccountByID(ctx, accountID)
+	return err == nil && acc.IsPremium
+}
+
+// splitLimit is the largest file an account uploads whole: Premium
+// accounts have the platform's larger limit.
+func (d *transfers) splitLimit(premium bool) int64 {
+	if premium {
+		return PremiumSplitThreshold
+	}
+	return d.splitThreshold
+}

@@ -114,7 +114,7 @@ func TestSplitFollowsPremiumNow(t *testing.T) {
 			if err := w.env.Emu.SetPremium(w.env.Emu.AccountID(), tc.now); err != nil {
 				t.Fatal(err)
 			}
-			if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: vaultDeps(t, w)}), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
+			if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(vaultDeps(t, w)))), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
 				t.Fatalf("ingest: %s", st)
 			}
 			tr, err := w.db.FindTransferBySource(ctx, w.source.ID, 2)
@@ -146,10 +146,10 @@ func TestRefusedPartIsSplit(t *testing.T) {
 	deps := vaultDeps(t, w)
 	upload := func(no int) rivertype.JobState {
 		t.Helper()
-		return work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr(t, w).ID, PartNo: no})
+		return work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr(t, w).ID, PartNo: no})
 	}
 	args := w.setArgs("Set.zip", 2, "Set.zip.001", "Set.zip.002", "Set.zip.003")
-	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args); st != rivertype.JobStateCompleted {
 		t.Fatalf("ingest: %s", st)
 	}
 	full, half := fmt.Sprint(bigFile), fmt.Sprint(bigFile/2)
@@ -196,7 +196,7 @@ func TestRefusedPartIsSplit(t *testing.T) {
 		}
 	}
 	id := tr(t, w).ID
-	if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{TransferID: id}); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{TransferID: id}); st != rivertype.JobStateCompleted {
 		t.Fatalf("verify: %s", st)
 	}
 	p, err := w.db.FindPackageBySourceMessage(ctx, w.source.ID, 2)

@@ -36,7 +36,7 @@ func TestRepairOfAHashMismatchRepublishesIntoTheSamePackage(t *testing.T) {
 	// changes a byte of the spool before verify reads it back.
 	publish := func(corrupt bool) {
 		t.Helper()
-		if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args); st != rivertype.JobStateCompleted {
 			t.Fatalf("ingest: %s", st)
 		}
 		tr, err := w.db.FindTransferBySource(ctx, w.source.ID, msg)
@@ -44,7 +44,7 @@ func TestRepairOfAHashMismatchRepublishesIntoTheSamePackage(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range tr.PartsTotal {
-			if st := work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: i}); st != rivertype.JobStateCompleted {
+			if st := work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: i}); st != rivertype.JobStateCompleted {
 				t.Fatalf("upload part %d: %s", i, st)
 			}
 		}
@@ -58,7 +58,7 @@ func TestRepairOfAHashMismatchRepublishesIntoTheSamePackage(t *testing.T) {
 			}
 			f.Close()
 		}
-		if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{TransferID: tr.ID}); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{TransferID: tr.ID}); st != rivertype.JobStateCompleted {
 			t.Fatalf("verify: %s", st)
 		}
 	}
@@ -100,7 +100,7 @@ func TestRepairOfAHashMismatchRepublishesIntoTheSamePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RepairPackageArgs](&RepairPackageWorker{deps: deps}))
+	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RepairPackageArgs](newRepairPackageWorker(newParts(deps))))
 	res, err := tw.Work(ctx, t, w.db.Tx(), hoard.RepairPackageArgs{PackageID: p.ID}, nil)
 	if err != nil || res.Job.State != rivertype.JobStateCompleted {
 		t.Fatalf("repair: %v, %v", err, res)
@@ -133,7 +133,7 @@ func TestRepairOfAHashMismatchRepublishesIntoTheSamePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rivertest.RequireInsertedTx[*riverpgxv5.Driver](ctx, t, w.db.Tx(), &hoard.DeleteStalePostsArgs{PackageID: p.ID}, nil)
-	if st := work(t, w, river.Worker[hoard.DeleteStalePostsArgs](&DeleteStalePostsWorker{deps: deps}), hoard.DeleteStalePostsArgs{PackageID: p.ID}); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.DeleteStalePostsArgs](newDeleteStalePostsWorker(newParts(deps))), hoard.DeleteStalePostsArgs{PackageID: p.ID}); st != rivertype.JobStateCompleted {
 		t.Fatalf("delete stale posts: %s", st)
 	}
 	left, err := w.db.ListStalePosts(ctx, p.ID)

@@ -3,8 +3,8 @@ package jobs
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"slices"
 	"strings"
@@ -18,170 +18,68 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// Cold-channel backoff (SPEC rule 18). A channel or topic whose last scans
-// found nothing is scanned less often: after backoffAfter empty scans in a
-// row, only when backoffCycles(n) intervals have passed since its last
-// scan. One that found archives or has retryable work pending is always
-// scanned; so is everything in a cycle a user triggered.
-const (
-	backoffAfter     = 3
-	backoffMaxCycles = 8
-)
-
-// shouldScan decides whether a scheduled cycle scans a channel or topic
-// with scan state s; reason says why not.
-func shouldScan(s hoard.ScanState, now time.Time, interval time.Duration, manual bool) (bool, string) {
-	if manual || s.LastScanFoundArchives || s.LastScannedAt.IsZero() {
-		return true, ""
-	}
-	since := now.Sub(s.LastScannedAt)
-	if since < interval/2 {
-		return false, "scanned recently and found nothing"
-	}
-	if s.ConsecutiveEmptyScans >= backoffAfter {
-		cycles := min(s.ConsecutiveEmptyScans-backoffAfter+2, backoffMaxCycles)
-		// 10 % slack: periodic cycles do not land on exact multiples.
-		if since < time.Duration(cycles)*interval*9/10 {
-			return false, fmt.Sprintf("idle for %d scans: scanned every %d cycles", s.ConsecutiveEmptyScans, cycles)
-		}
-	}
-	return true, ""
+// scanner is what scan_channel and scan_topic share: reading a channel's
+// or topic's history after its watermark (scanHistory, scan_pages.go),
+// deciding each set found, and committing the decisions with the
+// watermark.
+type scanner struct {
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
+	progress *progress
+	catalog  *catalog
+	notices  *notices
+	// settle is Deps.SettleTime, interval WORKER_INTERVAL_MINUTES,
+	// maxAttempts WORKER_MAX_SKIP_ATTEMPTS; clock is the clock (time.Now
+	// when nil).
+	settle      time.Duration
+	interval    time.Duration
+	maxAttempts int
+	clock       func() time.Time
 }
 
-// ScanChannelWorker runs ScanChannelArgs.
-type ScanChannelWorker struct {
-	river.WorkerDefaults[hoard.ScanChannelArgs]
-	deps Deps
+// now is the scanner's time now.
+func (s *scanner) now() time.Time {
+	if s.clock == nil {
+		return time.Now()
+	}
+	return s.clock()
 }
 
-// Work implements river.Worker: it refreshes what the platform says of the
-// channel, then scans a plain channel's history (when shouldScan lets it)
-// or, for a forum, queues a scan_topic job per topic that needs one.
-func (w *ScanChannelWorker) Work(ctx context.Context, job *river.Job[hoard.ScanChannelArgs]) error {
-	d, db := &w.deps, w.deps.DB
-	src, err := d.resolveScanMap(ctx, job.Args.MapID)
+// resolve resolves the map a scan job names; a map deleted since the job
+// was queued is a lookup that cancels the job (lookup).
+func (s *scanner) resolve(ctx context.Context, mapID int64) (*channelAccess, error) {
+	src, err := s.platform.resolveMap(ctx, mapID)
 	if err != nil {
-		return err
+		return nil, lookup(fmt.Errorf("scan map %d: %w", mapID, err))
 	}
-	if !src.channel.IsActive {
-		return nil
-	}
-	run, err := db.FindRun(ctx, job.Args.RunID)
-	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
-		return fmt.Errorf("scan channel: find run %d: %w", job.Args.RunID, err) // transient: retried
-	}
-	manual := run != nil && run.Trigger != hoard.TriggerSchedule
-
-	info, err := src.account.ChannelInfo(ctx, src.peer)
-	if err != nil {
-		return d.scanFailed(ctx, src, err)
-	}
-	if err := d.refreshChannel(ctx, src, info); err != nil {
-		return err
-	}
-	d.accessRestored(ctx, db, src.channel)
-
-	if !src.channel.IsForum {
-		if ok, why := shouldScan(src.m.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
-			d.Logger.Debug("channel scan skipped", "channel", src.channel.Title, "reason", why)
-			return nil
-		}
-		return scan(ctx, d, job, src, channelMark{m: src.m}, job.Args.RunID)
-	}
-	return d.queueTopicScans(ctx, job, src, manual)
+	return src, nil
 }
 
-// refreshChannel stores what changed of the channel on the platform
-// (forum, protected, title) and the peer that follows from it, so that
-// the scan reads the channel as it is now: one that became a forum is
-// scanned by topics, one that became protected is not re-sent from.
-func (d *Deps) refreshChannel(ctx context.Context, src *channelAccess, info messenger.Channel) error {
-	if info.Forum == src.channel.IsForum && info.Protected == src.channel.IsProtected && info.Title == src.channel.Title {
-		return nil
+// scanFailed is a platform error of a scan of src, named after the
+// channel.
+func scanFailed(src *channelAccess, err error) error {
+	return fmt.Errorf("scan %s: %w", src.channel.Title, err)
+}
+
+// scanSubject is a scanned channel as the subject of its scan's failures:
+// lost access is recorded on it (accessLost), nothing else.
+type scanSubject struct {
+	notices *notices
+	channel *hoard.Channel
+}
+
+// failing is the subject of the failures of a scan of src.
+func (s *scanner) failing(src *channelAccess) *scanSubject {
+	return &scanSubject{notices: s.notices, channel: src.channel}
+}
+
+// failed implements subject.
+func (s *scanSubject) failed(ctx context.Context, f failure) error {
+	if f.accessLost {
+		s.notices.accessLost(ctx, s.channel, f.err)
 	}
-	src.channel.IsForum, src.channel.IsProtected, src.channel.Title = info.Forum, info.Protected, info.Title
-	if err := d.DB.UpsertChannel(ctx, src.channel); err != nil {
-		return fmt.Errorf("scan channel: update channel: %w", err)
-	}
-	src.peer = peerOf(src.channel, src.m)
 	return nil
-}
-
-// queueTopicScans lists a forum's topics and, in the transaction that
-// completes the job, queues a scan_topic job for each topic that needs one
-// (topicsToScan). Listing fails as a scan does (scanFailed).
-func (d *Deps) queueTopicScans(ctx context.Context, job *river.Job[hoard.ScanChannelArgs], src *channelAccess, manual bool) error {
-	act := &activity{deps: d, db: d.DB, runID: job.Args.RunID}
-	act.set(ctx, hoard.RunActivity{Activity: "Listing topics of " + src.channel.Title, Step: "scanning",
-		ChannelID: src.channel.ID, AccountChannelMapID: src.m.ID})
-	topics, err := src.account.Topics(ctx, src.peer)
-	if err != nil {
-		return d.scanFailed(ctx, src, err)
-	}
-	params, err := d.topicsToScan(ctx, src, topics, job.Args.RunID, manual)
-	if err != nil {
-		return err
-	}
-	return completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
-		if len(params) == 0 {
-			return nil
-		}
-		_, err := client.InsertManyTx(ctx, tx.Tx(), params)
-		return err
-	})
-}
-
-// topicsToScan records the forum's topics (new ones, and renamed ones
-// under their new name) and returns the scan_topic jobs of those that
-// need a scan: fetching enabled, something after the watermark
-// (topicIdle) and, in a scheduled cycle, not cold (shouldScan).
-func (d *Deps) topicsToScan(ctx context.Context, src *channelAccess, topics []messenger.Topic, runID int64, manual bool) ([]river.InsertManyParams, error) {
-	known, err := d.DB.ListTopics(ctx, src.m.ID)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[int64]hoard.TopicProgress, len(known))
-	for _, t := range known {
-		byID[t.TopicID] = t
-	}
-	var params []river.InsertManyParams
-	err = d.DB.InTx(ctx, func(tx *store.DB) error {
-		for _, t := range topics {
-			p, seen := byID[int64(t.ID)]
-			if !seen || p.TopicName != t.Title {
-				got, err := tx.UpsertTopic(ctx, src.m.ID, int64(t.ID), t.Title, t.ID == messenger.GeneralTopicID)
-				if err != nil {
-					return err
-				}
-				p = *got
-			}
-			if !p.FetchEnabled {
-				continue
-			}
-			if topicIdle(t, p) {
-				continue
-			}
-			if ok, _ := shouldScan(p.ScanState, d.Now(), d.WorkerInterval, manual); !ok {
-				continue
-			}
-			params = append(params, river.InsertManyParams{Args: hoard.ScanTopicArgs{RunID: runID, MapID: src.m.ID,
-				TopicID: int64(t.ID), TopMessageID: int64(t.TopMessageID)}})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan channel: topics: %w", err)
-	}
-	return params, nil
-}
-
-// topicIdle reports a topic with nothing after its watermark: the topic
-// list carries each topic's newest message, so an idle topic costs no
-// history call at all. Whether the last scan found archives does not
-// matter: what it found was queued and the watermark moved past it (a set
-// held back keeps the watermark below it, so its topic is not idle).
-func topicIdle(t messenger.Topic, p hoard.TopicProgress) bool {
-	return t.TopMessageID != 0 && int64(t.TopMessageID) <= p.LastProcessedMessageID
 }
 
 // nextWatermark is where a scan leaves the watermark: after the newest
@@ -193,54 +91,6 @@ func nextWatermark(maxID, top, hold int64) int64 {
 		mark = min(mark, hold-1)
 	}
 	return mark
-}
-
-// resolveScanMap resolves the map a scan job names; a map deleted since the
-// job was queued cancels the job, any other failure retries it
-// (jobOutcome).
-func (d *Deps) resolveScanMap(ctx context.Context, mapID int64) (*channelAccess, error) {
-	src, err := d.resolveMap(ctx, d.DB, mapID)
-	if err != nil {
-		return nil, jobOutcome(fmt.Errorf("scan map %d: %w", mapID, err))
-	}
-	return src, nil
-}
-
-// scanFailed handles a platform error of a scan: a rate limit snoozes, lost
-// access is recorded (and the job ends: the channel's other work and the
-// other channels go on), anything else is retried.
-func (d *Deps) scanFailed(ctx context.Context, src *channelAccess, err error) error {
-	if serr, ok := snoozeIfLimited(err); ok {
-		return serr
-	}
-	if errors.Is(err, messenger.ErrAccessLost) {
-		d.accessLost(ctx, d.DB, src.channel, err)
-		return nil
-	}
-	return fmt.Errorf("scan %s: %w", src.channel.Title, err)
-}
-
-// ScanTopicWorker runs ScanTopicArgs.
-type ScanTopicWorker struct {
-	river.WorkerDefaults[hoard.ScanTopicArgs]
-	deps Deps
-}
-
-// Work implements river.Worker.
-func (w *ScanTopicWorker) Work(ctx context.Context, job *river.Job[hoard.ScanTopicArgs]) error {
-	d, db := &w.deps, w.deps.DB
-	src, err := d.resolveScanMap(ctx, job.Args.MapID)
-	if err != nil {
-		return err
-	}
-	topic, err := db.FindTopic(ctx, src.m.ID, job.Args.TopicID)
-	if err != nil {
-		return jobOutcome(fmt.Errorf("scan topic: %w", err)) // gone: cancelled; else retried
-	}
-	if !topic.FetchEnabled || !src.channel.IsActive {
-		return nil
-	}
-	return scan(ctx, d, job, src, topicMark{mapID: src.m.ID, t: topic, newest: job.Args.TopMessageID}, job.Args.RunID)
 }
 
 // watermark is where a scan reads from and what it advances: a channel
@@ -401,7 +251,7 @@ type scanPlan struct {
 // (planSet), with the candidates' messages byID and the photos read for
 // their previews; re-posts of the same name and size among the messages
 // read (rules a and c, set aside by GroupSets) are duplicates.
-func (d *Deps) planSets(ctx context.Context, src *channelAccess, topic *hoard.TopicProgress, sets []archive.Set,
+func (d *scanner) planSets(ctx context.Context, src *channelAccess, topic *hoard.TopicProgress, sets []archive.Set,
 	byID map[int64]messenger.Message, photos []archive.Photo, runID int64) (scanPlan, error) {
 	var plan scanPlan
 	for _, set := range sets {
@@ -443,8 +293,8 @@ func (plan *scanPlan) empty() bool {
 // last commit or, PartialScanFound, an earlier one), held a set back or
 // the channel has skipped sets still pending; a scan that found nothing
 // adds one to the empty scans in a row (cold-channel backoff).
-func (d *Deps) nextScanState(ctx context.Context, src *channelAccess, plan scanPlan, state hoard.ScanState, now time.Time) (hoard.ScanState, error) {
-	pending, err := d.DB.CountPendingSkipped(ctx, src.channel.ID)
+func (d *scanner) nextScanState(ctx context.Context, src *channelAccess, plan scanPlan, state hoard.ScanState, now time.Time) (hoard.ScanState, error) {
+	pending, err := d.db.CountPendingSkipped(ctx, src.channel.ID)
 	if err != nil {
 		return hoard.ScanState{}, err
 	}
@@ -510,15 +360,15 @@ type sourceClaim struct {
 // invalid input — is that set's alone: it becomes a SKIPPED record saying
 // why, and the scan goes on with the others. Any other error (the database
 // is down, say) fails the scan, which River retries.
-func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set, byID map[int64]messenger.Message,
+func (d *scanner) planSet(ctx context.Context, src *channelAccess, set archive.Set, byID map[int64]messenger.Message,
 	photos []archive.Photo, topic *hoard.TopicProgress, runID int64) (out setOutcome, err error) {
-	db := d.DB
+	db := d.db
 	topicID := topicIDOf(topic)
 	var name string
 	skip := func(reason hoard.SkipReason, msg string) setOutcome {
 		return setOutcome{skip: &hoard.SkippedPackage{SourceChannelID: src.channel.ID, SourceMessageID: set.FirstMessageID,
 			SourceTopicID: topicID, AccountChannelMapID: src.m.ID, FileName: hoard.StorableFileName(name), FileSize: set.TotalSize,
-			PartCount: len(set.Parts), Reason: reason, Status: hoard.SkipGaveUp, MaxAttempts: d.MaxSkipAttempts,
+			PartCount: len(set.Parts), Reason: reason, Status: hoard.SkipGaveUp, MaxAttempts: d.maxAttempts,
 			LastError: truncate(msg, 2000)}}
 	}
 	defer func() {
@@ -526,7 +376,7 @@ func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set,
 			err = hoard.Errorf(hoard.EINVALID, "%v", p)
 		}
 		if err != nil && hoard.ErrorCode(err) == hoard.EINVALID {
-			d.Logger.Warn("message skipped by the scan", "channel", src.channel.Title, "message", set.FirstMessageID, "err", err)
+			d.log.Warn("message skipped by the scan", "channel", src.channel.Title, "message", set.FirstMessageID, "err", err)
 			out, err = skip(hoard.SkipOther, "This message could not be read: "+err.Error()), nil
 		}
 	}()
@@ -550,7 +400,7 @@ func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set,
 		return skip(hoard.SkipIncompleteSet, "Incomplete multi-part set: "+set.Reason), nil
 	}
 	if dup, rule, err := db.FindIngestDuplicate(ctx, src.channel.ID, remote, ids, name, set.TotalSize); err == nil {
-		d.Logger.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
+		d.log.Debug("duplicate skipped before download", "file", name, "rule", rule, "package", dup.ID)
 		out := setOutcome{duplicate: rule}
 		if rule != store.DupSourceMessage {
 			post := sourcePost(src.channel, topic, name, set.FirstMessageID, byID[set.Parts[0].ID], parts)
@@ -566,7 +416,7 @@ func (d *Deps) planSet(ctx context.Context, src *channelAccess, set archive.Set,
 	if ph, ok := archive.MatchPhoto(first.GroupedID, name, first.Date, 0, photos); ok {
 		args.PhotoMessageID = ph.ID
 	}
-	return setOutcome{job: &river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), d.MaxSkipAttempts)}}, nil
+	return setOutcome{job: &river.InsertManyParams{Args: args, InsertOpts: withMaxAttempts(args.InsertOpts(), d.maxAttempts)}}, nil
 }
 
 // packageName is the file name a set is catalogued under: the file's own

@@ -33,21 +33,21 @@ import (
 // settle time alone applies.
 const pageSettleFloor = time.Minute
 
-// scan reads the history of a channel or forum topic after its watermark
+// scanHistory reads the history of a channel or forum topic after its watermark
 // wm, page by page oldest first, commits each page's decisions
 // (historyScan.commitPage) and completes job in the last page's commit
 // (finishScan). A flood wait longer than the inline one snoozes
 // the job; what was committed stays. It is generic only to complete job,
 // of either scan kind, in that transaction.
-func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src *channelAccess, wm watermark, runID int64) error {
-	act := &activity{deps: d, db: d.DB, runID: runID}
+func scanHistory[T river.JobArgs](ctx context.Context, d *scanner, job *river.Job[T], src *channelAccess, wm watermark, runID int64) error {
+	act := d.progress.run(runID)
 	act.set(ctx, wm.scanning(src))
 	s := newHistoryScan(d, src, wm, runID)
 	start := time.Now()
 	for {
 		page, err := src.account.HistoryPage(ctx, src.peer, s.query())
 		if err != nil {
-			return d.scanFailed(ctx, src, err)
+			return scanFailed(src, err)
 		}
 		s.add(page)
 		if !page.More {
@@ -62,7 +62,7 @@ func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src 
 		// Past three quarters of its time, the job continues in a fresh
 		// attempt rather than fail this one on its timeout.
 		if deadline, ok := ctx.Deadline(); ok && time.Since(start) > deadline.Sub(start)*3/4 {
-			d.Logger.Info("scan continues in a new attempt", "channel", src.channel.Title, "watermark", s.mark)
+			d.log.Info("scan continues in a new attempt", "channel", src.channel.Title, "watermark", s.mark)
 			return river.JobSnooze(time.Second)
 		}
 	}
@@ -71,7 +71,7 @@ func scan[T river.JobArgs](ctx context.Context, d *Deps, job *river.Job[T], src 
 // historyScan is a scan under way: the committed watermark, what it read
 // since and has not decided yet, and what it did so far (for the log).
 type historyScan struct {
-	d     *Deps
+	d     *scanner
 	src   *channelAccess
 	wm    watermark
 	runID int64
@@ -104,7 +104,7 @@ type historyScan struct {
 
 // newHistoryScan starts a scan at wm's watermark, with the scan state the
 // last finished scan left.
-func newHistoryScan(d *Deps, src *channelAccess, wm watermark, runID int64) *historyScan {
+func newHistoryScan(d *scanner, src *channelAccess, wm watermark, runID int64) *historyScan {
 	mark, state := wm.position()
 	return &historyScan{d: d, src: src, wm: wm, runID: runID, state: state, mark: mark, last: mark,
 		byID: map[int64]messenger.Message{}, singles: map[string]bool{}}
@@ -235,7 +235,7 @@ func lastMessageID(set archive.Set) int64 {
 // are decided against the newest post read, at least pageSettleFloor
 // back.
 func (s *historyScan) commitPage(ctx context.Context) error {
-	decided, _, hold := s.decide(s.newest, max(s.d.SettleTime, pageSettleFloor))
+	decided, _, hold := s.decide(s.newest, max(s.d.settle, pageSettleFloor))
 	plan, err := s.plan(ctx, decided)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func (s *historyScan) commitPage(ctx context.Context) error {
 	if mark == s.mark && plan.empty() {
 		return nil
 	}
-	err = s.d.DB.InTx(ctx, func(tx *store.DB) error {
+	err = s.d.db.InTx(ctx, func(tx *store.DB) error {
 		if err := plan.commit(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), s.runID); err != nil {
 			return err
 		}
@@ -274,8 +274,8 @@ func (s *historyScan) commitPage(ctx context.Context) error {
 // queued.
 func finishScan[T river.JobArgs](ctx context.Context, s *historyScan, job *river.Job[T]) error {
 	d := s.d
-	now := d.Now()
-	decided, held, hold := s.decide(now, d.SettleTime)
+	now := d.now()
+	decided, held, hold := s.decide(now, d.settle)
 	plan, err := s.plan(ctx, decided)
 	if err != nil {
 		return err
@@ -295,7 +295,7 @@ func finishScan[T river.JobArgs](ctx context.Context, s *historyScan, job *river
 	if err != nil {
 		return err
 	}
-	err = completeTx(ctx, d.DB, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
+	err = completeTx(ctx, d.db, job, func(tx *store.DB, client *river.Client[pgx.Tx]) error {
 		if err := plan.commit(ctx, tx, client, s.runID); err != nil {
 			return err
 		}
@@ -305,13 +305,13 @@ func finishScan[T river.JobArgs](ctx context.Context, s *historyScan, job *river
 		return fmt.Errorf("scan %s: %w", s.src.channel.Title, err)
 	}
 	s.committed(plan, decided, len(s.uncounted))
-	d.Logger.Info("scanned", "channel", s.src.channel.Title, "topic", topicIDOf(s.wm.topic()), "pages", s.pages,
+	d.log.Info("scanned", "channel", s.src.channel.Title, "topic", topicIDOf(s.wm.topic()), "pages", s.pages,
 		"messages", s.totals.MessagesScanned, "sets", s.totals.ArchivesFound, "queued", s.queuedN,
 		"duplicates", s.totals.Duplicates, "held", hold != 0, "watermark", mark)
 	return nil
 }
 
-// plan plans the decided sets (Deps.planSets), but for re-posts of single
+// plan plans the decided sets (scanner.planSets), but for re-posts of single
 // files an earlier commit of this attempt decided: those count as
 // duplicates by name and size.
 func (s *historyScan) plan(ctx context.Context, decided []archive.Set) (scanPlan, error) {
@@ -386,10 +386,10 @@ func (s *historyScan) committed(plan scanPlan, decided []archive.Set, counted in
 		s.uncounted = s.uncounted[counted:]
 	}
 	for _, rule := range plan.dupRules {
-		s.d.metrics().Duplicate(rule)
+		s.d.catalog.metrics.Duplicate(rule)
 	}
 	for _, sk := range plan.skips {
-		s.d.metrics().Skipped(sk.Reason)
+		s.d.catalog.metrics.Skipped(sk.Reason)
 	}
 	s.totals.MessagesScanned += plan.counters.MessagesScanned
 	s.totals.ArchivesFound += plan.counters.ArchivesFound

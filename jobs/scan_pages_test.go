@@ -319,10 +319,10 @@ func TestScanReadsPagesAndResumes(t *testing.T) {
 				MaxSkipAttempts: 3, SettleTime: 10 * time.Minute, WorkerInterval: time.Hour, Now: time.Now}
 			work := func() rivertype.JobState {
 				if tt.what != "topic" {
-					return runJobIn(t, db, river.Worker[hoard.ScanChannelArgs](&ScanChannelWorker{deps: deps}),
+					return runJobIn(t, db, river.Worker[hoard.ScanChannelArgs](newScanChannelWorker(newParts(deps))),
 						hoard.ScanChannelArgs{RunID: run.ID, MapID: m.ID})
 				}
-				return runJobIn(t, db, river.Worker[hoard.ScanTopicArgs](&ScanTopicWorker{deps: deps}),
+				return runJobIn(t, db, river.Worker[hoard.ScanTopicArgs](newScanTopicWorker(newParts(deps))),
 					hoard.ScanTopicArgs{RunID: run.ID, MapID: m.ID, TopicID: int64(w.topic.ID), TopMessageID: int64(w.topic.TopMessageID)})
 			}
 			if tt.what == "topic" {

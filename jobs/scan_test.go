@@ -144,7 +144,7 @@ func TestPlanSetKeepsAFailureToItsSet(t *testing.T) {
 	if err := db.UpsertChannel(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{DB: db, Logger: discardLogger(), MaxSkipAttempts: 3}
+	d := newParts(Deps{DB: db, Logger: discardLogger(), MaxSkipAttempts: 3}).scanner
 	src := &channelAccess{m: &hoard.ChannelMap{ID: 1}, channel: ch}
 	out, err := d.planSet(ctx, src, archive.Set{FirstMessageID: 7, Scheme: archive.Single}, nil, nil, nil, 0)
 	if err != nil || out.skip == nil {

@@ -96,7 +96,7 @@ func TestUploadResumesFromItsStoredPoint(t *testing.T) {
 			ctx := context.Background()
 			deps := vaultDeps(t, w)
 			deps.SplitThreshold = 16 << 20 // one part
-			if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
+			if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
 				t.Fatalf("ingest: %s", st)
 			}
 			log := &partLog{}
@@ -104,7 +104,7 @@ func TestUploadResumesFromItsStoredPoint(t *testing.T) {
 			w.env.Emu.InjectFault(emulator.Fault{Method: "upload.saveBigFilePart", Error: "FLOOD_WAIT_600", Times: 1,
 				Match: func(req bin.Object) bool { return req.(*tg.UploadSaveBigFilePartRequest).FilePart == 16 }})
 			args := hoard.UploadPartArgs{TransferID: tr(t, w).ID, PartNo: 0}
-			if st := work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), args); st != rivertype.JobStateScheduled {
+			if st := work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), args); st != rivertype.JobStateScheduled {
 				t.Fatalf("the flooded upload's job is %s, want snoozed", st)
 			}
 			first := log.take()
@@ -128,7 +128,7 @@ func TestUploadResumesFromItsStoredPoint(t *testing.T) {
 				w.env.Emu.InjectFault(emulator.Fault{Method: "messages.sendMedia", Error: "FILE_PART_0_MISSING", Times: tc.lost})
 			}
 			media := w.env.Emu.Calls("messages.sendMedia")
-			st := work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: restarted}), args)
+			st := work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(restarted))), args)
 			second := log.take()
 			got := run{State: st, Sent: len(second), SendMedia: w.env.Emu.Calls("messages.sendMedia") - media}
 			for _, p := range second {
@@ -183,7 +183,7 @@ func TestUploadPointKeptWhileUploading(t *testing.T) {
 	ctx := context.Background()
 	deps := vaultDeps(t, w)
 	deps.SplitThreshold = 16 << 20
-	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), w.setArgs("Big.zip", 2, "Big.zip")); st != rivertype.JobStateCompleted {
 		t.Fatalf("ingest: %s", st)
 	}
 	// Part 16 hangs for a while: the parts before it are stored. While it
@@ -203,7 +203,9 @@ func TestUploadPointKeptWhileUploading(t *testing.T) {
 		}})
 	args := hoard.UploadPartArgs{TransferID: tr(t, w).ID, PartNo: 0}
 	done := make(chan rivertype.JobState, 1)
-	go func() { done <- work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), args) }()
+	go func() {
+		done <- work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), args)
+	}()
 	<-hung
 	time.Sleep(time.Second)
 	p, err := w.db.FindTransferPart(ctx, args.TransferID, 0)

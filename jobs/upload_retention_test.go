@@ -79,17 +79,17 @@ func TestUploadFilesRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := published.Files[0].FileSize
-	if st := work(t, w, river.Worker[hoard.ManualUploadArgs](&ManualUploadWorker{deps: deps}), hoard.ManualUploadArgs{UploadID: published.ID}); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.ManualUploadArgs](newManualUploadWorker(newParts(deps))), hoard.ManualUploadArgs{UploadID: published.ID}); st != rivertype.JobStateCompleted {
 		t.Fatalf("manual upload job: %s", st)
 	}
 	tr, err := w.db.FindTransferByUploadFile(ctx, published.Files[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID})
-	work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{TransferID: tr.ID})
+	work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID})
+	work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{TransferID: tr.ID})
 	duplicate := copyUpload(t, w.db, dir, mustUpload(t, w.db, published.ID))
-	if st := work(t, w, river.Worker[hoard.ManualUploadArgs](&ManualUploadWorker{deps: deps}), hoard.ManualUploadArgs{UploadID: duplicate.ID}); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.ManualUploadArgs](newManualUploadWorker(newParts(deps))), hoard.ManualUploadArgs{UploadID: duplicate.ID}); st != rivertype.JobStateCompleted {
 		t.Fatalf("duplicate's manual upload job: %s", st)
 	}
 
@@ -118,7 +118,7 @@ func TestUploadFilesRetention(t *testing.T) {
 	}
 	cleanup := func() {
 		t.Helper()
-		if st := work(t, w, river.Worker[hoard.CleanupArgs](&CleanupWorker{deps: deps}), hoard.CleanupArgs{}); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.CleanupArgs](newCleanupWorker(newParts(deps))), hoard.CleanupArgs{}); st != rivertype.JobStateCompleted {
 			t.Fatalf("cleanup job: %s", st)
 		}
 	}
@@ -196,7 +196,7 @@ func TestDownloadWaitsForDiskSpace(t *testing.T) {
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			free = step.free
-			st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args)
+			st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args)
 			if got := read(st); fmt.Sprint(got) != fmt.Sprint(step.want) {
 				t.Errorf("got  %+v\nwant %+v", got, step.want)
 			}

@@ -32,7 +32,7 @@ func mammothZip(w *publishWorld, photo bool) hoard.IngestMessageArgs {
 // worker would; it returns the transfer's id.
 func publishSet(t *testing.T, w *publishWorld, deps Deps, args hoard.IngestMessageArgs) int64 {
 	t.Helper()
-	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args); st != rivertype.JobStateCompleted {
 		t.Fatalf("ingest: %s", st)
 	}
 	tr, err := w.db.FindTransferBySource(context.Background(), args.ChannelID, args.MessageID)
@@ -40,10 +40,10 @@ func publishSet(t *testing.T, w *publishWorld, deps Deps, args hoard.IngestMessa
 		t.Fatal(err)
 	}
 	for i := range tr.PartsTotal {
-		work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: i})
+		work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID, PartNo: i})
 	}
 	if now, err := w.db.FindTransfer(context.Background(), tr.ID); err == nil && now.Status == hoard.TransferVerifying {
-		work(t, w, river.Worker[hoard.VerifyTransferArgs](&VerifyTransferWorker{deps: deps}), hoard.VerifyTransferArgs{TransferID: tr.ID})
+		work(t, w, river.Worker[hoard.VerifyTransferArgs](newVerifyTransferWorker(newParts(deps))), hoard.VerifyTransferArgs{TransferID: tr.ID})
 	}
 	return tr.ID
 }
@@ -127,14 +127,14 @@ func TestRecoveryOnStart(t *testing.T) {
 	deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SpoolDir: t.TempDir(),
 		SplitThreshold: 1 << 30, MaxSkipAttempts: 3, RetryBase: time.Second}
 	args := mammothZip(w, false)
-	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](&IngestMessageWorker{deps: deps}), args); st != rivertype.JobStateCompleted {
+	if st := work(t, w, river.Worker[hoard.IngestMessageArgs](newIngestMessageWorker(newParts(deps))), args); st != rivertype.JobStateCompleted {
 		t.Fatalf("ingest: %s", st)
 	}
 	tr, err := w.db.FindTransferBySource(ctx, w.source.ID, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	work(t, w, river.Worker[hoard.UploadPartArgs](&UploadPartWorker{deps: deps}), hoard.UploadPartArgs{TransferID: tr.ID})
+	work(t, w, river.Worker[hoard.UploadPartArgs](newUploadPartWorker(newParts(deps))), hoard.UploadPartArgs{TransferID: tr.ID})
 	posted, err := w.db.FindTransferPart(ctx, tr.ID, 0)
 	if err != nil || posted.DestMessageID == 0 {
 		t.Fatalf("posted part: %+v, %v", posted, err)
@@ -147,7 +147,7 @@ func TestRecoveryOnStart(t *testing.T) {
 	}
 	recoverNow := func() state {
 		t.Helper()
-		if st := work(t, w, river.Worker[hoard.RecoverTransfersArgs](&RecoverTransfersWorker{deps: deps}), hoard.RecoverTransfersArgs{}); st != rivertype.JobStateCompleted {
+		if st := work(t, w, river.Worker[hoard.RecoverTransfersArgs](newRecoverTransfersWorker(newParts(deps))), hoard.RecoverTransfersArgs{}); st != rivertype.JobStateCompleted {
 			t.Fatalf("recover: %s", st)
 		}
 		now, err := w.db.FindTransfer(ctx, tr.ID)
@@ -241,16 +241,16 @@ func TestRescanAndRetryWorkers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}()
-			if st := work(t, w, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}), hoard.RetrySkippedArgs{SkippedID: s.ID}); st != rivertype.JobStateScheduled {
+			if st := work(t, w, river.Worker[hoard.RetrySkippedArgs](newRetrySkippedWorker(newParts(deps))), hoard.RetrySkippedArgs{SkippedID: s.ID}); st != rivertype.JobStateScheduled {
 				return st
 			}
 			return rivertype.JobStateCompleted // snoozed, as wanted
 		}, state{9, hoard.SkipGaveUp, 5, 0}},
 		{"retry skipped", func() rivertype.JobState {
-			return work(t, w, river.Worker[hoard.RetrySkippedArgs](&RetrySkippedWorker{deps: deps}), hoard.RetrySkippedArgs{SkippedID: s.ID})
+			return work(t, w, river.Worker[hoard.RetrySkippedArgs](newRetrySkippedWorker(newParts(deps))), hoard.RetrySkippedArgs{SkippedID: s.ID})
 		}, state{4, hoard.SkipRetrying, 0, 1}},
 		{"rescan", func() rivertype.JobState {
-			return work(t, w, river.Worker[hoard.RescanChannelArgs](&RescanChannelWorker{deps: deps}), hoard.RescanChannelArgs{ChannelID: w.source.ID})
+			return work(t, w, river.Worker[hoard.RescanChannelArgs](newRescanChannelWorker(newParts(deps))), hoard.RescanChannelArgs{ChannelID: w.source.ID})
 		}, state{0, hoard.SkipRetrying, 0, 1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,7 +294,7 @@ func TestScanCountersAddUp(t *testing.T) {
 			}
 			deps := Deps{DB: w.db, Logger: discardLogger(), Accounts: oneAccount{w.acc}, SettleTime: tt.settle, MaxSkipAttempts: 3,
 				WorkerInterval: time.Hour, Now: time.Now}
-			if st := work(t, w, river.Worker[hoard.ScanChannelArgs](&ScanChannelWorker{deps: deps}), hoard.ScanChannelArgs{RunID: run.ID, MapID: w.mapID}); st != rivertype.JobStateCompleted {
+			if st := work(t, w, river.Worker[hoard.ScanChannelArgs](newScanChannelWorker(newParts(deps))), hoard.ScanChannelArgs{RunID: run.ID, MapID: w.mapID}); st != rivertype.JobStateCompleted {
 				t.Fatalf("scan: %s", st)
 			}
 			r, err := w.db.FindRun(ctx, run.ID)

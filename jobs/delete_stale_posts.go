@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/hoard/hoard"
@@ -13,8 +14,14 @@ import (
 // DeleteStalePostsWorker runs DeleteStalePostsArgs: the last step of a
 // repair.
 type DeleteStalePostsWorker struct {
-	river.WorkerDefaults[hoard.DeleteStalePostsArgs]
-	deps Deps
+	worker[hoard.DeleteStalePostsArgs]
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
+}
+
+func newDeleteStalePostsWorker(p *parts) *DeleteStalePostsWorker {
+	return &DeleteStalePostsWorker{worker: worker[hoard.DeleteStalePostsArgs]{fail: p.fail}, db: p.db, log: p.log, platform: p.platform}
 }
 
 // Work implements river.Worker. A package not published again (yet) keeps
@@ -22,15 +29,16 @@ type DeleteStalePostsWorker struct {
 // that is one of the package's posts again is forgotten, never deleted.
 // A destination that is gone or that no signed-in account writes to cancels
 // the job (the posts stay recorded, so the audit never calls them orphans);
-// a rate limit snoozes it; other failures are retried.
+// a rate limit snoozes it; other failures are retried (its policy).
 func (w *DeleteStalePostsWorker) Work(ctx context.Context, job *river.Job[hoard.DeleteStalePostsArgs]) error {
-	d, db := &w.deps, w.deps.DB
+	return w.finish(ctx, job, w.work(ctx, job), nil)
+}
+
+func (w *DeleteStalePostsWorker) work(ctx context.Context, job *river.Job[hoard.DeleteStalePostsArgs]) error {
+	db := w.db
 	p, err := db.FindPackageByID(ctx, job.Args.PackageID)
-	if hoard.ErrorCode(err) == hoard.ENOTFOUND {
-		return river.JobCancel(err) // its stale posts went with it
-	}
 	if err != nil {
-		return fmt.Errorf("delete stale posts: %w", err)
+		return lookup(fmt.Errorf("delete stale posts: %w", err)) // gone: its stale posts went with it
 	}
 	if p.DestChannelID == 0 || len(p.DestMessageIDs) == 0 {
 		return nil
@@ -53,17 +61,11 @@ func (w *DeleteStalePostsWorker) Work(ctx context.Context, job *river.Job[hoard.
 		return err
 	}
 	for channelID, ids := range byChannel {
-		rd, err := d.destinationReader(ctx, channelID)
-		if hoard.ErrorCode(err) == hoard.EINVALID {
-			return river.JobCancel(fmt.Errorf("delete stale posts of %s: %w", p.FileName, err))
-		}
+		rd, err := w.platform.destinationReader(ctx, channelID)
 		if err != nil {
 			return fmt.Errorf("delete stale posts of %s: %w", p.FileName, err)
 		}
 		if err := rd.account.DeleteMessages(ctx, rd.peer, ids); err != nil {
-			if serr, limited := snoozeIfLimited(err); limited {
-				return serr
-			}
 			return fmt.Errorf("delete stale posts of %s: %w", p.FileName, err)
 		}
 	}
@@ -71,7 +73,7 @@ func (w *DeleteStalePostsWorker) Work(ctx context.Context, job *river.Job[hoard.
 		return err
 	}
 	if len(old) > 0 {
-		d.Logger.Info("stale posts of a repaired package deleted", "package", p.ID, "file", p.FileName, "posts", len(old))
+		w.log.Info("stale posts of a repaired package deleted", "package", p.ID, "file", p.FileName, "posts", len(old))
 	}
 	return nil
 }

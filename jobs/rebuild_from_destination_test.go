@@ -92,14 +92,15 @@ func TestRebuildFromDestination(t *testing.T) {
 
 	pages := 0
 	crash := errors.New("worker lost")
-	w := &RebuildFromDestinationWorker{deps: Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}}, pageSize: 2,
-		afterPage: func(page int) error {
-			pages++
-			if pages == 1 {
-				return crash // the first attempt dies after its first page
-			}
-			return nil
-		}}
+	w := newRebuildFromDestinationWorker(newParts(Deps{DB: db, Logger: discardLogger(), Accounts: oneAccount{acc}}))
+	w.pageSize = 2
+	w.afterPage = func(page int) error {
+		pages++
+		if pages == 1 {
+			return crash // the first attempt dies after its first page
+		}
+		return nil
+	}
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RebuildFromDestinationArgs](w))
 	run := func() *hoard.RebuildRun {
 		t.Helper()
@@ -191,7 +192,7 @@ func TestRebuildWithoutReaderFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &RebuildFromDestinationWorker{deps: Deps{DB: db, Logger: discardLogger()}}
+	w := newRebuildFromDestinationWorker(newParts(Deps{DB: db, Logger: discardLogger()}))
 	tw := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{}, river.Worker[hoard.RebuildFromDestinationArgs](w))
 	res, err := tw.Work(ctx, t, db.Tx(), hoard.RebuildFromDestinationArgs{RebuildID: r.ID}, nil)
 	if err != nil || res.Job.State != rivertype.JobStateCancelled {

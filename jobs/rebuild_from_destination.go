@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -30,13 +31,20 @@ const rebuildPageSize = 100
 // and a retried job continues after the last committed page without
 // counting or creating anything twice.
 type RebuildFromDestinationWorker struct {
-	river.WorkerDefaults[hoard.RebuildFromDestinationArgs]
-	deps Deps
+	worker[hoard.RebuildFromDestinationArgs]
+	db       *store.DB
+	log      *slog.Logger
+	platform *platform
 	// pageSize overrides rebuildPageSize (tests).
 	pageSize int
 	// afterPage, when set (tests), runs after each committed page; an error
 	// ends the attempt as a crash would.
 	afterPage func(page int) error
+}
+
+func newRebuildFromDestinationWorker(p *parts) *RebuildFromDestinationWorker {
+	return &RebuildFromDestinationWorker{worker: worker[hoard.RebuildFromDestinationArgs]{fail: p.fail}, db: p.db, log: p.log,
+		platform: p.platform}
 }
 
 // Timeout implements river.Worker: a large channel takes long to read, and
@@ -48,50 +56,47 @@ func (w *RebuildFromDestinationWorker) Timeout(*river.Job[hoard.RebuildFromDesti
 // Work implements river.Worker. A rate limit snoozes; a failure the next
 // attempt cannot fix (EINVALID: no destination, no reader), or the last
 // attempt's, marks the run FAILED with the error; other failures are
-// recorded on the run and retried from its resume point.
+// recorded on the run and retried from its resume point (its policy; the
+// run is the subject, rebuildSubject).
 func (w *RebuildFromDestinationWorker) Work(ctx context.Context, job *river.Job[hoard.RebuildFromDestinationArgs]) error {
-	db := w.deps.DB
-	run, err := db.FindRebuild(ctx, job.Args.RebuildID)
+	run, err := w.db.FindRebuild(ctx, job.Args.RebuildID)
 	if err != nil {
-		return jobOutcome(fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err))
+		return w.finish(ctx, job, lookup(fmt.Errorf("rebuild %d: %w", job.Args.RebuildID, err)), nil)
 	}
 	if run.Status != hoard.RunRunning {
 		return nil // finished by an earlier attempt
 	}
-	err = w.rebuild(ctx, job, run)
-	if err == nil {
-		return nil
+	if err := w.rebuild(ctx, job, run); err != nil {
+		return w.finish(ctx, job, fmt.Errorf("rebuild from destination: %w", err), &rebuildSubject{w: w, run: run})
 	}
-	if serr, limited := snoozeIfLimited(err); limited {
-		return serr
-	}
-	err = fmt.Errorf("rebuild from destination: %w", err)
-	msg := hoard.ErrorMessage(err)
-	if hoard.ErrorCode(err) == hoard.EINTERNAL {
-		msg = err.Error() // the admin page shows it; internal errors say what broke
+	return nil
+}
+
+// rebuildSubject is a rebuild run as the subject of its job's failures: a
+// failed attempt is noted on it, the final one makes it FAILED, each with
+// the error's message (an internal error's text: the admin page shows it).
+type rebuildSubject struct {
+	w   *RebuildFromDestinationWorker
+	run *hoard.RebuildRun
+}
+
+// failed implements subject.
+func (s *rebuildSubject) failed(ctx context.Context, f failure) error {
+	msg := hoard.ErrorMessage(f.err)
+	if hoard.ErrorCode(f.err) == hoard.EINTERNAL {
+		msg = f.err.Error() // the admin page shows it; internal errors say what broke
 	}
 	msg = truncate(msg, 2000)
-	if final := job.Attempt >= job.MaxAttempts || permanent(err); !final {
-		if ctx.Err() == nil {
-			if serr := db.SetRebuildError(ctx, run.ID, fmt.Sprintf("Attempt %d failed, retrying: %s", job.Attempt, msg)); serr != nil {
-				w.deps.Logger.Error("record rebuild error", "rebuild", run.ID, "err", serr)
-			}
-		}
-		return err
+	if !f.final {
+		return s.w.db.SetRebuildError(ctx, s.run.ID, fmt.Sprintf("Attempt %d failed, retrying: %s", f.attempt, msg))
 	}
-	if _, ferr := db.FinishRebuild(context.WithoutCancel(ctx), run.ID, hoard.RunFailed, msg); ferr != nil {
-		w.deps.Logger.Error("mark rebuild failed", "rebuild", run.ID, "err", ferr)
-	}
-	w.deps.Logger.Warn("rebuild failed", "rebuild", run.ID, "attempt", job.Attempt, "err", err)
-	if job.Attempt < job.MaxAttempts {
-		return river.JobCancel(err)
-	}
+	_, err := s.w.db.FinishRebuild(ctx, s.run.ID, hoard.RunFailed, msg)
 	return err
 }
 
 func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.Job[hoard.RebuildFromDestinationArgs], run *hoard.RebuildRun) error {
-	d, db := &w.deps, w.deps.DB
-	dest, err := d.rebuildReader(ctx, run)
+	db := w.db
+	dest, err := w.rebuildReader(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -114,7 +119,7 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 			for _, set := range pg.sets {
 				if !set.Complete {
 					c.SetsSkipped++
-					d.Logger.Info("rebuild: incomplete set skipped", "set", set.BaseName, "reason", set.Reason)
+					w.log.Info("rebuild: incomplete set skipped", "set", set.BaseName, "reason", set.Reason)
 					continue
 				}
 				p, reposts := rebuiltPackage(set, byID, dest.channel.ID)
@@ -129,7 +134,7 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 					c.PackagesExisting++
 				default:
 					c.SetsSkipped++
-					d.Logger.Info("rebuild: set of a publication in flight skipped", "file", p.FileName)
+					w.log.Info("rebuild: set of a publication in flight skipped", "file", p.FileName)
 				}
 			}
 			return tx.AdvanceRebuild(ctx, run.ID, c, pg.lastID)
@@ -158,7 +163,7 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 	if finished {
 		final, _ := db.FindRebuild(ctx, run.ID)
 		if final != nil {
-			d.Logger.Info("rebuild completed", "rebuild", run.ID, "messages", final.MessagesScanned,
+			w.log.Info("rebuild completed", "rebuild", run.ID, "messages", final.MessagesScanned,
 				"created", final.PackagesCreated, "existing", final.PackagesExisting, "skipped", final.SetsSkipped)
 		}
 	}
@@ -167,11 +172,11 @@ func (w *RebuildFromDestinationWorker) rebuild(ctx context.Context, job *river.J
 
 // rebuildReader resolves the run's destination channel and an account that
 // reads it (a signed-in writer of the channel).
-func (d *Deps) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*channelAccess, error) {
+func (w *RebuildFromDestinationWorker) rebuildReader(ctx context.Context, run *hoard.RebuildRun) (*channelAccess, error) {
 	if run.DestChannelID == 0 {
 		return nil, hoard.Errorf(hoard.EINVALID, "The destination channel of this rebuild no longer exists.")
 	}
-	return d.destinationReader(ctx, run.DestChannelID)
+	return w.platform.destinationReader(ctx, run.DestChannelID)
 }
 
 // rebuildPage is one progress step: messages messages up to lastID, and the
