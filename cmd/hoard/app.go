@@ -12,9 +12,9 @@ import (
 	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/metrics"
+	"github.com/hoard/hoard/pgserver"
 	"github.com/hoard/hoard/sessionlease"
 	"github.com/hoard/hoard/store"
-	"github.com/hoard/hoard/store/pgserver"
 )
 
 // app is what every command that uses the database shares: configuration,
