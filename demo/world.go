@@ -1,6 +1,9 @@
-// Package demo is the world and set-up of `hoard demo`: the sample channels
-// it posts (archives, documents and models made by code), and the steps that
-// sign the emulator's account in and set its channels up in the database.
+// Package demo is `hoard demo` (Run): the sample world it posts (archives,
+// documents and models made by code), the steps that sign the emulator's
+// account in and set its channels up in the database, and the run itself —
+// the whole service, or one ingestion cycle with a summary (--once). The
+// service's parts come from cmd/hoard (Options.Open), which wires them; this
+// package only drives them.
 package demo
 
 import (

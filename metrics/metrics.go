@@ -19,6 +19,7 @@ package metrics
 import (
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -284,6 +285,13 @@ func (m *Metrics) Platform(account string) *Platform {
 	p.down = m.transferBytes.WithLabelValues(account, "download")
 	p.up = m.transferBytes.WithLabelValues(account, "upload")
 	return p
+}
+
+// Account is the observer of a messenger account's requests: Platform
+// labelled with the account's id, bounded by the accounts an installation
+// has.
+func (m *Metrics) Account(accountID int64) *Platform {
+	return m.Platform(strconv.FormatInt(accountID, 10))
 }
 
 // Platform observes one messenger client's requests.

@@ -10,17 +10,19 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/bot"
+	"github.com/hoard/hoard/config"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/metrics"
+	"github.com/hoard/hoard/pgserver"
 	"github.com/hoard/hoard/sessionlease"
 	"github.com/hoard/hoard/store"
-	"github.com/hoard/hoard/store/pgserver"
 )
 
 // app is what every command that uses the database shares: configuration,
 // logger, the database (embedded or external), migrated.
 type app struct {
-	cfg    Config
+	cfg    config.Config
 	log    *slog.Logger
 	db     *store.DB
 	pg     *pgserver.Server // nil when DATABASE_URL is set
@@ -29,24 +31,14 @@ type app struct {
 	metrics *metrics.Metrics
 
 	// clients are the worker's messenger clients (set up on first need).
-	clients *accountClients
+	clients *telegram.AccountPool
 	// leases are the messaging sessions this process holds: only one
 	// process uses a session at a time.
 	leases *sessionlease.Holder
-	// emulator is the demo's in-process emulator, which the chat bot
-	// connects to (nil: TELEGRAM_EMULATOR's, or the real platform).
-	emulator *telegram.EmulatorInfo
-	// Worker tuning the demo changes: no scheduled cycles, fast retries and
-	// polling (zero values keep the defaults).
-	noSchedule               bool
-	retryBase, laterRetry    time.Duration
-	fetchCooldown, fetchPoll time.Duration
-	// softStop is how long running jobs get to finish on shutdown (0:
-	// queue.DefaultSoftStop); the demo stops within seconds of Ctrl-C.
-	softStop time.Duration
-	// demoNote tells, on the messaging page, how to add an account to the
-	// demo's emulator (demo.AccountsNote; "" outside the demo).
-	demoNote string
+	// demo are the demo's settings (the zero value outside the demo): its
+	// emulator, which the chat bot connects to, the messaging page's note,
+	// and the worker's tuning.
+	demo demo.Settings
 }
 
 // botPool is the database pool of a process that runs the chat bot: each
@@ -64,8 +56,8 @@ func botPool(log *slog.Logger) store.Options {
 
 // openApp starts or connects to the database (a pool sized by pool; zero
 // values are pgx's defaults) and applies migrations.
-func openApp(ctx context.Context, cfg Config, pool store.Options) (*app, error) {
-	a := &app{cfg: cfg, log: cfg.newLogger()}
+func openApp(ctx context.Context, cfg config.Config, pool store.Options) (*app, error) {
+	a := &app{cfg: cfg, log: cfg.NewLogger()}
 	dbURL := cfg.DatabaseURL
 	if dbURL == "" {
 		dir := filepath.Join(cfg.DataDir, "pg")
@@ -99,7 +91,7 @@ func openApp(ctx context.Context, cfg Config, pool store.Options) (*app, error) 
 // started.
 func (a *app) close() {
 	if a.clients != nil {
-		a.clients.close()
+		a.clients.Close()
 	}
 	if a.leases != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

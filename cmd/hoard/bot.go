@@ -9,7 +9,6 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/bot"
 	"github.com/hoard/hoard/messenger"
-	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/sessionlease"
@@ -45,8 +44,8 @@ func (a *app) botProcessID() string { return fmt.Sprintf("%s/%d", a.cfg.WorkerID
 // emulatorInfo is the emulator the clients talk to: the demo's own, or the
 // one of TELEGRAM_EMULATOR; false for the real platform.
 func (a *app) emulatorInfo() (telegram.EmulatorInfo, bool, error) {
-	if a.emulator != nil {
-		return *a.emulator, true, nil
+	if a.demo.Emulator != nil {
+		return *a.demo.Emulator, true, nil
 	}
 	if a.cfg.TelegramEmulator == "" {
 		return telegram.EmulatorInfo{}, false, nil
@@ -108,7 +107,7 @@ func (a *app) connectBotWith(ctx context.Context, limiter *messenger.Limiter, lo
 // botConfig is the bot's client configuration and token: BOT_TOKEN, or the
 // emulator's when talking to one and BOT_TOKEN is unset.
 func (a *app) botConfig() (telegram.Config, string, error) {
-	sessions, err := messenger.NewEncryptedStore(sessionStore{a.db}, a.cfg.AuthSecret)
+	sessions, err := telegram.StoredSessions(a.db, a.cfg.AuthSecret)
 	if err != nil {
 		return telegram.Config{}, "", err
 	}
@@ -159,7 +158,7 @@ func (a *app) addBotToChannel(ctx context.Context, ch hoard.Channel, botUsername
 		if clients, err = a.newAccountClients(); err != nil {
 			return err
 		}
-		defer clients.close()
+		defer clients.Close()
 	}
 	acc, err := clients.Account(ctx, m.AccountID)
 	if errors.Is(err, sessionlease.ErrBusy) {
@@ -192,33 +191,6 @@ func (a *app) askHolderToAddBot(ctx context.Context, ch hoard.Channel, botUserna
 	a.log.Info("asked the worker holding the account to make the bot an administrator", "channel", ch.Title)
 	return hoard.Errorf(hoard.ECONFLICT, "The worker that holds the account of “%s” was asked to make @%s an administrator there; this takes a moment.",
 		ch.Title, botUsername)
-}
-
-// telegramInfo is an emulator's info as the telegram adapter reads it.
-func telegramInfo(in emulator.Info) *telegram.EmulatorInfo {
-	out := &telegram.EmulatorInfo{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
-		BotToken: in.BotToken, BotUsername: in.BotUsername}
-	for _, d := range in.DCs {
-		out.DCs = append(out.DCs, telegram.EmulatorDC{ID: d.ID, Addr: d.Addr})
-	}
-	for _, u := range in.Users {
-		out.Users = append(out.Users, telegram.EmulatorUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
-	}
-	return out
-}
-
-// emulatorInfo is the adapter's reading of an emulator's info file as the
-// emulator writes it (the inverse of telegramInfo).
-func emulatorInfo(in telegram.EmulatorInfo) emulator.Info {
-	out := emulator.Info{Addr: in.Addr, DC: in.DC, PublicKeys: in.PublicKeys, Phone: in.Phone, Code: in.Code,
-		BotToken: in.BotToken, BotUsername: in.BotUsername}
-	for _, d := range in.DCs {
-		out.DCs = append(out.DCs, emulator.InfoDC{ID: d.ID, Addr: d.Addr})
-	}
-	for _, u := range in.Users {
-		out.Users = append(out.Users, emulator.InfoUser{Phone: u.Phone, Username: u.Username, FirstName: u.FirstName})
-	}
-	return out
 }
 
 // runBot answers commands (or stands by) until ctx ends; done is closed

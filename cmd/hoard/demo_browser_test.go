@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/store/storetest"
 	bt "github.com/hoard/hoard/web/browsertest"
 )
@@ -98,7 +99,7 @@ func TestDemoInBrowser(t *testing.T) {
 
 	bt.Do(t, b, chromedp.Navigate(base+"/login"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=email]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), demoAdminEmail),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), demo.AdminEmail),
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), strings.TrimSpace(string(password))))
 	bt.Follow(t, b, chromedp.Submit(chromedp.CSS(`input[name=password]`)))
 	bt.Do(t, b, chromedp.WaitVisible(chromedp.CSS(`ul.grid`)))

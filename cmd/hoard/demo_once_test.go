@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
@@ -149,6 +150,9 @@ func onceVars(url, dataDir string, maxAttempts int) map[string]string {
 		"SPLIT_THRESHOLD_BYTES": fmt.Sprint(ingestThreshold), "WORKER_MAX_SKIP_ATTEMPTS": fmt.Sprint(maxAttempts),
 		"DOWNLOAD_STALL_SECONDS": "1", "AUTO_GROUP_TIME_WINDOW_MINUTES": "5", "LOG_LEVEL": "warn"}
 }
+
+// onceSummary is what `hoard demo --once` prints.
+type onceSummary = demo.OnceSummary
 
 func runOnce(t *testing.T, vars map[string]string, seed string) onceSummary {
 	t.Helper()

@@ -26,7 +26,7 @@ import (
 type doctor struct {
 	a       *app
 	out     io.Writer
-	clients *accountClients
+	clients *telegram.AccountPool
 	failed  int
 	// accounts are the accounts signed in by this run, by id.
 	accounts map[int64]*telegram.Account
@@ -42,11 +42,11 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	if !ok {
 		return exitUsage
 	}
-	if err := cfg.checkAuthSecret(); err != nil {
+	if err := cfg.CheckAuthSecret(); err != nil {
 		fmt.Fprintf(stderr, "hoard doctor: %v (the stored messaging sessions are encrypted with it)\n", err)
 		return exitUsage
 	}
-	a, err := openApp(ctx, cfg, botPool(cfg.newLogger()))
+	a, err := openApp(ctx, cfg, botPool(cfg.NewLogger()))
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard doctor: %v\n", err)
 		return exitFailure

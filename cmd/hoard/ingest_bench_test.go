@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard/config"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/messenger/telegram"
@@ -255,8 +256,8 @@ func BenchmarkIngestSplit(b *testing.B) {
 		dir := b.TempDir()
 		env := messengertest.Start(b, bigFileSeed(b, dir, "Huge Pack.zip", size, false))
 		var extra map[string]string
-		if size <= defaultSplitThreshold { // a quick run: lower the threshold so the file is split still
-			extra = map[string]string{"SPLIT_THRESHOLD_BYTES": fmt.Sprint(max(size*2/3, minSplitThreshold))}
+		if size <= config.DefaultSplitThreshold { // a quick run: lower the threshold so the file is split still
+			extra = map[string]string{"SPLIT_THRESHOLD_BYTES": fmt.Sprint(max(size*2/3, config.MinSplitThreshold))}
 		}
 		run := runWorker(b, envInfo(env), storetest.URL(b), dataDir(b), filepath.Join(dir, "seed.json"), extra)
 		if run.sum.Ingested != 1 || run.sum.Packages != 1 {

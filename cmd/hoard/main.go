@@ -2,8 +2,9 @@
 // worker and the chat bot, together (`hoard serve`) or apart, plus
 // migrations, a self-contained demo and the messenger emulator.
 //
-// Configuration comes from environment variables only (see config.go and
-// README.md).
+// Configuration comes from environment variables only (package config and
+// README.md). This package is wiring: the parts of the service are built in
+// their own packages and put together here.
 package main
 
 import (
@@ -18,11 +19,17 @@ import (
 	"syscall"
 
 	"github.com/hoard/hoard/archive"
+	"github.com/hoard/hoard/config"
+	"github.com/hoard/hoard/messenger/emulator/emulatorcmd"
 	"github.com/hoard/hoard/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
+
+// defaultAppURL may be baked in at build time:
+// go build -ldflags "-X main.defaultAppURL=https://hoard.example.com".
+var defaultAppURL = ""
 
 // Exit codes.
 const (
@@ -52,6 +59,7 @@ Configuration is read from environment variables; see README.md.
 `
 
 func main() {
+	config.BuildAppURL = defaultAppURL
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
@@ -89,9 +97,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "admin":
 		return runAdmin(ctx, rest, getenv, stdout, stderr)
 	case "emulator":
-		return runEmulator(ctx, rest, stdout, stderr)
+		return emulatorcmd.RunEmulator(ctx, rest, stdout, stderr)
 	case "chat":
-		return runChat(ctx, rest, getenv, os.Stdin, stdout, stderr)
+		return emulatorcmd.RunChat(ctx, rest, func() (emulatorcmd.ChatConfig, bool) {
+			cfg, ok := configOrExit(getenv, stderr)
+			return emulatorcmd.ChatConfig{Emulator: cfg.TelegramEmulator, DataDir: cfg.DataDir}, ok
+		}, os.Stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "hoard: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
@@ -115,8 +126,8 @@ func noFlags(cmd string, args []string, stderr io.Writer) error {
 // configOrExit loads the configuration and reports every problem. It
 // also sets what is process-wide by nature: the memory budget of image
 // decodes (DECODE_MEMORY_BYTES), shared by the web and the worker.
-func configOrExit(getenv func(string) string, stderr io.Writer) (Config, bool) {
-	cfg, err := loadConfig(getenv)
+func configOrExit(getenv func(string) string, stderr io.Writer) (config.Config, bool) {
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard: invalid configuration:\n")
 		for _, e := range unjoin(err) {

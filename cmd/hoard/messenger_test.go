@@ -19,8 +19,8 @@ import (
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/pgserver"
 	"github.com/hoard/hoard/store"
-	"github.com/hoard/hoard/store/pgserver"
 )
 
 // TestEmulatorCommand runs `hoard emulator` with the demo world and signs a

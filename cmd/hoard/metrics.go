@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 
 	"github.com/hoard/hoard/metrics"
 	"github.com/hoard/hoard/store"
@@ -31,10 +30,6 @@ func countJobs(db *store.DB) metrics.CountJobsFunc {
 		return out, nil
 	}
 }
-
-// platformLabel is the account label of an account's requests in the
-// metrics: its id, bounded by the accounts an installation has.
-func platformLabel(accountID int64) string { return strconv.FormatInt(accountID, 10) }
 
 // serveMetrics opens METRICS_ADDR, when set, and serves /metrics there
 // until stop is called or ctx ends; stop waits for the listener to close.

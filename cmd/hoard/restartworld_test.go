@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/demo"
-	"github.com/hoard/hoard/store/pgserver"
+	"github.com/hoard/hoard/pgserver"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5"
 )

@@ -44,14 +44,14 @@ func runParts(ctx context.Context, cmd string, args []string, getenv func(string
 		return exitUsage
 	}
 	if p.web {
-		if err := cfg.checkAuthSecret(); err != nil {
+		if err := cfg.CheckAuthSecret(); err != nil {
 			fmt.Fprintf(stderr, "hoard %s: %v\n", cmd, err)
 			return exitUsage
 		}
 	}
 	var pool store.Options
 	if p.bot {
-		pool = botPool(cfg.newLogger())
+		pool = botPool(cfg.NewLogger())
 	}
 	a, err := openApp(ctx, cfg, pool)
 	if err != nil {
@@ -126,40 +126,18 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err 
 			return err
 		}
 	}
-	if err := os.MkdirAll(a.cfg.UploadDir, 0o750); err != nil {
-		return fmt.Errorf("UPLOAD_DIR: %w", err)
-	}
-	if a.cfg.AdminEmail != "" {
-		created, err := web.EnsureAdmin(ctx, a.db, a.cfg.AdminEmail, a.cfg.AdminPassword)
-		if err != nil {
-			return fmt.Errorf("HOARD_ADMIN_EMAIL: %w", err)
-		}
-		if created {
-			a.log.Info("created the administrator from HOARD_ADMIN_EMAIL", "email", a.cfg.AdminEmail)
-		}
-	}
-	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
+	return a.serveWeb(ctx, client, ready)
+}
+
+// serveWeb runs the web application until ctx ends, then gives the
+// requests in flight 15 s to finish. ready, when not nil, is called with
+// the listener's address once it accepts connections.
+func (a *app) serveWeb(ctx context.Context, client *queue.Client, ready func(addr string)) error {
+	handler, stopDownloads, err := a.newWeb(ctx, client)
 	if err != nil {
-		return fmt.Errorf("web: login secrets: %w", err)
-	}
-	downloads, stopDownloads, err := a.newDownloads()
-	if err != nil {
-		return fmt.Errorf("web: downloads: %w", err)
+		return err
 	}
 	defer stopDownloads()
-	handler, err := web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets, Downloads: downloads,
-		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
-		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, UploadQuotaBytes: a.cfg.UploadQuotaBytes,
-		UploadMinFreeBytes: a.cfg.UploadMinFreeBytes, UploadRetention: a.cfg.UploadRetention, Version: version, Database: a.dbDesc,
-		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
-		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demoNote,
-		VariantLabel: grouping.VariantLabel})
-	if err != nil {
-		return err
-	}
-	if err := handler.Start(ctx); err != nil {
-		return err
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -190,6 +168,47 @@ func (a *app) serve(ctx context.Context, p parts, ready func(addr string)) (err 
 	return nil
 }
 
+// newWeb prepares the web application: the upload directory, the
+// administrator of HOARD_ADMIN_EMAIL, downloads through the bot, and the
+// handler, started. stopDownloads closes the downloads' bot.
+func (a *app) newWeb(ctx context.Context, client *queue.Client) (handler *web.Server, stopDownloads func(), err error) {
+	if err := os.MkdirAll(a.cfg.UploadDir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("UPLOAD_DIR: %w", err)
+	}
+	if a.cfg.AdminEmail != "" {
+		created, err := web.EnsureAdmin(ctx, a.db, a.cfg.AdminEmail, a.cfg.AdminPassword)
+		if err != nil {
+			return nil, nil, fmt.Errorf("HOARD_ADMIN_EMAIL: %w", err)
+		}
+		if created {
+			a.log.Info("created the administrator from HOARD_ADMIN_EMAIL", "email", a.cfg.AdminEmail)
+		}
+	}
+	secrets, err := messenger.NewSealer(a.cfg.AuthSecret)
+	if err != nil {
+		return nil, nil, fmt.Errorf("web: login secrets: %w", err)
+	}
+	downloads, stopDownloads, err := a.newDownloads()
+	if err != nil {
+		return nil, nil, fmt.Errorf("web: downloads: %w", err)
+	}
+	handler, err = web.New(web.Deps{DB: a.db, Queue: client, Logger: a.log, AppURL: a.cfg.AppURL, Secrets: secrets, Downloads: downloads,
+		UsersCanCurate: a.cfg.UsersCanCurate, WorkerInterval: a.cfg.WorkerInterval, BotUsername: a.cfg.BotUsername,
+		UploadDir: a.cfg.UploadDir, MaxUploadBytes: a.cfg.UploadMaxBytes, UploadQuotaBytes: a.cfg.UploadQuotaBytes,
+		UploadMinFreeBytes: a.cfg.UploadMinFreeBytes, UploadRetention: a.cfg.UploadRetention, Version: version, Database: a.dbDesc,
+		SearchCacheTTL: a.cfg.SearchCacheTTL, MaxConcurrentRequests: a.cfg.MaxConcurrentRequests,
+		StatementTimeout: a.cfg.WebStatementTimeout, SignIn: a.cfg.SignIn, Metrics: a.metrics, DemoNote: a.demo.AccountsNote,
+		VariantLabel: grouping.VariantLabel})
+	if err == nil {
+		err = handler.Start(ctx)
+	}
+	if err != nil {
+		stopDownloads()
+		return nil, nil, err
+	}
+	return handler, stopDownloads, nil
+}
+
 // startWorker starts the River client of this process: the worker's queues
 // (with worker) and the bot's (with a bot), after requeueing the jobs this
 // process left running when it last stopped; with worker it also listens
@@ -214,12 +233,12 @@ func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bo
 		role = queue.RoleBot
 	}
 	periodic := jobs.Periodic(a.cfg.WorkerInterval)
-	if a.noSchedule {
+	if a.demo.NoSchedule {
 		periodic = jobs.Periodic(0)
 	}
 	client, err := queue.NewClient(a.db.Pool(), queue.Options{
 		Role: role, Workers: workers, Periodic: periodic, Logger: a.log, ID: a.cfg.WorkerID,
-		FetchCooldown: a.fetchCooldown, FetchPollInterval: a.fetchPoll, SoftStop: a.softStop, Jobs: a.metrics,
+		FetchCooldown: a.demo.FetchCooldown, FetchPollInterval: a.demo.FetchPoll, SoftStop: a.demo.SoftStop, Jobs: a.metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -234,7 +253,7 @@ func (a *app) startWorker(ctx context.Context, worker bool, chatBot messenger.Bo
 	}
 	if worker {
 		go a.listenForWork(ctx, client)
-		if !a.noSchedule {
+		if !a.demo.NoSchedule {
 			a.firstCycle(ctx, client)
 		}
 	}
@@ -280,7 +299,7 @@ func (a *app) registerJobs(workers *river.Workers) error {
 	deps := jobs.Deps{DB: a.db, Logger: a.log, GroupTimeWindow: window, Accounts: a.clients, Logins: a.clients, Secrets: secrets,
 		SpoolDir: filepath.Join(a.cfg.DataDir, "spool"), UploadDir: a.cfg.UploadDir, WorkerInterval: a.cfg.WorkerInterval,
 		MaxSkipAttempts: a.cfg.WorkerMaxSkipAttempts, SplitThreshold: a.cfg.SplitThresholdBytes, SettleTime: settle,
-		RetryBase: a.retryBase, LaterRetry: a.laterRetry, Metrics: a.metrics, UploadRetention: a.cfg.UploadRetention,
+		RetryBase: a.demo.RetryBase, LaterRetry: a.demo.LaterRetry, Metrics: a.metrics, UploadRetention: a.cfg.UploadRetention,
 		SpoolMinFree: a.cfg.UploadMinFreeBytes}
 	return jobs.Register(workers, deps)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger/emulator"
+	"github.com/hoard/hoard/messenger/telegram"
 )
 
 // TestNoSessionIsSharedAcrossProcesses runs web, two workers and two bots
@@ -108,7 +109,7 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 		if !found {
 			t.Fatalf("no SESSION_ENDED notification among %d", len(notes))
 		}
-		if s, err := w.db.LoadMessengerSession(ctx, accountSessionKey(acc.ID)); err != nil || s != nil {
+		if s, err := w.db.LoadMessengerSession(ctx, telegram.AccountSessionKey(acc.ID)); err != nil || s != nil {
 			t.Fatalf("the dead session is still stored (%d bytes, %v)", len(s), err)
 		}
 		// The cycle's scans find the account signed out in the database: no

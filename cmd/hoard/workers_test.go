@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/config"
+	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -133,7 +135,7 @@ func setUpLikeTheDemo(t *testing.T, vars map[string]string, seed string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg, err := loadConfig(func(k string) string { return vars[k] })
+	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +144,11 @@ func setUpLikeTheDemo(t *testing.T, vars map[string]string, seed string) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	dm, err := a.startDemoMessenger(ctx, seed, nil)
+	dm, err := demo.StartMessenger(ctx, a.demoService(), seed, nil)
 	if err != nil {
 		t.Fatalf("set-up: %v", err)
 	}
-	dm.close()
+	dm.Close()
 	client, err := queue.NewInsertOnly(a.db.Pool(), a.log)
 	if err != nil {
 		t.Fatal(err)

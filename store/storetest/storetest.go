@@ -3,7 +3,7 @@
 // It uses TEST_DATABASE_URL when set (any database on a server where the
 // user may create databases) and otherwise starts one temporary embedded
 // cluster per test process with the same code as hoard's embedded default
-// (store/pgserver). It migrates a template database once per process; each
+// (pgserver). It migrates a template database once per process; each
 // test then gets either a transaction rolled back at cleanup (NewTx, fast)
 // or a fresh database cloned from the template (NewDB, for tests that
 // commit, run River clients or several connections).
@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/migrations"
+	"github.com/hoard/hoard/pgserver"
 	"github.com/hoard/hoard/store"
-	"github.com/hoard/hoard/store/pgserver"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"

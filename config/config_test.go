@@ -1,12 +1,14 @@
-package main
+package config
 
 import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ import (
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c, err := loadConfig(env(map[string]string{"LOG_FORMAT": "text"}))
+	c, err := Load(env(map[string]string{"LOG_FORMAT": "text"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestLoadConfigValues(t *testing.T) {
-	c, err := loadConfig(env(map[string]string{
+	c, err := Load(env(map[string]string{
 		"DATA_DIR": "/srv/hoard", "LISTEN_ADDR": "127.0.0.1:9000", "NEXT_PUBLIC_APP_URL": "https://hoard.example.com/",
 		"WORKER_INTERVAL_MINUTES": "15", "AUTO_GROUP_TIME_WINDOW_MINUTES": "0", "SPLIT_THRESHOLD_BYTES": "4194304000",
 		"LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", "BOT_USERNAME": "@hoard_bot", "TELEGRAM_APP_ID": "123", "TELEGRAM_APP_HASH": "abc",
@@ -73,14 +75,14 @@ func TestLoadConfigValues(t *testing.T) {
 		c.UploadQuotaBytes >= 0 || c.UploadMinFreeBytes != 1<<20 || c.UploadRetention >= 0 {
 		t.Fatalf("config = %+v", c)
 	}
-	c, _ = loadConfig(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
+	c, _ = Load(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
 	if c.AppURL != "https://a.example" {
 		t.Fatalf("APP_URL must win over NEXT_PUBLIC_APP_URL, got %s", c.AppURL)
 	}
-	old := defaultAppURL
-	defaultAppURL = "https://baked.example"
-	c, _ = loadConfig(env(map[string]string{"LOG_FORMAT": "text"}))
-	defaultAppURL = old
+	old := BuildAppURL
+	BuildAppURL = "https://baked.example"
+	c, _ = Load(env(map[string]string{"LOG_FORMAT": "text"}))
+	BuildAppURL = old
 	if c.AppURL != "https://baked.example" {
 		t.Fatalf("build-time APP_URL not used: %s", c.AppURL)
 	}
@@ -135,18 +137,18 @@ func TestLoadConfigRejectsInvalidValuesByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
-			_, err := loadConfig(env(map[string]string{tt.name: tt.value, "LOG_FORMAT": map[bool]string{true: tt.value, false: "text"}[tt.name == "LOG_FORMAT"]}))
+			_, err := Load(env(map[string]string{tt.name: tt.value, "LOG_FORMAT": map[bool]string{true: tt.value, false: "text"}[tt.name == "LOG_FORMAT"]}))
 			if err == nil || !strings.Contains(err.Error(), tt.name) {
 				t.Fatalf("error %v does not name %s", err, tt.name)
 			}
 		})
 	}
-	_, err := loadConfig(env(map[string]string{"TELEGRAM_APP_HASH": "abc", "LOG_FORMAT": "text"}))
+	_, err := Load(env(map[string]string{"TELEGRAM_APP_HASH": "abc", "LOG_FORMAT": "text"}))
 	if err == nil || !strings.Contains(err.Error(), "TELEGRAM_APP_ID") {
 		t.Fatalf("hash without id: %v", err)
 	}
 	// Every problem is reported at once.
-	_, err = loadConfig(env(map[string]string{"LOG_LEVEL": "x", "LOG_FORMAT": "y"}))
+	_, err = Load(env(map[string]string{"LOG_LEVEL": "x", "LOG_FORMAT": "y"}))
 	if err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") || !strings.Contains(err.Error(), "LOG_FORMAT") {
 		t.Fatalf("not every problem reported: %v", err)
 	}
@@ -183,7 +185,7 @@ func TestLoadSignIn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"LOG_FORMAT": "text"}
 			maps.Copy(env, tc.env)
-			c, err := loadConfig(func(k string) string { return env[k] })
+			c, err := Load(func(k string) string { return env[k] })
 			for _, name := range tc.bad {
 				if err == nil || !strings.Contains(err.Error(), name) {
 					t.Errorf("error %v does not name %s", err, name)
@@ -208,7 +210,7 @@ func describeSignIn(sc web.SignInConfig) string {
 
 func TestCheckAuthSecret(t *testing.T) {
 	for secret, ok := range map[string]bool{"": false, "short": false, strings.Repeat("x", 31): false, strings.Repeat("x", 32): true} {
-		err := Config{AuthSecret: secret}.checkAuthSecret()
+		err := Config{AuthSecret: secret}.CheckAuthSecret()
 		if (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), "AUTH_SECRET")) {
 			t.Errorf("AUTH_SECRET of %d bytes: %v", len(secret), err)
 		}
@@ -216,24 +218,37 @@ func TestCheckAuthSecret(t *testing.T) {
 }
 
 // TestReadmeDocumentsEveryVariable keeps README's configuration table and
-// the code in step.
+// the code in step: the table is Markdown(), generated from Vars
+// (UPDATE_README=1 writes it), and it has a row for every variable Vars
+// declares and for no other.
 func TestReadmeDocumentsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := string(readme)
+	start := strings.Index(s, "<!-- config:start")
+	end := strings.Index(s, "<!-- config:end -->")
+	if start < 0 || end < start {
+		t.Fatal("README.md lacks the config:start/config:end markers")
+	}
+	start += strings.Index(s[start:], "-->") + len("-->\n")
 	if os.Getenv("UPDATE_README") == "1" {
-		readme = regenerateConfigTable(t, readme)
-		if err := os.WriteFile("../../README.md", readme, 0o644); err != nil {
+		s = s[:start] + Markdown() + s[end:]
+		if err := os.WriteFile("../README.md", []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		end = start + len(Markdown())
 	}
-	rows := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(string(readme), -1)
+	if got := s[start:end]; got != Markdown() {
+		t.Errorf("README.md's configuration table is not the one Vars makes; regenerate it: UPDATE_README=1 go test ./config -run Readme")
+	}
+	rows := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(s, -1)
 	documented := map[string]bool{}
 	for _, r := range rows {
 		documented[r[1]] = true
 	}
-	for _, v := range envVars {
+	for _, v := range Vars {
 		if !documented[v.Name] {
 			t.Errorf("README.md has no configuration row for %s", v.Name)
 		}
@@ -242,33 +257,61 @@ func TestReadmeDocumentsEveryVariable(t *testing.T) {
 	for name := range documented {
 		t.Errorf("README.md documents %s, which hoard does not read", name)
 	}
-	// Every variable loadConfig reads is listed in envVars.
-	src, _ := os.ReadFile("config.go")
-	for _, m := range regexp.MustCompile(`(?:str|integer|getenv)\("([A-Z_]+)"`).FindAllStringSubmatch(string(src), -1) {
-		found := false
-		for _, v := range envVars {
-			found = found || v.Name == m[1] || m[1] == "NEXT_PUBLIC_APP_URL"
+}
+
+// TestLoadReadsEveryDeclaredVariable: Load asks for every variable of Vars
+// and its aliases (a variable it reads without declaring panics), with the
+// sign-in group set so that all of its variables are read.
+func TestLoadReadsEveryDeclaredVariable(t *testing.T) {
+	set := map[string]string{"LOG_FORMAT": "text", "OIDC_ISSUER": "https://sso.example.com", "OIDC_CLIENT_ID": "hoard",
+		"GITHUB_CLIENT_ID": "gh", "GITHUB_CLIENT_SECRET": "ghs"}
+	asked := map[string]bool{}
+	if _, err := Load(func(k string) string { asked[k] = true; return set[k] }); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, v := range Vars {
+		names[v.Name] = true
+		for _, a := range append([]string{v.Name}, v.Aliases...) {
+			if !asked[a] {
+				t.Errorf("Load never reads %s", a)
+			}
 		}
-		if !found {
-			t.Errorf("config.go reads %s but envVars does not list it", m[1])
-		}
+	}
+	if len(names) != len(Vars) {
+		t.Errorf("Vars declares a variable twice")
 	}
 }
 
-// regenerateConfigTable replaces the table between the config markers of
-// README.md with one built from envVars.
-func regenerateConfigTable(t *testing.T, readme []byte) []byte {
-	s := string(readme)
-	start := strings.Index(s, "<!-- config:start")
-	end := strings.Index(s, "<!-- config:end -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md lacks the config:start/config:end markers")
+// TestDocsStateTheRanges: the description of every number says the range
+// its validation allows (as plain numbers or in binary units), so that
+// README cannot promise another.
+func TestDocsStateTheRanges(t *testing.T) {
+	forms := func(f float64) []string {
+		out := []string{strconv.FormatFloat(f, 'f', -1, 64)}
+		for _, u := range []struct {
+			name string
+			size float64
+		}{{"PiB", 1 << 50}, {"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}} {
+			if f >= u.size && math.Mod(f, u.size) == 0 {
+				out = append(out, strconv.FormatFloat(f/u.size, 'g', -1, 64)+" "+u.name)
+				break
+			}
+		}
+		return out
 	}
-	start += strings.Index(s[start:], "-->") + len("-->\n")
-	var b strings.Builder
-	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
-	for _, v := range envVars {
-		b.WriteString("| `" + v.Name + "` | " + v.Default + " | " + v.Description + " |\n")
+	for _, v := range Vars {
+		if !v.Ranged || v.Name == "TELEGRAM_APP_ID" { // an API id is any 31-bit number: nothing to tell
+			continue
+		}
+		found := false
+		for _, lo := range forms(v.Min) {
+			for _, hi := range forms(v.Max) {
+				found = found || strings.Contains(v.Doc, lo+"–"+hi)
+			}
+		}
+		if !found {
+			t.Errorf("%s: the description does not state the range %v–%v: %s", v.Name, forms(v.Min), forms(v.Max), v.Doc)
+		}
 	}
-	return []byte(s[:start] + b.String() + s[end:])
 }

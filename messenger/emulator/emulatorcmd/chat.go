@@ -1,4 +1,4 @@
-package main
+package emulatorcmd
 
 import (
 	"bufio"
@@ -27,9 +27,20 @@ number of a button to press it, or Ctrl-D to leave. Documents the bot sends
 are saved to DIR.
 `
 
-// runChat is `hoard chat`: a small terminal client of the bot for the
-// emulator's seeded users, on the real messenger client.
-func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+// ChatConfig is what `hoard chat` reads of hoard's configuration.
+type ChatConfig struct {
+	// Emulator is the info file of TELEGRAM_EMULATOR; "" for the demo's
+	// emulator in DataDir.
+	Emulator string
+	DataDir  string
+}
+
+// RunChat is `hoard chat`: a small terminal client of the bot for the
+// emulator's seeded users, on the real messenger client, reading commands
+// from stdin until it ends or ctx does. config reads the configuration
+// after the command line is parsed (false: it is invalid, and said so on
+// stderr already).
+func RunChat(ctx context.Context, args []string, config func() (ChatConfig, bool), stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hoard chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, chatUsage) }
@@ -39,21 +50,21 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		if *as == "" && err == nil {
 			fmt.Fprint(stderr, chatUsage)
 		}
-		return exitUsage
+		return ExitUsage
 	}
-	cfg, ok := configOrExit(getenv, stderr)
+	cfg, ok := config()
 	if !ok {
-		return exitUsage
+		return ExitUsage
 	}
 	info, err := chatEmulator(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
-		return exitUsage
+		return ExitUsage
 	}
 	user, ok := findChatUser(info, *as)
 	if !ok {
 		fmt.Fprintf(stderr, "hoard chat: the emulator has no user %q; its users: %s\n", *as, chatUserNames(info))
-		return exitUsage
+		return ExitUsage
 	}
 	if *dir == "" {
 		*dir = filepath.Join(cfg.DataDir, "chat", strings.TrimPrefix(user.Username, "@"))
@@ -61,19 +72,19 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	c := &chatClient{out: stdout, dir: *dir, user: user, reload: func() (telegram.EmulatorInfo, error) { return chatEmulator(cfg) }}
 	if err := c.connect(ctx, info); err != nil {
 		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
-		return exitFailure
+		return ExitFailure
 	}
 	defer func() { _ = c.current().Close() }()
 	if err := c.run(ctx, stdin); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "hoard chat: %v\n", err)
-		return exitFailure
+		return ExitFailure
 	}
-	return exitOK
+	return ExitOK
 }
 
 // chatEmulator reads the info file of the emulator to talk to.
-func chatEmulator(cfg Config) (telegram.EmulatorInfo, error) {
-	path := cfg.TelegramEmulator
+func chatEmulator(cfg ChatConfig) (telegram.EmulatorInfo, error) {
+	path := cfg.Emulator
 	if path == "" {
 		path = filepath.Join(cfg.DataDir, "emulator", "info.json")
 		if _, err := os.Stat(path); err != nil {

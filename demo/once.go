@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 // onceTimeout bounds `hoard demo --once`.
 const onceTimeout = 30 * time.Minute
 
-// onceSummary is what `hoard demo --once` prints: the run and what the
-// catalog holds afterwards.
-type onceSummary struct {
+// OnceSummary is what `hoard demo --once` prints (as JSON): the run and
+// what the catalog holds afterwards.
+type OnceSummary struct {
 	RunID         int64  `json:"run_id"`
 	RunStatus     string `json:"run_status"`
 	RunError      string `json:"run_error,omitempty"`
@@ -43,40 +43,40 @@ type onceSummary struct {
 	SpoolReadBytes int64 `json:"spool_read_bytes"`
 }
 
-// demoOnce runs one ingestion cycle with the worker (no schedule, quick
+// once runs one ingestion cycle with the worker (no schedule, quick
 // retries), waits until it and the grouping it queued are done, stops the
 // worker, prints a JSON summary and reports success when the run
 // COMPLETED. With METRICS_ADDR it serves /metrics meanwhile (the address
 // printed first), and with linger it goes on serving them after the
 // summary, final by then, until interrupted.
-func (a *app) demoOnce(ctx context.Context, dm *demoMessenger, linger bool, stdout, stderr io.Writer) int {
-	stopMetrics, err := a.serveMetrics(ctx, func(addr string) { fmt.Fprintf(stdout, "Metrics: http://%s/metrics\n", addr) })
+func once(ctx context.Context, svc *Service, s Settings, m *Messenger, linger bool, stdout, stderr io.Writer) int {
+	stopMetrics, err := svc.ServeMetrics(ctx, func(addr string) { fmt.Fprintf(stdout, "Metrics: http://%s/metrics\n", addr) })
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
 		return exitFailure
 	}
 	defer stopMetrics()
-	code := a.runOnce(ctx, dm, stdout, stderr)
-	if linger && a.cfg.MetricsAddr != "" {
+	code := runOnce(ctx, svc, s, m, stdout, stderr)
+	if linger && svc.Config.MetricsAddr != "" {
 		fmt.Fprintln(stderr, "hoard demo --once: the final metrics stay served until interrupted")
 		<-ctx.Done()
 	}
 	return code
 }
 
-// runOnce is demoOnce's cycle and summary.
-func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr io.Writer) int {
+// runOnce is once's cycle and summary.
+func runOnce(parent context.Context, svc *Service, s Settings, m *Messenger, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(parent, onceTimeout)
 	defer cancel()
-	a.noSchedule = true
-	if a.retryBase == 0 {
-		a.retryBase = time.Second
+	s.NoSchedule = true
+	if s.RetryBase == 0 {
+		s.RetryBase = time.Second
 	}
-	if a.laterRetry == 0 {
-		a.laterRetry = 2 * time.Second // one run, no later cycles: every attempt within it
+	if s.LaterRetry == 0 {
+		s.LaterRetry = 2 * time.Second // one run, no later cycles: every attempt within it
 	}
-	a.fetchCooldown, a.fetchPoll = 20*time.Millisecond, 200*time.Millisecond
-	client, err := a.startWorker(ctx, true, nil)
+	s.FetchCooldown, s.FetchPoll = 20*time.Millisecond, 200*time.Millisecond
+	client, err := svc.StartWorker(ctx, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
 		return exitFailure
@@ -91,51 +91,24 @@ func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr 
 		}
 	}
 	defer stopWorker()
-	requests := dm.limiter.Waits()
+	requests := m.limiter.Waits()
 	res, err := client.Insert(ctx, hoard.IngestCycleArgs{Trigger: hoard.TriggerDemo}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "hoard demo --once: queue the cycle: %v\n", err)
 		return exitFailure
 	}
-	var run *hoard.IngestionRun
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintf(stderr, "hoard demo --once: the cycle did not finish: %v\n", ctx.Err())
-			return exitFailure
-		case <-tick.C:
-		}
-		r, err := a.db.FindRunByJob(ctx, res.Job.ID)
-		if err != nil || r.Status == hoard.RunRunning {
-			continue
-		}
-		// The cycle is final; let the grouping it queued run too.
-		n, err := a.db.CountUnfinishedJobs(ctx, hoard.GroupChannelArgs{}.Kind(), hoard.LearnGroupRuleArgs{}.Kind())
-		if err != nil || n > 0 {
-			continue
-		}
-		run = r
-		break
+	run, err := waitForRun(ctx, svc, res.Job.ID)
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo --once: the cycle did not finish: %v\n", err)
+		return exitFailure
 	}
 	// Every job has returned once the worker stops: what they told the
 	// metrics is in, and the counts below are final.
 	stopWorker()
-	sum := onceSummary{RunID: run.ID, RunStatus: string(run.Status), RunError: run.ErrorMessage,
-		Scanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound, Duplicates: run.Duplicates,
-		Ingested: run.Ingested, SkippedInRun: run.Skipped, HeldBack: run.HeldBack,
-		PlatformRequests: dm.limiter.Waits() - requests, PlatformRequestsAll: dm.limiter.Waits(),
-		SpoolReadBytes: archive.FilesBytesRead()}
-	for _, c := range []struct {
-		dst   *int64
-		table string
-	}{{&sum.Packages, "packages"}, {&sum.Groups, "package_groups"}, {&sum.Skipped, "skipped_packages"},
-		{&sum.Notifications, "system_notifications"}} {
-		if *c.dst, err = a.db.CountRows(ctx, c.table); err != nil {
-			fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
-			return exitFailure
-		}
+	sum, err := summarize(ctx, svc, run, m.limiter.Waits()-requests, m.limiter.Waits())
+	if err != nil {
+		fmt.Fprintf(stderr, "hoard demo --once: %v\n", err)
+		return exitFailure
 	}
 	out, _ := json.Marshal(sum)
 	fmt.Fprintln(stdout, string(out))
@@ -143,4 +116,46 @@ func (a *app) runOnce(parent context.Context, dm *demoMessenger, stdout, stderr 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// waitForRun waits until the run of the cycle job is final and the
+// grouping it queued has run too.
+func waitForRun(ctx context.Context, svc *Service, jobID int64) (*hoard.IngestionRun, error) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		r, err := svc.DB.FindRunByJob(ctx, jobID)
+		if err != nil || r.Status == hoard.RunRunning {
+			continue
+		}
+		n, err := svc.DB.CountUnfinishedJobs(ctx, hoard.GroupChannelArgs{}.Kind(), hoard.LearnGroupRuleArgs{}.Kind())
+		if err != nil || n > 0 {
+			continue
+		}
+		return r, nil
+	}
+}
+
+// summarize is the summary of a final run: its counts and the catalog's.
+func summarize(ctx context.Context, svc *Service, run *hoard.IngestionRun, requests, requestsAll int64) (OnceSummary, error) {
+	sum := OnceSummary{RunID: run.ID, RunStatus: string(run.Status), RunError: run.ErrorMessage,
+		Scanned: run.MessagesScanned, ArchivesFound: run.ArchivesFound, Duplicates: run.Duplicates,
+		Ingested: run.Ingested, SkippedInRun: run.Skipped, HeldBack: run.HeldBack,
+		PlatformRequests: requests, PlatformRequestsAll: requestsAll, SpoolReadBytes: archive.FilesBytesRead()}
+	for _, c := range []struct {
+		dst   *int64
+		table string
+	}{{&sum.Packages, "packages"}, {&sum.Groups, "package_groups"}, {&sum.Skipped, "skipped_packages"},
+		{&sum.Notifications, "system_notifications"}} {
+		var err error
+		if *c.dst, err = svc.DB.CountRows(ctx, c.table); err != nil {
+			return sum, fmt.Errorf("summary: %w", err)
+		}
+	}
+	return sum, nil
 }
