@@ -118,8 +118,8 @@ const (
 // notifyRule is a set of notifications a failure raises.
 type notifyRule int
 
+// The zero notifyRule raises nothing.
 const (
-	notifyNothing notifyRule = 0
 	// notifyAccessLost raises CHANNEL_ACCESS_LOST (once while unresolved)
 	// when the job's source channel became unreadable.
 	notifyAccessLost notifyRule = 1 << iota
@@ -152,12 +152,12 @@ var policies = map[string]policy{
 	hoard.RetrySkippedArgs{}.Kind():     {retry: retryRiver, cancels: cancelGone},
 	hoard.DeleteStalePostsArgs{}.Kind(): {retry: retryRiver, cancels: cancelGone},
 	hoard.AddBotAdminArgs{}.Kind():      {retry: retryRiver, cancels: cancelGone},
-	hoard.IngestMessageArgs{}.Kind(): {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts,
+	hoard.IngestMessageArgs{}.Kind(): {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts, final: finalGivesUp,
 		notify: notifyAccessLost | notifyGaveUp},
-	hoard.UploadPartArgs{}.Kind():             {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts, notify: notifyGaveUp},
-	hoard.VerifyTransferArgs{}.Kind():         {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts, notify: notifyGaveUp},
-	hoard.RebuildFromDestinationArgs{}.Kind(): {retry: retryRiver, cancels: cancelPermanent, record: recordAttempts},
-	hoard.ExtractPreviewArgs{}.Kind():         {retry: retrySoon, cancels: cancelPermanent, record: recordAttempts},
+	hoard.UploadPartArgs{}.Kind():             {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts, final: finalGivesUp, notify: notifyGaveUp},
+	hoard.VerifyTransferArgs{}.Kind():         {retry: retryPerCycle, cancels: cancelPermanent, record: recordAttempts, final: finalGivesUp, notify: notifyGaveUp},
+	hoard.RebuildFromDestinationArgs{}.Kind(): {retry: retryRiver, cancels: cancelPermanent, record: recordAttempts, final: finalGivesUp},
+	hoard.ExtractPreviewArgs{}.Kind():         {retry: retrySoon, cancels: cancelPermanent, record: recordAttempts, final: finalGivesUp},
 	hoard.JoinChannelArgs{}.Kind():            {retry: retryRiver, cancels: cancelNothing, record: recordAttempts, final: finalCompletes},
 	hoard.ManualUploadArgs{}.Kind(): {retry: retryRiver, cancels: cancelNothing, record: recordFinal, final: finalCompletes,
 		notify: notifyUploadFailed},
