@@ -296,6 +296,22 @@ newest AS MATERIALIZED (
 )
 {{template "postings"}}{{end}}
 
+{{/* creator_word_postings is word_postings for the packages of @creators
+  (lower-cased names) alone: the newest of each creator and lexeme from
+  their range of package_creator_words' index. Prepared. */}}
+{{define "creator_word_postings"}}WITH RECURSIVE {{template "lexemes"}},
+newest AS MATERIALIZED (
+	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
+	FROM lexemes, unnest(lexemes.words) AS u(word), unnest(@creators::text[]) AS cr(creator)
+	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_creator_words w
+		WHERE w.creator = cr.creator AND w.word = u.word
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT {{rankCandidates}}) x
+	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
+	GROUP BY x.created_at, x.package_id
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
+)
+{{template "postings"}}{{end}}
+
 {{/* lexemes: q, the word normalised; lexemes, the lexemes of package_words
   that start with it (up to @max_lexemes+1), found by stepping through the
   index from one distinct lexeme to the next. */}}
@@ -314,3 +330,8 @@ newest AS MATERIALIZED (
 {{define "postings"}}SELECT (SELECT cardinality(lex) FROM q), (SELECT words FROM lexemes),
 	ARRAY(SELECT package_id FROM newest ORDER BY created_at DESC, package_id DESC),
 	ARRAY(SELECT rank FROM newest ORDER BY created_at DESC, package_id DESC){{end}}
+
+{{/* estimate_creator_word_entries: estimate_word_entries for the packages of
+  @creators. */}}
+{{define "estimate_creator_word_entries"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_creator_words
+WHERE creator = ANY(@creators::text[]) AND word = ANY(@lexemes::text[]){{end}}

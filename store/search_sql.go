@@ -104,6 +104,8 @@ var searchShapes = []struct {
 	{"words", []searchOrder{rankedRank, rankedName, rankedSize}},
 	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}},
 	{"word_postings", nil},
+	{"creator_word_postings", nil},
+	{"estimate_creator_word_entries", nil},
 	{"estimate_packages", nil},
 	{"estimate_word_entries", nil},
 	{"resolve_creators", nil},
@@ -496,7 +498,10 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	var shape string
 	est := -1.0
 	if words != nil {
-		args["word_ids"], args["word_ranks"], args["filtered"] = words.ids, words.ranks, false
+		// The only filter package_words' shapes take is the creator's, which
+		// words.ids satisfy already; only the paths need it.
+		args["word_ids"], args["word_ranks"] = words.ids, words.ranks
+		args["filtered"] = words.creators != nil && s.bindFilters(args)
 		lookPaths = lookPaths && len(words.ids) < rankCandidates
 		switch {
 		case lookPaths:
@@ -528,7 +533,11 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	res.CountExact = !res.Capped
 	if res.Capped {
 		if est < 0 && !s.q.NoEstimate { // the entries of the lexemes: one per package that holds one
-			if est, err = db.estimateRows(ctx, "estimate_word_entries", pgx.NamedArgs{"lexemes": words.lexemes}); err != nil {
+			shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": words.lexemes}
+			if words.creators != nil {
+				shape, args["creators"] = "estimate_creator_word_entries", words.creators
+			}
+			if est, err = db.estimateRows(ctx, shape, args); err != nil {
 				return nil, err
 			}
 		}

@@ -24,20 +24,31 @@ type wordMatches struct {
 	lexemes []string  // the lexemes the word is a prefix of
 	ids     []int64   // the newest rankCandidates packages holding one, newest first
 	ranks   []float32 // their ranks for the word
+	// creators are the lower-cased creators the candidates were found for
+	// (package_creator_words), nil for every package (package_words).
+	creators []string
 }
 
 // wordPostings returns the candidates of a search that package_words
-// serves, or nil: a ranked search without filters, of one word that
-// normalises to one lexeme, that starts at most maxPrefixLexemes lexemes.
-// Other searches go to the full-text index. Its statement is prepared
-// (the plan does not depend on the word).
+// serves, or nil: a ranked search of one word that normalises to one
+// lexeme, that starts at most maxPrefixLexemes lexemes, without filters or
+// with only the creator's, resolved to names (package_creator_words, the
+// creators' own entries). Other searches go to the full-text index. Its
+// statement is prepared (the plan does not depend on the word).
 func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, error) {
-	if s.mode != SearchFullText || len(s.words) != 1 || s.hasFilters() {
+	if s.mode != SearchFullText || len(s.words) != 1 {
+		return nil, nil
+	}
+	shape := "word_postings"
+	args := pgx.NamedArgs{"word": s.words[0], "max_lexemes": maxPrefixLexemes}
+	w := &wordMatches{}
+	if s.onlyCreators() {
+		shape, args["creators"], w.creators = "creator_word_postings", s.creators, s.creators
+	} else if s.hasFilters() {
 		return nil, nil
 	}
 	var normalised int
-	w := &wordMatches{}
-	err := db.q.QueryRow(ctx, searchSQL("word_postings"), pgx.NamedArgs{"word": s.words[0], "max_lexemes": maxPrefixLexemes}).Scan(&normalised, &w.lexemes, &w.ids, &w.ranks)
+	err := db.q.QueryRow(ctx, searchSQL(shape), args).Scan(&normalised, &w.lexemes, &w.ids, &w.ranks)
 	if err != nil {
 		return nil, wrap("search packages: newest of the word's lexemes", err)
 	}
@@ -45,4 +56,20 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 		return nil, nil
 	}
 	return w, nil
+}
+
+// onlyCreators reports whether the query's one filter is the creator's,
+// resolved to names.
+func (s *searchPlan) onlyCreators() bool {
+	if s.creators == nil {
+		return false
+	}
+	args := pgx.NamedArgs{}
+	s.bindFilters(args)
+	for name := range args {
+		if name != "creator" && name != "creators" {
+			return false
+		}
+	}
+	return true
 }
