@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -120,7 +121,8 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 		FROM generate_series(1, 260) i`)
 	for _, text := range []string{"basilisk", "Basiliskborn", "basil", "kal7x", "kal1", "kal", "ka", "lair", "the", "quetzal"} {
 		t.Run(text, func(t *testing.T) {
-			for _, q := range []store.SearchQuery{{Text: text, Limit: 30}, {Text: text, Limit: 30, GroupRows: true}, {Text: text, Sort: store.SortName, Limit: 30}} {
+			for _, q := range []store.SearchQuery{{Text: text, Limit: 30}, {Text: text, Limit: 30, GroupRows: true}, {Text: text, Sort: store.SortName, Limit: 30},
+				{Text: text, Limit: 30, Creator: "basilisk forge"}, {Text: text, Limit: 30, Creator: "Kal7", GroupRows: true}, {Text: text, Sort: store.SortSize, Limit: 30, Creator: "basilisk"}} {
 				got, err := db.SearchPackages(ctx, q)
 				must(t, err)
 				q.ArchiveType = hoard.ArchiveZIP // every package: the full-text index's path
@@ -189,4 +191,52 @@ func shown(r *store.SearchResult) shownPage {
 	}
 	p.Count = 0 // an estimate: each path asks the planner about its own table
 	return p
+}
+
+// TestPackageCreatorWordsFollowThePackages checks that
+// package_creator_words holds package_words' entries of every package with
+// a creator, under its lower-cased creator, whatever changes the package.
+func TestPackageCreatorWordsFollowThePackages(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewTx(t)
+	ctx := context.Background()
+	p := mustPackage(t, db, func(p *hoard.Package) { p.FileName, p.Creator = "Dragon Bust.zip", "Mammoth Factory" })
+	// entries is package_creator_words' creator and words of p, and
+	// whether they are package_words' (with the same dates and ranks).
+	entries := func() (creators []string, same bool) {
+		t.Helper()
+		err := db.Tx().QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT c.creator), '{}'),
+				NOT EXISTS ((SELECT word, created_at, rank FROM package_creator_words WHERE package_id = $1)
+					EXCEPT (SELECT word, created_at, rank FROM package_words WHERE package_id = $1)
+					UNION ALL
+					(SELECT word, created_at, rank FROM package_words WHERE package_id = $1)
+					EXCEPT (SELECT word, created_at, rank FROM package_creator_words WHERE package_id = $1))
+			FROM package_creator_words c WHERE c.package_id = $1`, p.ID).Scan(&creators, &same)
+		must(t, err)
+		return creators, same
+	}
+	steps := []struct {
+		name     string
+		sql      string
+		creators []string
+		same     bool
+	}{
+		{"a new package", ``, []string{"mammoth factory"}, true},
+		{"a renamed package", `UPDATE packages SET file_name = 'Wyvern Keep.7z' WHERE id = $1`, []string{"mammoth factory"}, true},
+		{"a new date", `UPDATE packages SET created_at = created_at - interval '1 day' WHERE id = $1`, []string{"mammoth factory"}, true},
+		{"another creator", `UPDATE packages SET creator = 'Elves Inc' WHERE id = $1`, []string{"elves inc"}, true},
+		{"the creator's case only", `UPDATE packages SET creator = 'ELVES INC' WHERE id = $1`, []string{"elves inc"}, true},
+		{"no creator", `UPDATE packages SET creator = NULL WHERE id = $1`, []string{}, false},
+		{"a creator again", `UPDATE packages SET creator = 'Orc Forge' WHERE id = $1`, []string{"orc forge"}, true},
+		{"a deleted package", `DELETE FROM packages WHERE id = $1`, []string{}, true},
+	}
+	for _, s := range steps {
+		if s.sql != "" {
+			execTx(t, db, s.sql, p.ID)
+		}
+		creators, same := entries()
+		if !slices.Equal(creators, s.creators) || same != s.same {
+			t.Fatalf("after %s: creators %q, same entries as package_words %v; want %q, %v", s.name, creators, same, s.creators, s.same)
+		}
+	}
 }

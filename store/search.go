@@ -324,13 +324,8 @@ func (db *DB) SearchPackageFiles(ctx context.Context, text string, beforeID int6
 	if limit <= 0 || limit > 200 {
 		limit = 24
 	}
-	rows, err := db.q.Query(ctx, `
-		SELECT m.n AS matched_files, `+prefixedPackageColumns+`
-		FROM (SELECT package_id, count(*) AS n FROM package_files
-		      WHERE path ILIKE $1 AND ($2::bigint = 0 OR package_id < $2)
-		      GROUP BY package_id ORDER BY package_id DESC LIMIT $3) m
-		JOIN packages p ON p.id = m.package_id
-		ORDER BY p.id DESC`, pgx.QueryExecModeExec, "%"+escapeLike(text)+"%", beforeID, limit+1)
+	rows, err := db.q.Query(ctx, searchSQL("package_files"), pgx.QueryExecModeExec,
+		pgx.NamedArgs{"pattern": "%" + escapeLike(text) + "%", "before_id": beforeID, "limit": limit + 1})
 	if err != nil {
 		return nil, 0, wrap("search package files", err)
 	}

@@ -1,15 +1,170 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/hoard/hoard"
 	"github.com/jackc/pgx/v5"
 )
+
+// The search's SQL is whole statements, one per search shape, named and
+// written in search.sql; the code below only chooses a shape's name and
+// binds its arguments. testdata/search/ holds the exact text of every
+// shape (TestSearchStatements), so that a change to one shows as a diff.
+
+//go:embed search.sql
+var searchTemplates string
+
+// searchOrder is an order of a shape's rows: key (a column of the alias
+// given as %[1]s, of SQL type keyType) then tie, descending with desc.
+type searchOrder struct {
+	name, key, keyType, tie string
+	desc                    bool
+	// value is a cursor's key in this order.
+	value func(*SearchCursor) any
+}
+
+// Orders of the lists of every match (a package per row, p.id its key)
+// and of the ranked candidates (r.row_key, negative for a group row).
+var (
+	listNewest = searchOrder{"newest", "%s.created_at", "timestamptz", "%s.id", true, func(c *SearchCursor) any { return time.UnixMicro(c.Time) }}
+	listName   = searchOrder{"name", "lower(%s.file_name)", "text", "%s.id", false, func(c *SearchCursor) any { return c.Name }}
+	listSize   = searchOrder{"size", "%s.file_size", "bigint", "%s.id", true, func(c *SearchCursor) any { return c.Size }}
+	rankedRank = searchOrder{"rank", "%s.rank", "real", "%s.row_key", true, func(c *SearchCursor) any { return c.Rank }}
+	rankedName = searchOrder{"name", "%s.sort_name", "text", "%s.row_key", false, func(c *SearchCursor) any { return c.Name }}
+	rankedSize = searchOrder{"size", "%s.file_size", "bigint", "%s.row_key", true, func(c *SearchCursor) any { return c.Size }}
+)
+
+// By is the ORDER BY list of the order on the rows aliased alias.
+func (o searchOrder) By(alias string) string {
+	dir := ""
+	if o.desc {
+		dir = " DESC"
+	}
+	return fmt.Sprintf(o.key, alias) + dir + ", " + fmt.Sprintf(o.tie, alias) + dir
+}
+
+// After is the condition of the rows after the cursor (@after_key,
+// @after_id) in the order, true without one.
+func (o searchOrder) After(alias string) string {
+	cmp := ">"
+	if o.desc {
+		cmp = "<"
+	}
+	return fmt.Sprintf("(@after_id::bigint IS NULL OR (%s, %s) %s (@after_key::%s, @after_id::bigint))",
+		fmt.Sprintf(o.key, alias), fmt.Sprintf(o.tie, alias), cmp, o.keyType)
+}
+
+// listOrder is the order of the lists of every match in sort (relevance:
+// newest first).
+func listOrder(sort SearchSort) searchOrder {
+	switch sort {
+	case SortName:
+		return listName
+	case SortSize:
+		return listSize
+	}
+	return listNewest
+}
+
+// rankedOrder is the order of the ranked candidates in sort.
+func rankedOrder(sort SearchSort) searchOrder {
+	switch sort {
+	case SortName:
+		return rankedName
+	case SortSize:
+		return rankedSize
+	}
+	return rankedRank
+}
+
+// searchShapes are the templates of search.sql that are statements, each
+// with the orders it is instantiated in: the shape's name is the
+// template's, with the order's name after an underscore.
+var searchShapes = []struct {
+	template string
+	orders   []searchOrder
+}{
+	{"list", []searchOrder{listNewest, listName, listSize}},
+	{"list_walk", []searchOrder{listNewest, listName, listSize}},
+	{"list_collect", []searchOrder{listNewest, listName, listSize}},
+	{"list_collect_fenced", []searchOrder{listNewest, listName, listSize}},
+	{"ranked_walk", []searchOrder{rankedRank, rankedName, rankedSize}},
+	{"ranked_collect", []searchOrder{rankedRank, rankedName, rankedSize}},
+	{"ranked_collect_fenced", []searchOrder{rankedRank, rankedName, rankedSize}},
+	{"words_unjoined", []searchOrder{rankedRank}},
+	{"words", []searchOrder{rankedRank, rankedName, rankedSize}},
+	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}},
+	{"word_postings", nil},
+	{"creator_word_postings", nil},
+	{"estimate_creator_word_entries", nil},
+	{"estimate_packages", nil},
+	{"estimate_word_entries", nil},
+	{"resolve_creators", nil},
+	{"resolve_tags", nil},
+	{"match_files", nil},
+	{"package_files", nil},
+}
+
+// searchStatements maps every shape's name to its statement.
+var searchStatements = buildSearchStatements()
+
+// buildSearchStatements instantiates searchShapes; it panics on a template
+// error, which a test run finds.
+func buildSearchStatements() map[string]string {
+	t := template.Must(template.New("search.sql").Funcs(template.FuncMap{
+		"packageColumns":    func(alias string) string { return qualifyColumns(alias+".", packageColumns) },
+		"groupColumns":      func() string { return groupRowColumns },
+		"rankCandidates":    func() int { return rankCandidates },
+		"matchedPathsShown": func() int { return matchedPathsShown },
+		"maxFilesCounted":   func() int { return MaxFilesCounted },
+	}).Parse(searchTemplates))
+	out := map[string]string{}
+	for _, s := range searchShapes {
+		if s.orders == nil {
+			out[s.template] = execSearchTemplate(t, s.template, nil)
+		}
+		for _, o := range s.orders {
+			out[s.template+"_"+o.name] = execSearchTemplate(t, s.template, o)
+		}
+	}
+	return out
+}
+
+func execSearchTemplate(t *template.Template, name string, data any) string {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, data); err != nil {
+		panic(fmt.Sprintf("search statement %s: %v", name, err))
+	}
+	return b.String()
+}
+
+// searchSQL is the statement of the shape name.
+func searchSQL(name string) string {
+	sql, ok := searchStatements[name]
+	if !ok {
+		panic("no search statement " + name)
+	}
+	return sql
+}
+
+// searchStatementNames lists the names of the search's shapes, sorted.
+func searchStatementNames() []string {
+	names := make([]string, 0, len(searchStatements))
+	for n := range searchStatements {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // searchPlan is one search on its way to SQL: the query, its mode and what
 // its filters resolved to.
@@ -27,29 +182,19 @@ type searchPlan struct {
 	tags     [][]string
 }
 
-// sqlArgs collects the parameters of one statement.
-type sqlArgs []any
-
-// add binds v and returns its placeholder.
-func (a *sqlArgs) add(v any) string {
-	*a = append(*a, v)
-	return fmt.Sprintf("$%d", len(*a))
-}
-
 // resolveFilters resolves the creator and tag prefixes against the
 // catalog's lists of them (catalog_creators, catalog_tags); false when a
 // prefix matches no name, so that nothing can match.
 func (db *DB) resolveFilters(ctx context.Context, s *searchPlan) (bool, error) {
-	whole := s.q.WholeNames
 	if c := strings.TrimSpace(s.q.Creator); c != "" {
-		names, err := db.namesWithPrefix(ctx, "lower(creator)", "catalog_creators", "lower(creator)", c, whole)
+		names, err := db.namesWithPrefix(ctx, "resolve_creators", s.likePattern(c))
 		if err != nil || (names != nil && len(names) == 0) {
 			return false, err
 		}
 		s.creators = names
 	}
 	for _, t := range s.q.Tags {
-		names, err := db.namesWithPrefix(ctx, "tag", "catalog_tags", "lower(tag)", strings.TrimSpace(t), whole)
+		names, err := db.namesWithPrefix(ctx, "resolve_tags", s.likePattern(t))
 		if err != nil || (names != nil && len(names) == 0) {
 			return false, err
 		}
@@ -58,17 +203,12 @@ func (db *DB) resolveFilters(ctx context.Context, s *searchPlan) (bool, error) {
 	return true, nil
 }
 
-// namesWithPrefix lists the distinct values of column in table whose
-// lowered form (an expression of its text_pattern_ops index) starts with
-// the lower-cased prefix (with whole, equals it): an empty list when there
-// are none, nil when there are more than maxResolvedNames.
-func (db *DB) namesWithPrefix(ctx context.Context, column, table, lowered, prefix string, whole bool) ([]string, error) {
-	pattern := escapeLike(prefix)
-	if !whole {
-		pattern += "%"
-	}
-	rows, err := db.q.Query(ctx, `SELECT DISTINCT `+column+` FROM `+table+` WHERE `+lowered+` LIKE lower($1) LIMIT $2`,
-		pgx.QueryExecModeExec, pattern, maxResolvedNames+1)
+// namesWithPrefix runs the shape that lists the names LIKE pattern: an
+// empty list when there are none, nil when there are more than
+// maxResolvedNames.
+func (db *DB) namesWithPrefix(ctx context.Context, shape, pattern string) ([]string, error) {
+	rows, err := db.q.Query(ctx, searchSQL(shape), pgx.QueryExecModeExec,
+		pgx.NamedArgs{"pattern": pattern, "limit": maxResolvedNames + 1})
 	if err != nil {
 		return nil, wrap("search packages: resolve filter", err)
 	}
@@ -93,106 +233,114 @@ func (s *searchPlan) likePattern(name string) string {
 	return escapeLike(strings.TrimSpace(name)) + "%"
 }
 
-// filters are the conditions of the query's filters on packages aliased p.
-func (s *searchPlan) filters(a *sqlArgs) []string {
-	q := s.q
-	var out []string
+// bindFilters binds the arguments of the query's filters (the "filters"
+// fragment of search.sql) and reports whether there are any.
+func (s *searchPlan) bindFilters(args pgx.NamedArgs) bool {
+	q, some := s.q, false
+	bind := func(name string, v any) { args[name], some = v, true }
 	switch {
 	case len(s.creators) == 1:
-		// Equality, not = ANY: only then does PostgreSQL read the creator
-		// index (lower(creator), created_at, id) in time order.
-		out = append(out, "lower(p.creator) = "+a.add(s.creators[0]))
+		bind("creator", s.creators[0])
 	case s.creators != nil:
-		out = append(out, "lower(p.creator) = ANY("+a.add(s.creators)+"::text[])")
+		bind("creators", s.creators)
 	case strings.TrimSpace(q.Creator) != "":
-		out = append(out, "lower(p.creator) LIKE lower("+a.add(s.likePattern(q.Creator))+")")
+		bind("creator_like", s.likePattern(q.Creator))
 	}
+	var groups []int32
+	var names []string
+	var likes []bool
 	for i, tags := range s.tags {
-		if tags != nil {
-			out = append(out, "p.tags && "+a.add(tags)+"::text[]")
-		} else {
-			out = append(out, "EXISTS (SELECT 1 FROM unnest(p.tags) t WHERE lower(t) LIKE lower("+a.add(s.likePattern(q.Tags[i]))+"))")
+		switch {
+		case tags != nil && args["tags_any"] == nil:
+			bind("tags_any", tags)
+		case tags != nil:
+			for _, t := range tags {
+				groups, names, likes = append(groups, int32(i)), append(names, t), append(likes, false)
+			}
+		default:
+			groups, names, likes = append(groups, int32(i)), append(names, s.likePattern(q.Tags[i])), append(likes, true)
 		}
+	}
+	if groups != nil {
+		bind("tag_group", groups)
+		bind("tag_name", names)
+		bind("tag_like", likes)
 	}
 	if q.ChannelID != 0 {
-		out = append(out, "p.source_channel_id = "+a.add(q.ChannelID))
+		bind("channel_id", q.ChannelID)
 	}
 	if q.ArchiveType != "" {
-		out = append(out, "p.archive_type = "+a.add(string(q.ArchiveType)))
+		bind("archive_type", string(q.ArchiveType))
 	}
 	if len(q.Extensions) > 0 {
-		out = append(out, extensionFilter("p", a.add, q.Extensions))
+		patterns := make([]string, len(q.Extensions))
+		for i, e := range q.Extensions {
+			patterns[i] = "%" + escapeLike(strings.ToLower(e))
+		}
+		bind("extensions", patterns)
 	}
 	if q.Grouped != nil {
-		if *q.Grouped {
-			out = append(out, "p.package_group_id IS NOT NULL")
-		} else {
-			out = append(out, "p.package_group_id IS NULL")
-		}
+		bind("grouped", *q.Grouped)
 	}
 	if q.HasPreview != nil {
-		out = append(out, "p.has_preview = "+a.add(*q.HasPreview))
+		bind("has_preview", *q.HasPreview)
 	}
-	return out
+	return some
 }
 
-// match is the text condition of the mode on packages aliased p: the form
-// the match's index serves, or with walked the form cheapest to test on
-// rows read in another index's order (the same rows either way).
-func (s *searchPlan) match(a *sqlArgs, walked bool) string {
+// hasFilters reports whether the query filters.
+func (s *searchPlan) hasFilters() bool {
+	return s.bindFilters(pgx.NamedArgs{})
+}
+
+// bindMatch binds the text condition of the mode (the "match" fragment):
+// the form the match's index serves, or with walked the form cheapest to
+// test on rows read in another index's order (the same rows either way).
+func (s *searchPlan) bindMatch(args pgx.NamedArgs, walked bool) {
 	switch s.mode {
 	case SearchFullText, SearchFullTextNewest:
-		return "p.search_vector @@ to_tsquery('english', " + a.add(tsQuery(s.words)) + ")"
+		args["tsquery"] = tsQuery(s.words)
 	case SearchShort:
 		if !walked {
-			return "hoard_name_grams(p.file_name) @> " + a.add(s.words) + "::text[]"
+			args["grams"] = s.words
+			return
 		}
 		likes := make([]string, len(s.words))
 		for i, w := range s.words {
 			likes[i] = "%" + escapeLike(w) + "%"
 		}
-		return "lower(p.file_name) LIKE ALL(" + a.add(likes) + "::text[])"
+		args["likes"] = likes
 	case SearchSubstring:
-		return "p.file_name ILIKE " + a.add("%"+escapeLike(s.text)+"%")
+		args["substring"] = "%" + escapeLike(s.text) + "%"
 	}
-	return ""
 }
 
-// order is the ORDER BY of the sort on packages aliased p, and the keyset
-// condition of a page after cursor c ("" without one). Relevance orders by
-// time here; the ranked candidates have their own (candidateOrder).
-func (s *searchPlan) order(a *sqlArgs, c *SearchCursor) (order, after string) {
-	switch s.q.Sort {
-	case SortName:
-		return keyset(a, c, "lower(p.file_name)", "text", "p.id", false, func(c *SearchCursor) any { return c.Name })
-	case SortSize:
-		return keyset(a, c, "p.file_size", "bigint", "p.id", true, func(c *SearchCursor) any { return c.Size })
-	}
-	return keyset(a, c, "p.created_at", "timestamptz", "p.id", true, func(c *SearchCursor) any { return time.UnixMicro(c.Time) })
-}
-
-// keyset is the ORDER BY of key (an SQL expression of type keyType) then
-// tie, descending with desc, and the condition of the rows after cursor c
-// in that order, value being c's key ("" without a cursor).
-func keyset(a *sqlArgs, c *SearchCursor, key, keyType, tie string, desc bool, value func(*SearchCursor) any) (order, after string) {
-	dir, cmp := "", ">"
-	if desc {
-		dir, cmp = " DESC", "<"
-	}
-	order = key + dir + ", " + tie + dir
+// bindAfter binds the cursor c of a page in order o (nothing without one).
+func bindAfter(args pgx.NamedArgs, o searchOrder, c *SearchCursor) {
 	if c != nil {
-		after = fmt.Sprintf("(%s, %s) %s (%s::%s, %s::bigint)", key, tie, cmp, a.add(value(c)), keyType, a.add(c.ID))
+		args["after_key"], args["after_id"] = o.value(c), c.ID
 	}
-	return order, after
 }
 
-// estimateRows asks the planner how many rows of from (packages p, or
-// another table) satisfy the conditions; it plans, it does not execute.
-func (db *DB) estimateRows(ctx context.Context, from string, conds []string, args sqlArgs) (float64, error) {
+// bindPaths binds the text of a path lookup (path_like, path_text): a long
+// text is looked up by its first indexedQueryRunes characters (the trigram
+// index's work grows with the pattern) and matched whole on what they find.
+func bindPaths(args pgx.NamedArgs, text string) {
+	head := text
+	if r := []rune(text); len(r) > indexedQueryRunes {
+		head = string(r[:indexedQueryRunes])
+	}
+	args["path_like"] = "%" + escapeLike(head) + "%"
+	if head != text {
+		args["path_text"] = text
+	}
+}
+
+// estimateRows asks the planner how many rows the shape's statement (an
+// EXPLAIN) selects with args; it plans, it does not execute.
+func (db *DB) estimateRows(ctx context.Context, shape string, args pgx.NamedArgs) (float64, error) {
 	var plan []byte
-	err := db.q.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM `+from+` WHERE `+where(conds),
-		append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&plan)
-	if err != nil {
+	if err := db.q.QueryRow(ctx, searchSQL(shape), pgx.QueryExecModeExec, args).Scan(&plan); err != nil {
 		return 0, wrap("estimate search matches", err)
 	}
 	var out []struct {
@@ -204,6 +352,19 @@ func (db *DB) estimateRows(ctx context.Context, from string, conds []string, arg
 		return 0, fmt.Errorf("estimate search matches: unexpected plan %q", plan)
 	}
 	return out[0].Plan.Rows, nil
+}
+
+// estimateMatches is the planner's estimate of the packages that match:
+// with filters, the query's filters; with match, its text.
+func (db *DB) estimateMatches(ctx context.Context, s *searchPlan, filters, match bool) (float64, error) {
+	args := pgx.NamedArgs{}
+	if filters {
+		s.bindFilters(args)
+	}
+	if match {
+		s.bindMatch(args, false)
+	}
+	return db.estimateRows(ctx, "estimate_packages", args)
 }
 
 // walkFactor weighs reading one row in the order's index and testing it
@@ -227,20 +388,16 @@ const walkFactor = 0.08
 // thousand. Words with resolved creators are never fenced: one index
 // (packages_creator_search_idx) serves both.
 func (db *DB) chooseWalk(ctx context.Context, s *searchPlan, want int) (walk bool, matches float64, fence bool, err error) {
-	var a sqlArgs
-	filters := s.filters(&a)
-	if matches, err = db.estimateRows(ctx, "packages p", append(filters, s.match(&a, false)), a); err != nil {
+	if matches, err = db.estimateMatches(ctx, s, true, true); err != nil {
 		return false, 0, false, err
 	}
-	var b sqlArgs
-	base, err := db.estimateRows(ctx, "packages p", s.filters(&b), b)
+	base, err := db.estimateMatches(ctx, s, true, false)
 	if err != nil {
 		return false, 0, false, err
 	}
 	walk = matches*matches > walkFactor*float64(want)*base
-	if !walk && len(filters) > 0 && !s.creatorWithWords() {
-		var c sqlArgs
-		text, err := db.estimateRows(ctx, "packages p", []string{s.match(&c, false)}, c)
+	if !walk && s.hasFilters() && !s.creatorWithWords() {
+		text, err := db.estimateMatches(ctx, s, false, true)
 		if err != nil {
 			return false, 0, false, err
 		}
@@ -260,15 +417,16 @@ func (s *searchPlan) creatorWithWords() bool {
 // collects from the text's index only, testing the filters on each.
 const fenceMatches = 20000
 
-// collectSQL is the FROM item of a filtered search's matches collected
-// from the text's index: with fence, the text's matches tested against
-// the filters one by one (the OFFSET 0 keeps the planner from combining the
-// filters' indexes).
-func collectSQL(filters []string, match string, fence bool) string {
-	if fence {
-		return "(SELECT * FROM packages p WHERE " + match + " OFFSET 0) p WHERE " + where(filters)
+// collectShape is the name of the family that collects matches, or with
+// walk walks the order's index, prefix being list or ranked.
+func collectShape(prefix string, walk, fence bool) string {
+	switch {
+	case walk:
+		return prefix + "_walk"
+	case fence:
+		return prefix + "_collect_fenced"
 	}
-	return "packages p WHERE " + where(append(filters, match))
+	return prefix + "_collect"
 }
 
 // searchMode runs the search in s's mode.
@@ -279,14 +437,6 @@ func (db *DB) searchMode(ctx context.Context, s *searchPlan) (*SearchResult, err
 	return db.searchAll(ctx, s)
 }
 
-// where joins conditions with AND ("true" for none).
-func where(conds []string) string {
-	if len(conds) == 0 {
-		return "true"
-	}
-	return strings.Join(conds, " AND ")
-}
-
 // searchAll pages through every match in the sort's order (relevance is
 // newest first here). The full-text and short modes walk the order's index
 // or collect their matches from the text's index as chooseWalk decides; no
@@ -295,55 +445,21 @@ func where(conds []string) string {
 // represented by its newest matching member, so that it appears once
 // across pages.
 func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, error) {
-	decided := s.mode == SearchFullTextNewest || s.mode == SearchShort
-	walk, fence, est := false, false, -1.0
-	if decided {
+	shape, walk, est := "list", false, -1.0
+	if s.mode == SearchFullTextNewest || s.mode == SearchShort {
+		var fence bool
 		var err error
 		if walk, est, fence, err = db.chooseWalk(ctx, s, s.q.Limit+1); err != nil {
 			return nil, err
 		}
+		shape = collectShape("list", walk, fence)
 	}
-	var a sqlArgs
-	filters := s.filters(&a)
-	m := s.match(&a, walk)
-	order, after := s.order(&a, s.q.After)
-	inner := filters
-	if after != "" {
-		inner = append(inner, after)
-	}
-	var outer []string // conditions on the rows read, besides inner
-	rowKey := "p.id"
-	if s.q.GroupRows {
-		rowKey = "coalesce(-p.package_group_id, p.id)"
-		newer := append([]string{"n.package_group_id = p.package_group_id", "(n.created_at, n.id) > (p.created_at, p.id)"}, filters...)
-		if m != "" {
-			newer = append(newer, m)
-		}
-		for i := 2; i < len(newer); i++ { // the same filters and text match, on n
-			newer[i] = strings.ReplaceAll(newer[i], "p.", "n.")
-		}
-		outer = append(outer, "(p.package_group_id IS NULL OR NOT EXISTS (SELECT 1 FROM packages n WHERE "+where(newer)+"))")
-	}
-	with, from := "", "packages p"
-	switch {
-	case decided && walk:
-		from = "(SELECT * FROM packages p WHERE " + where(inner) + " ORDER BY " + order + " OFFSET 0) p"
-		outer = append([]string{m}, outer...)
-	case decided:
-		with = "WITH m AS MATERIALIZED (SELECT p.id FROM " + collectSQL(inner, m, fence) + ") "
-		from = "m JOIN packages p ON p.id = m.id"
-	default:
-		if m != "" {
-			inner = append(inner, m)
-		}
-		outer = append(inner, outer...)
-	}
-	sql := with + `SELECT ` + rowKey + ` AS row_key, 0::real AS rank, false AS capped, 0::bigint AS total_rows,
-		lower(p.file_name) AS sort_name, ` + prefixedPackageColumns + `, ` + groupRowColumns + `
-		FROM ` + from + ` LEFT JOIN package_groups g ON g.id = p.package_group_id AND ` + fmt.Sprint(s.q.GroupRows) + `
-		WHERE ` + where(outer) + `
-		ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1)
-	res, err := db.runSearch(ctx, s, sql, a, false)
+	order := listOrder(s.q.Sort)
+	args := pgx.NamedArgs{"group_rows": s.q.GroupRows, "limit": s.q.Limit + 1}
+	s.bindFilters(args)
+	s.bindMatch(args, walk)
+	bindAfter(args, order, s.q.After)
+	res, err := db.runSearch(ctx, s, shape+"_"+order.name, args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -352,12 +468,7 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		return res, nil
 	}
 	if est < 0 && !s.q.NoEstimate {
-		var b sqlArgs
-		conds := s.filters(&b)
-		if m := s.match(&b, false); m != "" {
-			conds = append(conds, m)
-		}
-		if est, err = db.estimateRows(ctx, "packages p", conds, b); err != nil {
+		if est, err = db.estimateMatches(ctx, s, true, true); err != nil {
 			return nil, err
 		}
 	}
@@ -377,74 +488,56 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	if err != nil {
 		return nil, err
 	}
-	var a sqlArgs
-	filters := s.filters(&a)
-	with, text, candidates, est := "WITH ", "", "", -1.0
+	order := rankedOrder(s.q.Sort)
+	args := pgx.NamedArgs{"group_rows": s.q.GroupRows, "limit": s.q.Limit + 1}
+	bindAfter(args, order, s.q.After)
+	// package_paths holds each package's paths joined by newlines: a text
+	// with a newline of its own (which no search box sends) would match
+	// across two of them, so it is not looked up.
 	lookPaths := len([]rune(s.text)) >= 3 && !strings.Contains(s.text, "\n")
+	var shape string
+	est := -1.0
 	if words != nil {
-		text = "SELECT unnest(" + a.add(words.ids) + "::bigint[]) AS id"
+		// The only filter package_words' shapes take is the creator's, which
+		// words.ids satisfy already; only the paths need it.
+		args["word_ids"], args["word_ranks"] = words.ids, words.ranks
+		args["filtered"] = words.creators != nil && s.bindFilters(args)
 		lookPaths = lookPaths && len(words.ids) < rankCandidates
-		candidates = words.candidates(&a, s.q, lookPaths)
+		switch {
+		case lookPaths:
+			shape = "words_paths_" + order.name
+		case s.q.Sort == SortRelevance && !s.q.GroupRows:
+			shape = "words_unjoined_rank"
+		default:
+			shape = "words_" + order.name
+		}
 	} else {
-		tsq := "to_tsquery('english', " + a.add(tsQuery(s.words)) + ")"
-		match := "p.search_vector @@ " + tsq
-		if with, text, est, err = db.newestByIndex(ctx, s, filters, match); err != nil {
+		args["filtered"] = s.bindFilters(args)
+		s.bindMatch(args, false)
+		var walk, fence bool
+		if walk, est, fence, err = db.chooseWalk(ctx, s, rankCandidates); err != nil {
 			return nil, err
 		}
-		candidates = `SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
-				(CASE WHEN ` + match + ` THEN ts_rank(p.search_vector, ` + tsq + `) ELSE 0 END)::real AS rank
-			FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)`
+		shape = collectShape("ranked", walk, fence) + "_" + order.name
 	}
-	files := "SELECT NULL::bigint AS id WHERE false"
 	if lookPaths {
-		// Only while the words' matches do not fill the candidates: paths
-		// rank below every word match, so with rankCandidates of those
-		// they would never be reached, and a common fragment costs the
-		// most to look up. The filters apply to the newest packages whose
-		// paths match, not during their lookup: testing them on every
-		// matching entry read walked the whole file index for a rare
-		// creator. package_paths holds each package's paths joined by
-		// newlines: a text with a newline of its own (which no search box
-		// sends) would match across two of them, so it is not looked up.
-		files = "SELECT DISTINCT pp.package_id AS id FROM package_paths pp WHERE (SELECT count(*) FROM t) < " + fmt.Sprint(rankCandidates) +
-			" AND " + where(lowerPathsMatch("pp.paths", &a, s.text)) +
-			" ORDER BY pp.package_id DESC LIMIT " + fmt.Sprint(rankCandidates)
-		if len(filters) > 0 {
-			files = "SELECT p.id FROM (" + files + ") fp JOIN packages p ON p.id = fp.id WHERE " + where(filters)
-		}
+		bindPaths(args, s.text)
 	}
-	rows := `SELECT c.id AS row_key, c.* FROM candidates c`
-	if s.q.GroupRows {
-		key := "coalesce(-c.package_group_id, c.id)" // group rows get negative keys
-		rows = `SELECT DISTINCT ON (` + key + `) ` + key + ` AS row_key, c.*
-			FROM candidates c ORDER BY ` + key + `, c.rank DESC, c.created_at DESC, c.id DESC`
-	}
-	order, after := candidateOrder(s.q.Sort, &a, s.q.After)
-	// The page is cut from the narrow candidate rows before the wide
-	// package rows are joined: sorting 200 joined rows to keep 25 cost more
-	// than finding them.
-	sql := with + `t AS MATERIALIZED (` + text + `), f AS MATERIALIZED (` + files + `),
-		candidates AS MATERIALIZED (` + candidates + `),
-		r AS (` + rows + `)
-		SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
-			(SELECT count(*) FROM t) >= ` + fmt.Sprint(rankCandidates) + ` OR (SELECT count(*) FROM f) >= ` + fmt.Sprint(rankCandidates) + ` AS capped,
-			(SELECT count(*) FROM r) AS total_rows, ` + prefixedPackageColumns + `, ` + groupRowColumns + `
-		FROM (SELECT * FROM r WHERE ` + where(nonEmpty(after)) + ` ORDER BY ` + order + ` LIMIT ` + a.add(s.q.Limit+1) + `) r
-		JOIN packages p ON p.id = r.id
-		LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
-		ORDER BY ` + order
 	// A search served by package_words without a path lookup is one
 	// statement for every word (its candidates are parameters): prepared,
 	// it is planned once, not on every search.
-	res, err := db.runSearch(ctx, s, sql, a, words != nil && !lookPaths)
+	res, err := db.runSearch(ctx, s, shape, args, words != nil && !lookPaths)
 	if err != nil {
 		return nil, err
 	}
 	res.CountExact = !res.Capped
 	if res.Capped {
 		if est < 0 && !s.q.NoEstimate { // the entries of the lexemes: one per package that holds one
-			var b sqlArgs
-			if est, err = db.estimateRows(ctx, "package_words", []string{"word = ANY(" + b.add(words.lexemes) + "::text[])"}, b); err != nil {
+			shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": words.lexemes}
+			if words.creators != nil {
+				shape, args["creators"] = "estimate_creator_word_entries", words.creators
+			}
+			if est, err = db.estimateRows(ctx, shape, args); err != nil {
 				return nil, err
 			}
 		}
@@ -453,93 +546,23 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	return res, nil
 }
 
-// newestByIndex is the start of a ranked search's statement whose word
-// matches come from the full-text index (walking the newest packages or
-// collecting the matches, as chooseWalk decides): the WITH clause, the
-// SELECT of the newest rankCandidates matches' ids and the estimate of
-// the matches.
-func (db *DB) newestByIndex(ctx context.Context, s *searchPlan, filters []string, match string) (with, text string, est float64, err error) {
-	walk, est, fence, err := db.chooseWalk(ctx, s, rankCandidates)
-	if err != nil {
-		return "", "", 0, err
-	}
-	with = "WITH "
-	newest := " ORDER BY p.created_at DESC, p.id DESC"
-	text = "SELECT p.id FROM (SELECT * FROM packages p WHERE " + where(filters) + newest + " OFFSET 0) p WHERE " + match + newest
-	if !walk {
-		with += "tm AS MATERIALIZED (SELECT p.id, p.created_at FROM " + collectSQL(filters, match, fence) + "), "
-		text = "SELECT p.id FROM tm p" + newest
-	}
-	return with, text + " LIMIT " + fmt.Sprint(rankCandidates), est, nil
-}
-
-// nonEmpty is the list of the non-empty conditions.
-func nonEmpty(conds ...string) []string {
-	var out []string
-	for _, c := range conds {
-		if c != "" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// candidateOrder is the ORDER BY of the ranked candidates' rows (alias r)
-// in a sort, and the keyset condition of a page after cursor c.
-func candidateOrder(sort SearchSort, a *sqlArgs, c *SearchCursor) (order, after string) {
-	switch sort {
-	case SortName:
-		return keyset(a, c, "r.sort_name", "text", "r.row_key", false, func(c *SearchCursor) any { return c.Name })
-	case SortSize:
-		return keyset(a, c, "r.file_size", "bigint", "r.row_key", true, func(c *SearchCursor) any { return c.Size })
-	}
-	return keyset(a, c, "r.rank", "real", "r.row_key", true, func(c *SearchCursor) any { return c.Rank })
-}
-
-// pathMatch is the condition that column, a file path, contains text
-// (case-insensitive): a long text is looked up by its first
-// indexedQueryRunes characters (the trigram index's work grows with the
-// pattern) and matched whole on what they find.
-func pathMatch(column string, a *sqlArgs, text string) []string {
-	return textMatch(column+" ILIKE %s", "lower("+column+")", a, text)
-}
-
-// lowerPathsMatch is pathMatch on column, package_paths.paths, whose
-// text is lower-cased already: LIKE with the lower-cased pattern compares
-// bytes, where ILIKE would lower-case every chunk it tests.
-func lowerPathsMatch(column string, a *sqlArgs, text string) []string {
-	return textMatch(column+" LIKE lower(%s)", column, a, text)
-}
-
-// textMatch is pathMatch with the pattern condition like (a format taking
-// the pattern's placeholder) and lowered, the column lower-cased, for the
-// whole text's test.
-func textMatch(like, lowered string, a *sqlArgs, text string) []string {
-	head := text
-	if r := []rune(text); len(r) > indexedQueryRunes {
-		head = string(r[:indexedQueryRunes])
-	}
-	conds := []string{fmt.Sprintf(like, a.add("%"+escapeLike(head)+"%"))}
-	if head != text {
-		conds = append(conds, "strpos("+lowered+", lower("+a.add(text)+")) > 0")
-	}
-	return conds
-}
-
 // groupRowColumns names the group of a collapsed row and counts its members.
 const groupRowColumns = `coalesce(g.name, '') AS group_name,
 	CASE WHEN g.id IS NULL THEN 0 ELSE (SELECT count(*) FROM packages m WHERE m.package_group_id = g.id) END AS group_members`
 
-// runSearch runs a search query and cuts the page. Search queries run with
-// QueryExecModeExec so that PostgreSQL plans each with its real parameters:
-// a cached generic plan can pick an index scan that returns every row for a
-// short pattern (the generic-plan trap). With prepared, the query's plan
-// does not depend on its parameters, and it runs as a prepared statement.
-func (db *DB) runSearch(ctx context.Context, s *searchPlan, sql string, args sqlArgs, prepared bool) (*SearchResult, error) {
+// runSearch runs the search shape's statement with args and cuts the page.
+// Search queries run with QueryExecModeExec so that PostgreSQL plans each
+// with its real arguments: a cached generic plan can pick an index scan
+// that returns every row for a short pattern (the generic-plan trap), and
+// only with its arguments does PostgreSQL drop the shape's unbound
+// optional conditions. With prepared, the shape's plan does not depend on
+// its arguments, and it runs as a prepared statement.
+func (db *DB) runSearch(ctx context.Context, s *searchPlan, shape string, args pgx.NamedArgs, prepared bool) (*SearchResult, error) {
+	opts := []any{args}
 	if !prepared {
-		args = append(sqlArgs{pgx.QueryExecModeExec}, args...)
+		opts = []any{pgx.QueryExecModeExec, args}
 	}
-	pgRows, err := db.q.Query(ctx, sql, args...)
+	pgRows, err := db.q.Query(ctx, searchSQL(shape), opts...)
 	if err != nil {
 		return nil, wrap("search packages", err)
 	}
@@ -598,14 +621,9 @@ func (db *DB) matchFiles(ctx context.Context, hits []SearchHit, text string) err
 	if len(ids) == 0 {
 		return nil
 	}
-	var a sqlArgs
-	idsArg := a.add(ids)
-	conds := append([]string{"f.package_id = i.id"}, pathMatch("f.path", &a, text)...)
-	rows, err := db.q.Query(ctx, `SELECT i.id, count(*), (array_agg(x.path ORDER BY x.ordinal))[1:`+fmt.Sprint(matchedPathsShown)+`]
-		FROM unnest(`+idsArg+`::bigint[]) AS i(id)
-		CROSS JOIN LATERAL (SELECT f.path, f.ordinal FROM package_files f WHERE `+where(conds)+`
-			ORDER BY f.ordinal LIMIT `+fmt.Sprint(MaxFilesCounted)+`) x
-		GROUP BY i.id`, append([]any{pgx.QueryExecModeExec}, a...)...)
+	args := pgx.NamedArgs{"ids": ids}
+	bindPaths(args, text)
+	rows, err := db.q.Query(ctx, searchSQL("match_files"), pgx.QueryExecModeExec, args)
 	if err != nil {
 		return wrap("search packages: match files", err)
 	}

@@ -1,0 +1,337 @@
+-- The statements of the catalog search (search_sql.go), as Go templates.
+-- Each template below the fragments is a family of search shapes;
+-- searchShapes in search_sql.go instantiates it once per order that it
+-- serves, at start, into one whole statement per shape name, and the search only picks a
+-- name and binds its arguments (pgx.NamedArgs; an argument it leaves out
+-- is NULL). The exact text of every shape is in testdata/search/, one file
+-- a name: `go test ./store -run TestSearchStatements -update` rewrites them.
+--
+-- Optional conditions are written `(@x IS NULL OR …)`: the search's
+-- statements are planned with their arguments (QueryExecModeExec, the
+-- unnamed statement), where PostgreSQL folds a bound argument to a
+-- constant and drops the condition, so that a plan is the same as if the
+-- condition had not been written. The shapes of package_words (words_*)
+-- are prepared instead, planned once for every word: they have no
+-- optional condition whose plan depends on an argument.
+
+{{/* filters are the query's filters on the packages aliased by the dot:
+  creator: the creator filter resolved to one lower-cased name (equality:
+    only then does PostgreSQL read the creator index in time order),
+  creators: to several, creator_like: to too many (a LIKE pattern);
+  tags_any: the first tag filter's names; tag_group, tag_name, tag_like:
+    the other tag filters (each group needs one of its names, or, like,
+    a tag matching the pattern);
+  extensions: LIKE patterns of the file name's end; grouped: true only
+    grouped packages, false only the others. */}}
+{{define "filters"}}(@creator::text IS NULL OR lower({{.}}.creator) = @creator::text)
+		AND (@creators::text[] IS NULL OR lower({{.}}.creator) = ANY(@creators::text[]))
+		AND (@creator_like::text IS NULL OR lower({{.}}.creator) LIKE lower(@creator_like::text))
+		AND (@tags_any::text[] IS NULL OR {{.}}.tags && @tags_any::text[])
+		AND (@tag_group::int[] IS NULL OR NOT EXISTS (
+			SELECT FROM unnest(@tag_group::int[], @tag_name::text[], @tag_like::bool[]) AS tf(grp, name, is_like)
+			GROUP BY tf.grp
+			HAVING NOT bool_or(CASE WHEN tf.is_like THEN EXISTS (SELECT FROM unnest({{.}}.tags) t WHERE lower(t) LIKE lower(tf.name))
+				ELSE tf.name = ANY({{.}}.tags) END)))
+		AND (@channel_id::bigint IS NULL OR {{.}}.source_channel_id = @channel_id::bigint)
+		AND (@archive_type::text IS NULL OR {{.}}.archive_type = @archive_type::text)
+		AND (@extensions::text[] IS NULL OR lower({{.}}.file_name) LIKE ANY(@extensions::text[]))
+		AND (@grouped::bool IS NOT TRUE OR {{.}}.package_group_id IS NOT NULL)
+		AND (@grouped::bool IS NOT FALSE OR {{.}}.package_group_id IS NULL)
+		AND (@has_preview::bool IS NULL OR {{.}}.has_preview = @has_preview::bool){{end}}
+
+{{/* match is the text condition on the packages aliased by the dot, one
+  of: tsquery, the words (every one a prefix) in search_vector; grams, the
+  name's bigrams (the index of 1–2 characters); likes, the same as LIKE
+  patterns of the lower-cased name (cheapest to test on rows read in
+  another index's order); substring, an ILIKE pattern of the name. */}}
+{{define "match"}}(@tsquery::text IS NULL OR {{.}}.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@grams::text[] IS NULL OR hoard_name_grams({{.}}.file_name) @> @grams::text[])
+		AND (@likes::text[] IS NULL OR lower({{.}}.file_name) LIKE ALL(@likes::text[]))
+		AND (@substring::text IS NULL OR {{.}}.file_name ILIKE @substring::text){{end}}
+
+{{/* newest_of_group keeps, with group_rows, a grouped package only when no
+  newer member of its group matches: a group is represented by its newest
+  matching member, so that it appears once across pages. */}}
+{{define "newest_of_group"}}(NOT @group_rows::bool OR {{.}}.package_group_id IS NULL OR NOT EXISTS (
+		SELECT 1 FROM packages n
+		WHERE n.package_group_id = {{.}}.package_group_id AND (n.created_at, n.id) > ({{.}}.created_at, {{.}}.id)
+		AND {{template "filters" "n"}}
+		AND {{template "match" "n"}})){{end}}
+
+{{/* list_columns are the columns of a row of every match's list (p: the
+  package, g: the group of a group row). */}}
+{{define "list_columns"}}CASE WHEN @group_rows::bool THEN coalesce(-p.package_group_id, p.id) ELSE p.id END AS row_key,
+	0::real AS rank, false AS capped, 0::bigint AS total_rows, lower(p.file_name) AS sort_name,
+	{{packageColumns "p"}},
+	{{groupColumns}}{{end}}
+
+{{/* list: every match in the order, planned by PostgreSQL (no text, the
+  substring fallback). */}}
+{{define "list"}}SELECT {{template "list_columns"}}
+FROM packages p
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+WHERE {{template "filters" "p"}}
+	AND {{.After "p"}}
+	AND {{template "match" "p"}}
+	AND {{template "newest_of_group" "p"}}
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
+
+{{/* list_walk: walks the order's index, testing the text on each row, until
+  the page is full: for a text that many of the filtered rows match. */}}
+{{define "list_walk"}}SELECT {{template "list_columns"}}
+FROM (SELECT * FROM packages p
+	WHERE {{template "filters" "p"}}
+	AND {{.After "p"}}
+	ORDER BY {{.By "p"}} OFFSET 0) p
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+WHERE {{template "match" "p"}}
+	AND {{template "newest_of_group" "p"}}
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
+
+{{/* list_collect: collects every match from the text's index (and the
+  filters' indexes) and sorts them: for a rarer text. */}}
+{{define "list_collect"}}WITH m AS MATERIALIZED (
+	SELECT p.id FROM packages p
+	WHERE {{template "filters" "p"}}
+	AND {{.After "p"}}
+	AND {{template "match" "p"}})
+SELECT {{template "list_columns"}}
+FROM m JOIN packages p ON p.id = m.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+WHERE {{template "newest_of_group" "p"}}
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
+
+{{/* list_collect_fenced: list_collect that collects the text's matches
+  from its index alone and tests the filters on each (the OFFSET 0 keeps
+  the planner from combining a big filter's bitmap with a rare text's). */}}
+{{define "list_collect_fenced"}}WITH m AS MATERIALIZED (
+	SELECT p.id FROM (SELECT * FROM packages p WHERE {{template "match" "p"}} OFFSET 0) p
+	WHERE {{template "filters" "p"}}
+	AND {{.After "p"}})
+SELECT {{template "list_columns"}}
+FROM m JOIN packages p ON p.id = m.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+WHERE {{template "newest_of_group" "p"}}
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
+
+{{/* paths are the newest packages whose archives hold a path containing the
+  text (path_like: its first characters as a LIKE pattern, path_text: the
+  whole text when longer), looked up only with path_like and while the
+  words' matches (t) do not fill the candidates: paths rank below every
+  word match, and a common fragment costs the most to look up. The
+  filters apply to the newest of them (filtered), not during the lookup:
+  testing them on every matching entry walked the whole file index for a
+  rare creator. */}}
+{{define "paths"}}SELECT fp.id FROM (
+		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
+		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		AND pp.paths LIKE lower(@path_like::text)
+		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
+		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}}) fp
+	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}
+
+{{/* page cuts the page from the ranked candidates (CTEs t: the words'
+  matches, f: the paths', candidates: both with what the orders need) before
+  the package rows are joined: sorting 200 joined rows to keep 25 cost more
+  than finding them. With group_rows each group keeps its best-ranked
+  member. */}}
+{{define "page"}}r AS (
+	SELECT DISTINCT ON (k.row_key) k.row_key, c.*
+	FROM candidates c
+	CROSS JOIN LATERAL (SELECT CASE WHEN @group_rows::bool THEN coalesce(-c.package_group_id, c.id) ELSE c.id END AS row_key) k
+	ORDER BY k.row_key, c.rank DESC, c.created_at DESC, c.id DESC)
+SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
+	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
+	(SELECT count(*) FROM r) AS total_rows,
+	{{packageColumns "p"}},
+	{{groupColumns}}
+FROM (SELECT * FROM r WHERE {{.After "r"}} ORDER BY {{.By "r"}} LIMIT @limit::int) r
+JOIN packages p ON p.id = r.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
+ORDER BY {{.By "r"}}{{end}}
+
+{{/* ranked_candidates are the candidates of the ranked shapes served by the
+  full-text index, ranked by ts_rank (a match of the paths only: 0). */}}
+{{define "ranked_candidates"}}candidates AS MATERIALIZED (
+	SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
+		(CASE WHEN p.search_vector @@ to_tsquery('english', @tsquery::text) THEN ts_rank(p.search_vector, to_tsquery('english', @tsquery::text)) ELSE 0 END)::real AS rank
+	FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)){{end}}
+
+{{/* ranked_walk: the newest rankCandidates word matches found by walking the
+  filtered packages newest first, testing the words on each. */}}
+{{define "ranked_walk"}}WITH t AS MATERIALIZED (
+	SELECT p.id FROM (SELECT * FROM packages p
+		WHERE {{template "filters" "p"}}
+		ORDER BY p.created_at DESC, p.id DESC OFFSET 0) p
+	WHERE {{template "match" "p"}}
+	ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
+f AS MATERIALIZED ({{template "paths"}}),
+{{template "ranked_candidates"}},
+{{template "page" .}}{{end}}
+
+{{/* ranked_collect: the newest rankCandidates word matches collected from
+  the full-text index (with the filters' indexes) and sorted. */}}
+{{define "ranked_collect"}}WITH tm AS MATERIALIZED (
+	SELECT p.id, p.created_at FROM packages p
+	WHERE {{template "filters" "p"}}
+	AND {{template "match" "p"}}),
+t AS MATERIALIZED (SELECT p.id FROM tm p ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
+f AS MATERIALIZED ({{template "paths"}}),
+{{template "ranked_candidates"}},
+{{template "page" .}}{{end}}
+
+{{/* ranked_collect_fenced: ranked_collect that collects the words' matches
+  from their index alone and tests the filters on each. */}}
+{{define "ranked_collect_fenced"}}WITH tm AS MATERIALIZED (
+	SELECT p.id, p.created_at FROM (SELECT * FROM packages p WHERE {{template "match" "p"}} OFFSET 0) p
+	WHERE {{template "filters" "p"}}),
+t AS MATERIALIZED (SELECT p.id FROM tm p ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
+f AS MATERIALIZED ({{template "paths"}}),
+{{template "ranked_candidates"}},
+{{template "page" .}}{{end}}
+
+{{/* words_candidates are the candidates of the shapes served by
+  package_words (word_ids, newest first, with word_ranks), and what the
+  order and the groups need of their rows. */}}
+{{define "words_candidates"}}candidates AS MATERIALIZED (
+	SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
+		coalesce(c.rank, 0)::real AS rank
+	FROM packages p LEFT JOIN unnest(@word_ids::bigint[], @word_ranks::real[]) AS c(id, rank) ON c.id = p.id
+	WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)){{end}}
+
+{{/* words_unjoined: one word without filters ranked, its candidates all from
+  package_words: nothing of their rows is read before the page's. Prepared. */}}
+{{define "words_unjoined"}}WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
+f AS MATERIALIZED (SELECT NULL::bigint AS id WHERE false),
+candidates AS MATERIALIZED (SELECT c.id, c.rank FROM unnest(@word_ids::bigint[], @word_ranks::real[]) AS c(id, rank)),
+r AS (SELECT c.id AS row_key, c.* FROM candidates c)
+SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
+	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
+	(SELECT count(*) FROM r) AS total_rows,
+	{{packageColumns "p"}},
+	{{groupColumns}}
+FROM (SELECT * FROM r WHERE {{.After "r"}} ORDER BY {{.By "r"}} LIMIT @limit::int) r
+JOIN packages p ON p.id = r.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
+ORDER BY {{.By "r"}}{{end}}
+
+{{/* words: one word without filters, with group rows or in another order:
+  the candidates' rows give what the order and the groups need. Prepared. */}}
+{{define "words"}}WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
+f AS MATERIALIZED (SELECT NULL::bigint AS id WHERE false),
+{{template "words_candidates"}},
+{{template "page" .}}{{end}}
+
+{{/* words_paths: words, and while they do not fill the candidates, the
+  packages whose paths hold the text. Planned with its arguments. */}}
+{{define "words_paths"}}WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
+f AS MATERIALIZED ({{template "paths"}}),
+{{template "words_candidates"}},
+{{template "page" .}}{{end}}
+
+{{/* estimate_packages asks the planner how many packages match the bound
+  filters and text; it plans, it does not execute. */}}
+{{define "estimate_packages"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM packages p
+WHERE {{template "filters" "p"}}
+	AND {{template "match" "p"}}{{end}}
+
+{{/* estimate_word_entries: the planner's estimate of package_words' entries
+  of the lexemes, one per package that holds one: a capped one-word
+  search's count. */}}
+{{define "estimate_word_entries"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_words WHERE word = ANY(@lexemes::text[]){{end}}
+
+{{/* resolve_creators and resolve_tags list the catalog's names whose lowered
+  form (an expression of their text_pattern_ops index) is LIKE pattern,
+  at most limit of them. */}}
+{{define "resolve_creators"}}SELECT DISTINCT lower(creator) FROM catalog_creators WHERE lower(creator) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
+{{define "resolve_tags"}}SELECT DISTINCT tag FROM catalog_tags WHERE lower(tag) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
+
+{{/* match_files: the files of the packages ids whose paths contain the text
+  (path_like as in paths), in listing order: how many (at most
+  MaxFilesCounted) and the first matchedPathsShown. */}}
+{{define "match_files"}}SELECT i.id, count(*), (array_agg(x.path ORDER BY x.ordinal))[1:{{matchedPathsShown}}]
+FROM unnest(@ids::bigint[]) AS i(id)
+CROSS JOIN LATERAL (
+	SELECT f.path, f.ordinal FROM package_files f
+	WHERE f.package_id = i.id AND f.path ILIKE @path_like::text
+	AND (@path_text::text IS NULL OR strpos(lower(f.path), lower(@path_text::text)) > 0)
+	ORDER BY f.ordinal LIMIT {{maxFilesCounted}}) x
+GROUP BY i.id{{end}}
+
+{{/* package_files: SearchPackageFiles, packages by the paths of their files
+  (pattern: ILIKE), newest first, before before_id when it is not 0. */}}
+{{define "package_files"}}SELECT m.n AS matched_files, {{packageColumns "p"}}
+FROM (SELECT package_id, count(*) AS n FROM package_files
+	WHERE path ILIKE @pattern::text AND (@before_id::bigint = 0 OR package_id < @before_id::bigint)
+	GROUP BY package_id ORDER BY package_id DESC LIMIT @limit::int) m
+JOIN packages p ON p.id = m.package_id
+ORDER BY p.id DESC{{end}}
+
+{{/* word_postings normalises @word, a search word, as search vectors' words
+  are (english: "Castles" → castl) and lists up to @max_lexemes+1 lexemes of
+  package_words that start with it, stepping through the index from one
+  distinct lexeme to the next. When the word normalised to one lexeme (not
+  a stop word, rarely two) and at most @max_lexemes lexemes start with it,
+  it also lists the newest rankCandidates packages that hold any of them,
+  newest first, with their rank for the word: each lexeme's newest from
+  its range of the index, merged, a package's lexemes' ranks summed (as
+  ts_rank sums them). The newest of the union are among the lists' heads,
+  and each of them is in the list of every lexeme it holds: fewer than
+  rankCandidates packages of any one list are newer than one of them. It
+  returns how many lexemes the word normalised to, the lexemes, and the
+  packages' ids and ranks. Prepared. */}}
+{{define "word_postings"}}WITH RECURSIVE {{template "lexemes"}},
+newest AS MATERIALIZED (
+	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
+	FROM lexemes, unnest(lexemes.words) AS u(word)
+	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_words w WHERE w.word = u.word
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT {{rankCandidates}}) x
+	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
+	GROUP BY x.created_at, x.package_id
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
+)
+{{template "postings"}}{{end}}
+
+{{/* creator_word_postings is word_postings for the packages of @creators
+  (lower-cased names) alone: the newest of each creator and lexeme from
+  their range of package_creator_words' index. Prepared. */}}
+{{define "creator_word_postings"}}WITH RECURSIVE {{template "lexemes"}},
+newest AS MATERIALIZED (
+	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
+	FROM lexemes, unnest(lexemes.words) AS u(word), unnest(@creators::text[]) AS cr(creator)
+	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_creator_words w
+		WHERE w.creator = cr.creator AND w.word = u.word
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT {{rankCandidates}}) x
+	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
+	GROUP BY x.created_at, x.package_id
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
+)
+{{template "postings"}}{{end}}
+
+{{/* lexemes: q, the word normalised; lexemes, the lexemes of package_words
+  that start with it (up to @max_lexemes+1), found by stepping through the
+  index from one distinct lexeme to the next. */}}
+{{define "lexemes"}}q AS MATERIALIZED (
+	SELECT tsvector_to_array(to_tsvector('english', @word::text)) AS lex
+), l(word) AS (
+	SELECT (SELECT w.word FROM package_words w WHERE w.word >= (SELECT lex[1] FROM q) ORDER BY w.word LIMIT 1)
+	UNION ALL
+	SELECT (SELECT w.word FROM package_words w WHERE w.word > l.word ORDER BY w.word LIMIT 1)
+	FROM l WHERE starts_with(l.word, (SELECT lex[1] FROM q))
+), lexemes AS MATERIALIZED (
+	SELECT ARRAY(SELECT word FROM l WHERE starts_with(word, (SELECT lex[1] FROM q)) LIMIT @max_lexemes::int + 1) AS words
+){{end}}
+
+{{/* postings: what word_postings returns, from the newest packages found. */}}
+{{define "postings"}}SELECT (SELECT cardinality(lex) FROM q), (SELECT words FROM lexemes),
+	ARRAY(SELECT package_id FROM newest ORDER BY created_at DESC, package_id DESC),
+	ARRAY(SELECT rank FROM newest ORDER BY created_at DESC, package_id DESC){{end}}
+
+{{/* estimate_creator_word_entries: estimate_word_entries for the packages of
+  @creators. */}}
+{{define "estimate_creator_word_entries"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_creator_words
+WHERE creator = ANY(@creators::text[]) AND word = ANY(@lexemes::text[]){{end}}

@@ -1,0 +1,20 @@
+EXPLAIN (FORMAT JSON) SELECT 1 FROM packages p
+WHERE (@creator::text IS NULL OR lower(p.creator) = @creator::text)
+		AND (@creators::text[] IS NULL OR lower(p.creator) = ANY(@creators::text[]))
+		AND (@creator_like::text IS NULL OR lower(p.creator) LIKE lower(@creator_like::text))
+		AND (@tags_any::text[] IS NULL OR p.tags && @tags_any::text[])
+		AND (@tag_group::int[] IS NULL OR NOT EXISTS (
+			SELECT FROM unnest(@tag_group::int[], @tag_name::text[], @tag_like::bool[]) AS tf(grp, name, is_like)
+			GROUP BY tf.grp
+			HAVING NOT bool_or(CASE WHEN tf.is_like THEN EXISTS (SELECT FROM unnest(p.tags) t WHERE lower(t) LIKE lower(tf.name))
+				ELSE tf.name = ANY(p.tags) END)))
+		AND (@channel_id::bigint IS NULL OR p.source_channel_id = @channel_id::bigint)
+		AND (@archive_type::text IS NULL OR p.archive_type = @archive_type::text)
+		AND (@extensions::text[] IS NULL OR lower(p.file_name) LIKE ANY(@extensions::text[]))
+		AND (@grouped::bool IS NOT TRUE OR p.package_group_id IS NOT NULL)
+		AND (@grouped::bool IS NOT FALSE OR p.package_group_id IS NULL)
+		AND (@has_preview::bool IS NULL OR p.has_preview = @has_preview::bool)
+	AND (@tsquery::text IS NULL OR p.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
+		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
+		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
