@@ -338,3 +338,44 @@ func Count(t testing.TB, db *store.DB, table string) int {
 	}
 	return n
 }
+
+// Readers: the rows a test checks at the end, read whole through store's
+// own finders, where store has no method that lists them all.
+
+func ids(t testing.TB, db *store.DB, table string) []int64 {
+	t.Helper()
+	rows, err := q(db).Query(context.Background(), `SELECT id FROM `+pgx.Identifier{table}.Sanitize()+` ORDER BY id`)
+	if err != nil {
+		t.Fatalf("storetest: ids of %s: %v", table, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatalf("storetest: ids of %s: %v", table, err)
+	}
+	return out
+}
+
+// Packages returns every package, oldest first.
+func Packages(t testing.TB, db *store.DB) []hoard.Package {
+	t.Helper()
+	ps, err := db.FindPackagesByID(context.Background(), ids(t, db, "packages"))
+	if err != nil {
+		t.Fatalf("storetest.Packages: %v", err)
+	}
+	return ps
+}
+
+// Notifications returns every system notification, dismissed ones too,
+// oldest first.
+func Notifications(t testing.TB, db *store.DB) []hoard.Notification {
+	t.Helper()
+	var out []hoard.Notification
+	for _, id := range ids(t, db, "system_notifications") {
+		n, err := db.FindNotification(context.Background(), id)
+		if err != nil {
+			t.Fatalf("storetest.Notifications: %v", err)
+		}
+		out = append(out, *n)
+	}
+	return out
+}

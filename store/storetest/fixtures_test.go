@@ -124,6 +124,15 @@ func TestJobs(t *testing.T) {
 	if n := storetest.SetJobState(t, db, storetest.JobMatch{Kind: "scan_topic"}, rivertype.JobStateCompleted); n != 2 {
 		t.Errorf("SetJobState moved %d jobs, want 2", n)
 	}
+	later := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	if n := storetest.UpdateJobs(t, db, storetest.JobMatch{ID: upload}, storetest.JobChange{State: rivertype.JobStateRetryable, Attempt: 2,
+		ScheduledAt: later}); n != 1 {
+		t.Errorf("UpdateJobs changed %d jobs, want 1", n)
+	}
+	if j := storetest.Jobs(t, db, storetest.JobMatch{ID: upload})[0]; j.State != rivertype.JobStateRetryable || j.Attempt != 2 || !j.ScheduledAt.Equal(later) {
+		t.Errorf("after UpdateJobs: %s, attempt %d, scheduled at %s; want retryable, 2, %s", j.State, j.Attempt, j.ScheduledAt, later)
+	}
+	storetest.UpdateJobs(t, db, storetest.JobMatch{ID: upload}, storetest.JobChange{State: rivertype.JobStateRunning, Attempt: 1})
 	if n := storetest.DeleteJobs(t, db, storetest.JobMatch{ID: scan}); n != 1 {
 		t.Errorf("DeleteJobs deleted %d jobs, want 1", n)
 	}

@@ -112,7 +112,7 @@ func Jobs(t testing.TB, db *store.DB, m JobMatch) []JobRow {
 	t.Helper()
 	where, args := m.where(t)
 	rows, err := q(db).Query(context.Background(), `SELECT id, kind, queue, state::text, attempt, max_attempts, args, metadata,
-		coalesce(ARRAY(SELECT e ->> 'error' FROM unnest(errors) e), '{}'), scheduled_at
+		coalesce(ARRAY(SELECT coalesce(e ->> 'error', '') FROM unnest(errors) e), '{}'), scheduled_at
 		FROM river_job WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		t.Fatalf("storetest.Jobs: %v", err)
@@ -151,6 +151,36 @@ func SetJobState(t testing.TB, db *store.DB, m JobMatch, state rivertype.JobStat
 		WHERE `+where, append(args, string(state))...)
 	if err != nil {
 		t.Fatalf("storetest.SetJobState: %v", err)
+	}
+	return int(tag.RowsAffected())
+}
+
+// JobChange is what UpdateJobs sets: zero fields are left as they are.
+type JobChange struct {
+	State       rivertype.JobState
+	Attempt     int
+	ScheduledAt time.Time
+}
+
+// UpdateJobs stages the River jobs m selects as a worker and River's
+// scheduler would have left them (a job that failed twice and waits, say)
+// and returns how many it changed. A final State sets finalized_at.
+func UpdateJobs(t testing.TB, db *store.DB, m JobMatch, c JobChange) int {
+	t.Helper()
+	where, args := m.where(t)
+	var at *time.Time
+	if !c.ScheduledAt.IsZero() {
+		at = &c.ScheduledAt
+	}
+	tag, err := q(db).Exec(context.Background(), `UPDATE river_job SET
+		state = coalesce(nullif($4::text, '')::river_job_state, state),
+		attempt = CASE WHEN $5::int > 0 THEN $5::int ELSE attempt END,
+		scheduled_at = coalesce($6::timestamptz, scheduled_at),
+		finalized_at = CASE WHEN $4::text IN ('completed', 'cancelled', 'discarded') THEN now()
+			WHEN $4::text = '' THEN finalized_at END
+		WHERE `+where, append(args, string(c.State), c.Attempt, at)...)
+	if err != nil {
+		t.Fatalf("storetest.UpdateJobs: %v", err)
 	}
 	return int(tag.RowsAffected())
 }
