@@ -109,6 +109,8 @@ func TestJobs(t *testing.T) {
 		{"by id", storetest.JobMatch{ID: other}, []job{{other, "scan_topic", "default", rivertype.JobStateAvailable, 0, float64(44)}}},
 		{"by args", storetest.JobMatch{Args: map[string]any{"topic_id": 33}},
 			[]job{{scan, "scan_topic", "ingest", rivertype.JobStateRunning, 1, float64(33)}}},
+		{"by kind, nil args", storetest.JobMatch{Kind: "upload_part", Args: map[string]any(nil)},
+			[]job{{upload, "upload_part", "default", rivertype.JobStateRunning, 1, nil}}},
 		{"none", storetest.JobMatch{Kind: "bot_send"}, nil},
 	}
 	for _, tt := range tests {

@@ -71,11 +71,15 @@ func jsonObject(t testing.TB, v any) []byte {
 	if err != nil {
 		t.Fatalf("storetest: marshal %T: %v", v, err)
 	}
+	if string(b) == "null" { // a nil map or pointer in an interface
+		return []byte(`{}`)
+	}
 	return b
 }
 
 // JobMatch selects River jobs: zero fields match every job. Args matches
-// the jobs whose args contain it (JSON containment, @>).
+// the jobs whose args contain it (JSON containment, @>); a nil or empty
+// Args matches any.
 type JobMatch struct {
 	ID   int64
 	Kind string
