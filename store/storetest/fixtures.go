@@ -380,3 +380,31 @@ func Notifications(t testing.TB, db *store.DB) []hoard.Notification {
 	}
 	return out
 }
+
+// SendRequestOpts describes a bot delivery request for SendRequest.
+// Defaults: a new user, a new package, platform user 4242.
+type SendRequestOpts struct {
+	UserID, PackageID, PlatformUserID int64
+}
+
+// SendRequest stores a PENDING bot delivery request as it is, whether or
+// not its package is published (store.CreateBotSendRequests queues only
+// published ones): a request whose package was unpublished since.
+func SendRequest(t testing.TB, db *store.DB, o SendRequestOpts) int64 {
+	t.Helper()
+	if o.UserID == 0 {
+		o.UserID = User(t, db, UserOpts{}).ID
+	}
+	if o.PackageID == 0 {
+		o.PackageID = Package(t, db, PackageOpts{}).ID
+	}
+	if o.PlatformUserID == 0 {
+		o.PlatformUserID = 4242
+	}
+	var id int64
+	if err := q(db).QueryRow(context.Background(), `INSERT INTO bot_send_requests (user_id, package_id, platform_user_id)
+		VALUES ($1, $2, $3) RETURNING id`, o.UserID, o.PackageID, o.PlatformUserID).Scan(&id); err != nil {
+		t.Fatalf("storetest.SendRequest: %v", err)
+	}
+	return id
+}

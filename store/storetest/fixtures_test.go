@@ -66,6 +66,10 @@ func TestBuildersStoreWhatTheyAreTold(t *testing.T) {
 	if found, err := db.FindSkippedPackage(ctx, s.ID); err != nil || found.SourceChannelID == 0 || found.FileName != s.FileName {
 		t.Errorf("skipped = %+v, %v", found, err)
 	}
+	if req, err := db.FindBotSendRequest(ctx, storetest.SendRequest(t, db, storetest.SendRequestOpts{PackageID: a.ID})); err != nil ||
+		req.PackageID != a.ID || req.Status != hoard.SendPending {
+		t.Errorf("send request = %+v, %v", req, err)
+	}
 	if got := storetest.Count(t, db, "packages"); got != 3 {
 		t.Errorf("Count(packages) = %d, want 3", got)
 	}
