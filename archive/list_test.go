@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard/archive/rarwriter"
 	"github.com/nwaples/rardecode/v2"
 )
@@ -58,16 +59,27 @@ func TestListZip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if entryNames(l) != tt.entries || l.Encrypted != tt.encrypted || !strings.Contains(l.Note, tt.note) || (tt.note == "" && l.Note != "") {
-				t.Errorf("listing = %q enc %v note %q", entryNames(l), l.Encrypted, l.Note)
+			type listing struct {
+				Entries   string
+				Encrypted bool
+			}
+			if diff := cmp.Diff(listing{tt.entries, tt.encrypted}, listing{entryNames(l), l.Encrypted}); diff != "" {
+				t.Errorf("listing (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(l.Note, tt.note) || (tt.note == "" && l.Note != "") {
+				t.Errorf("note %q, want %q", l.Note, tt.note)
 			}
 		})
 	}
 	t.Run("entry fields", func(t *testing.T) {
 		l, _ := List(ctx, ZIP, []string{writeTemp(t, "x.zip", plain)}, ListOptions{})
 		e := l.Entries[1]
-		if e.Size != 3000 || e.CompressedSize <= 0 || !e.HasCRC || e.CRC32 != crc32.ChecksumIEEE(files[1].data) || e.IsDir || e.Block != -1 {
-			t.Errorf("%+v", e)
+		if e.CompressedSize <= 0 {
+			t.Errorf("compressed size %d", e.CompressedSize)
+		}
+		want := Entry{Path: e.Path, Size: 3000, CompressedSize: e.CompressedSize, CRC32: crc32.ChecksumIEEE(files[1].data), HasCRC: true, Block: -1}
+		if diff := cmp.Diff(want, e); diff != "" {
+			t.Errorf("entry (-want +got):\n%s", diff)
 		}
 		if !l.Entries[0].IsDir {
 			t.Error("dir/ not a dir")
@@ -95,13 +107,27 @@ func TestListZipManyEntries(t *testing.T) {
 	}
 	p := writeTemp(t, "big.zip", data)
 	ctx := context.Background()
+	type listing struct {
+		Entries, Total int
+		Truncated      bool
+		Note           string
+	}
 	l, err := List(ctx, ZIP, []string{p}, ListOptions{})
-	if err != nil || len(l.Entries) != 70000 || l.Total != 70000 || l.Truncated {
-		t.Fatalf("zip64: %d entries, total %d, note %q, err %v", len(l.Entries), l.Total, l.Note, err)
+	if err != nil {
+		t.Fatalf("zip64: %v", err)
+	}
+	if diff := cmp.Diff(listing{70000, 70000, false, ""}, listing{len(l.Entries), l.Total, l.Truncated, ""}); diff != "" {
+		t.Fatalf("zip64 (-want +got):\n%s", diff)
 	}
 	lt, err := List(ctx, ZIP, []string{p}, ListOptions{MaxEntries: 1000})
-	if err != nil || len(lt.Entries) != 1000 || lt.Total != 70000 || !lt.Truncated || !strings.Contains(lt.Note, "truncated to 1000 of 70000") {
-		t.Fatalf("truncated: %d entries, total %d, note %q, err %v", len(lt.Entries), lt.Total, lt.Note, err)
+	if err != nil {
+		t.Fatalf("truncated: %v", err)
+	}
+	if !strings.Contains(lt.Note, "truncated to 1000 of 70000") {
+		t.Fatalf("truncated: note %q", lt.Note)
+	}
+	if diff := cmp.Diff(listing{1000, 70000, true, ""}, listing{len(lt.Entries), lt.Total, lt.Truncated, ""}); diff != "" {
+		t.Fatalf("truncated (-want +got):\n%s", diff)
 	}
 	for i := range lt.Entries {
 		if lt.Entries[i] != l.Entries[i] {
@@ -130,8 +156,12 @@ func TestListRar(t *testing.T) {
 		if err != nil || entryNames(l) != want || l.Note != "" || l.Solid {
 			t.Fatalf("%q %q %v", entryNames(l), l.Note, err)
 		}
-		if e := l.Entries[1]; e.Size != 20000 || e.CompressedSize != 20000 || e.HasCRC || e.IsDir || !l.Entries[0].IsDir {
-			t.Errorf("%+v", l.Entries)
+		if !l.Entries[0].IsDir {
+			t.Errorf("%+v is not a directory", l.Entries[0])
+		}
+		e := l.Entries[1]
+		if diff := cmp.Diff(Entry{Path: e.Path, Size: 20000, CompressedSize: 20000, CRC32: e.CRC32, Block: e.Block}, e); diff != "" {
+			t.Errorf("entry (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("volumes", func(t *testing.T) {
@@ -182,15 +212,27 @@ func TestListRar(t *testing.T) {
 	})
 	t.Run("truncated", func(t *testing.T) {
 		p := writeParts(t, t.TempDir(), "x", makeRar(files, rarwriter.Options{}))
+		type listing struct {
+			Entries, Total   int
+			Truncated, Solid bool
+			Note             string
+		}
 		l, err := List(ctx, RAR, p, ListOptions{MaxEntries: 2})
-		if err != nil || len(l.Entries) != 2 || l.Total != -1 || !l.Truncated || l.Note != "listing truncated to 2 entries" {
-			t.Fatalf("%+v %v", l, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(listing{2, -1, true, false, "listing truncated to 2 entries"},
+			listing{len(l.Entries), l.Total, l.Truncated, l.Solid, l.Note}); diff != "" {
+			t.Fatalf("listing (-want +got):\n%s", diff)
 		}
 		sf := []rarwriter.File{{Name: "a.bin", Data: []byte("aaaa")}, {Name: "b.bin", Data: []byte("bbbb"), Solid: true}, {Name: "c.bin", Data: []byte("c"), Solid: true}}
 		p = writeParts(t, t.TempDir(), "x", makeRar(sf, rarwriter.Options{Solid: true, Version4: true}))
 		l, err = List(ctx, RAR, p, ListOptions{MaxEntries: 2})
-		if err != nil || len(l.Entries) != 2 || l.Total != 3 || !l.Truncated || !l.Solid {
-			t.Fatalf("solid: %+v %v", l, err)
+		if err != nil {
+			t.Fatalf("solid: %v", err)
+		}
+		if diff := cmp.Diff(listing{2, 3, true, true, ""}, listing{len(l.Entries), l.Total, l.Truncated, l.Solid, ""}); diff != "" {
+			t.Fatalf("solid (-want +got):\n%s", diff)
 		}
 	})
 }

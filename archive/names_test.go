@@ -1,6 +1,11 @@
 package archive
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
 
 func TestParseName(t *testing.T) {
 	tests := []struct {
@@ -46,8 +51,9 @@ func TestParseName(t *testing.T) {
 			if !ok {
 				return
 			}
-			if info.Type != tt.typ || info.Scheme != tt.scheme || info.Stem != tt.stem || info.Base != tt.base || info.Number != tt.number {
-				t.Errorf("got %+v", info)
+			want := NameInfo{Type: tt.typ, Scheme: tt.scheme, Stem: tt.stem, Base: tt.base, Number: tt.number}
+			if diff := cmp.Diff(want, info, cmpopts.IgnoreFields(NameInfo{}, "Name", "Digits")); diff != "" {
+				t.Errorf("ParseName (-want +got):\n%s", diff)
 			}
 			if info.Type.IsArchive() != (tt.typ == ZIP || tt.typ == RAR || tt.typ == SevenZ) {
 				t.Errorf("IsArchive wrong for %q", tt.typ)

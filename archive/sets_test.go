@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -74,10 +76,18 @@ func TestGroupSets(t *testing.T) {
 				for _, p := range s.Parts {
 					names = append(names, p.Name)
 				}
-				if s.Key != w.key || s.BaseName != w.base || s.Scheme != w.scheme || s.Type != w.typ ||
-					strings.Join(names, ",") != strings.Join(w.parts, ",") || len(s.Duplicates) != w.dups || s.Complete != w.complete {
-					t.Errorf("set %d = key %q base %q scheme %q type %q parts %v dups %d complete %v (%s)",
-						i, s.Key, s.BaseName, s.Scheme, s.Type, names, len(s.Duplicates), s.Complete, s.Reason)
+				type set struct {
+					Key, Base string
+					Scheme    Scheme
+					Type      Type
+					Parts     string
+					Dups      int
+					Complete  bool
+				}
+				want := set{w.key, w.base, w.scheme, w.typ, strings.Join(w.parts, ","), w.dups, w.complete}
+				got := set{s.Key, s.BaseName, s.Scheme, s.Type, strings.Join(names, ","), len(s.Duplicates), s.Complete}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("set %d (%s) (-want +got):\n%s", i, s.Reason, diff)
 				}
 				if !strings.Contains(s.Reason, w.reason) || (w.reason == "" && s.Reason != "") {
 					t.Errorf("set %d reason %q, want %q", i, s.Reason, w.reason)

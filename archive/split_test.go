@@ -73,8 +73,16 @@ func TestPlanSplitProperties(t *testing.T) {
 			}
 			var sum int64
 			for i, r := range rs {
-				if r.Length <= 0 || r.Length > limit || (i < len(rs)-1 && (r.Length%SplitAlign != 0 || r.Length != rs[0].Length)) {
-					t.Fatalf("total %d limit %d: bad range %d %+v", total, limit, i, r)
+				inner := i < len(rs)-1
+				for broken, bad := range map[string]bool{
+					"empty":            r.Length <= 0,
+					"over the limit":   r.Length > limit,
+					"unaligned":        inner && r.Length%SplitAlign != 0,
+					"unlike the first": inner && r.Length != rs[0].Length,
+				} {
+					if bad {
+						t.Fatalf("total %d limit %d: range %d %+v is %s", total, limit, i, r, broken)
+					}
 				}
 				sum += r.Length
 			}

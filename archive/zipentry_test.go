@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // countingReaderAt counts the bytes read through it and remembers the
@@ -117,9 +119,14 @@ func TestFindZipEntry(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Offset != off || r.Length != int64(f.CompressedSize64) || span.CRC32 != f.CRC32 ||
-					span.Size != int64(f.UncompressedSize64) || span.Method != f.Method {
-					t.Fatalf("%s: range %+v span %+v; archive/zip says offset %d, %d bytes", f.Name, r, span, off, f.CompressedSize64)
+				type entry struct {
+					Offset, Length, Size int64
+					CRC32                uint32
+					Method               uint16
+				}
+				want := entry{off, int64(f.CompressedSize64), int64(f.UncompressedSize64), f.CRC32, f.Method}
+				if diff := cmp.Diff(want, entry{r.Offset, r.Length, span.Size, span.CRC32, span.Method}); diff != "" {
+					t.Fatalf("%s: against archive/zip (-want +got):\n%s", f.Name, diff)
 				}
 			}
 			if _, err := FindZipEntry(bytes.NewReader(data), int64(len(data)), "renders/", 0); !errors.Is(err, ErrEntryNotFound) {

@@ -115,7 +115,19 @@ func TestDeliveryInOrderExactlyOnce(t *testing.T) {
 	c := e.pkg("C.zip", 2)
 	jobs = e.queue(u, "", c)
 	e.must(e.work(jobs[0], 1))
-	e.exec(fmt.Sprintf(`UPDATE bot_send_requests SET status = 'SENDING', parts_sent = 0 WHERE package_id = %d`, c.ID))
+	reqs, err := e.db.ListBotSendRequests(context.Background(), u.ID, 0)
+	e.must(err)
+	var lost int
+	for _, r := range reqs {
+		if r.PackageID == c.ID {
+			e.must(e.db.SetBotSendStatus(context.Background(), r.ID, hoard.SendSending, ""))
+			e.must(e.db.SetBotSendProgress(context.Background(), r.ID, 0))
+			lost++
+		}
+	}
+	if lost != 1 {
+		t.Fatalf("%d requests of C.zip, want 1", lost)
+	}
 	e.must(e.work(jobs[0], 2))
 	if got := e.received(chat)[len(want):]; !reflect.DeepEqual(got, parts(c)) {
 		t.Fatalf("after a lost progress record: %q, want %q", got, parts(c))
@@ -157,8 +169,12 @@ func TestDeliveryFailures(t *testing.T) {
 			setup:     func(e *env, _ *hoard.User, _ int64) { e.bot.failCopy(0, errors.New("CHANNEL_PRIVATE")) },
 			wantState: "FAILED", wantMsg: "The delivery failed", outcome: DeliveryFailed},
 		{name: "unpublished meanwhile", attempt: 1,
-			setup: func(e *env, _ *hoard.User, _ int64) {
-				e.exec(`UPDATE packages SET dest_message_ids = '{}', dest_channel_id = NULL`)
+			setup: func(e *env, u *hoard.User, _ int64) {
+				reqs, err := e.db.ListBotSendRequests(ctx, u.ID, 0)
+				e.must(err)
+				for _, r := range reqs {
+					e.must(e.db.ClearPackageDestination(ctx, r.PackageID))
+				}
 			}, wantState: "FAILED", wantMsg: msgUnpublished, outcome: DeliveryUnpublished},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,9 +87,16 @@ func FuzzParseCommand(f *testing.F) {
 		if !ok {
 			return
 		}
-		if cmd.name == "" || len(cmd.name) > maxCommandName || cmd.name != strings.ToLower(cmd.name) ||
-			strings.ContainsAny(cmd.name, "@/ ") || !utf8.ValidString(cmd.name) {
-			t.Fatalf("parseCommand(%q) gave name %q", text, cmd.name)
+		for broken, bad := range map[string]bool{
+			"empty":                   cmd.name == "",
+			"too long":                len(cmd.name) > maxCommandName,
+			"not lower case":          cmd.name != strings.ToLower(cmd.name),
+			"holding '@', '/' or ' '": strings.ContainsAny(cmd.name, "@/ "),
+			"invalid UTF-8":           !utf8.ValidString(cmd.name),
+		} {
+			if bad {
+				t.Fatalf("parseCommand(%q) gave a name %s: %q", text, broken, cmd.name)
+			}
 		}
 		if cmd.args != strings.TrimSpace(cmd.args) {
 			t.Fatalf("parseCommand(%q) gave untrimmed args %q", text, cmd.args)

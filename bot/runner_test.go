@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 )
 
@@ -53,8 +54,13 @@ func TestOneProcessAnswers(t *testing.T) {
 	})
 	st, err := e.db.FindBotStatus(ctx)
 	e.must(err)
-	if st.Holder != "test" || st.Username != "hoard_bot" || !st.SignedIn || !*st.CanReadDest || st.SetupHint != "" {
-		t.Fatalf("status = %+v", st)
+	type status struct {
+		Holder, Username, SetupHint string
+		SignedIn, CanReadDest       bool
+	}
+	if diff := cmp.Diff(status{Holder: "test", Username: "hoard_bot", SignedIn: true, CanReadDest: true},
+		status{st.Holder, st.Username, st.SetupHint, st.SignedIn, *st.CanReadDest}); diff != "" {
+		t.Fatalf("status (-want +got):\n%s", diff)
 	}
 	e.bot.mu.Lock()
 	listening, commands := e.bot.listening, len(e.bot.commands)

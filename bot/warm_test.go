@@ -33,12 +33,13 @@ func TestWarmConnectionRunsAnAnswersStatements(t *testing.T) {
 	default:
 		t.Fatal("no connection was warmed")
 	}
-	var left int
-	if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM bot_handled_updates) + (SELECT count(*) FROM bot_search_pages)
-		+ (SELECT count(*) FROM rate_limits)`).Scan(&left); err != nil {
-		t.Fatal(err)
+	left := map[string]int{}
+	for _, table := range []string{"bot_handled_updates", "bot_search_pages", "rate_limits"} {
+		if n := storetest.Count(t, db, table); n != 0 {
+			left[table] = n
+		}
 	}
-	if left != 0 {
-		t.Errorf("the warm-up left %d rows, want none", left)
+	if len(left) != 0 {
+		t.Errorf("the warm-up left rows %v, want none", left)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard/web"
 )
 
@@ -67,13 +68,22 @@ func TestLoadConfigValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.UploadDir != "/srv/hoard/uploads" || c.AppURL != "https://hoard.example.com" || c.WorkerInterval != 15*time.Minute ||
-		c.AutoGroupTimeWindow != 0 || c.SplitThresholdBytes != 4194304000 || c.LogLevel != slog.LevelDebug ||
-		c.LogFormat != "json" || c.BotUsername != "hoard_bot" || c.TelegramAppID != 123 ||
-		c.SearchCacheTTL >= 0 || c.MaxConcurrentRequests != 64 || c.WebStatementTimeout >= 0 || c.MetricsAddr != "127.0.0.1:9090" ||
-		c.AccountRate != 2.5 || c.AccountBurst != 20 || c.DecodeMemoryBytes != 64<<20 ||
-		c.UploadQuotaBytes >= 0 || c.UploadMinFreeBytes != 1<<20 || c.UploadRetention >= 0 {
-		t.Fatalf("config = %+v", c)
+	type parsed struct {
+		UploadDir, AppURL, LogFormat, BotUsername, MetricsAddr      string
+		WorkerInterval, AutoGroupTimeWindow                         time.Duration
+		SplitThresholdBytes, DecodeMemoryBytes, UploadMinFreeBytes  int64
+		LogLevel                                                    slog.Level
+		TelegramAppID, MaxConcurrentRequests, AccountBurst          int
+		AccountRate                                                 float64
+		SearchCacheOff, StatementTimeoutOff, QuotaOff, RetentionOff bool // 0 turns them off
+	}
+	want := parsed{"/srv/hoard/uploads", "https://hoard.example.com", "json", "hoard_bot", "127.0.0.1:9090", 15 * time.Minute, 0,
+		4194304000, 64 << 20, 1 << 20, slog.LevelDebug, 123, 64, 20, 2.5, true, true, true, true}
+	got := parsed{c.UploadDir, c.AppURL, c.LogFormat, c.BotUsername, c.MetricsAddr, c.WorkerInterval, c.AutoGroupTimeWindow,
+		c.SplitThresholdBytes, c.DecodeMemoryBytes, c.UploadMinFreeBytes, c.LogLevel, c.TelegramAppID, c.MaxConcurrentRequests,
+		c.AccountBurst, c.AccountRate, c.SearchCacheTTL < 0, c.WebStatementTimeout < 0, c.UploadQuotaBytes < 0, c.UploadRetention < 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("config (-want +got):\n%s", diff)
 	}
 	c, _ = Load(env(map[string]string{"APP_URL": "https://a.example", "NEXT_PUBLIC_APP_URL": "https://b.example", "LOG_FORMAT": "text"}))
 	if c.AppURL != "https://a.example" {

@@ -123,8 +123,12 @@ func (f *groupFixture) state() map[int64]int64 {
 
 func (f *groupFixture) conflictNotes() int {
 	f.t.Helper()
-	var n int
-	f.must(f.db.Tx().QueryRow(f.ctx, `SELECT count(*) FROM system_notifications WHERE type = 'GROUPING_CONFLICT'`).Scan(&n))
+	n := 0
+	for _, note := range storetest.Notifications(f.t, f.db) {
+		if note.Type == hoard.NotifyGroupingConflict {
+			n++
+		}
+	}
 	return n
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
@@ -90,9 +91,15 @@ func TestJoinChannel(t *testing.T) {
 			t.Fatalf("join = %+v", j)
 		}
 		ch, maps := source(j)
-		if ch.Kind != hoard.ChannelSource || !ch.IsActive || ch.Category != "Prints" || ch.Username != "openshelf" ||
-			ch.PlatformID != env.Emu.ChannelID("Open Shelf") {
-			t.Fatalf("channel = %+v", ch)
+		type joined struct {
+			Kind               hoard.ChannelKind
+			Active             bool
+			Category, Username string
+			PlatformID         int64
+		}
+		if diff := cmp.Diff(joined{hoard.ChannelSource, true, "Prints", "openshelf", env.Emu.ChannelID("Open Shelf")},
+			joined{ch.Kind, ch.IsActive, ch.Category, ch.Username, ch.PlatformID}); diff != "" {
+			t.Fatalf("channel (-want +got):\n%s", diff)
 		}
 		if len(maps) != 1 || maps[0].AccountID != account.ID || maps[0].Role != hoard.MapReader || maps[0].AccessHash == 0 {
 			t.Fatalf("maps = %+v", maps)
@@ -190,13 +197,5 @@ func TestJoinChannel(t *testing.T) {
 // countJobs counts the River jobs of kind whose args contain args.
 func countJobs(t *testing.T, db *store.DB, kind string, args map[string]any) int {
 	t.Helper()
-	if args == nil {
-		args = map[string]any{}
-	}
-	var n int
-	if err := db.Tx().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1 AND args @> $2::jsonb`,
-		kind, args).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return len(storetest.Jobs(t, db, storetest.JobMatch{Kind: kind, Args: args}))
 }

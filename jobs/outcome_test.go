@@ -403,11 +403,8 @@ func waitingJob(t *testing.T, tx pgx.Tx, args river.JobArgs, state string) int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE river_job SET state = $2::river_job_state, attempt = 2,
-		scheduled_at = now() + interval '1 hour',
-		finalized_at = CASE WHEN $2 = 'discarded' THEN now() END WHERE id = $1`, res.Job.ID, state); err != nil {
-		t.Fatal(err)
-	}
+	storetest.UpdateJobs(t, store.WithTx(tx), storetest.JobMatch{ID: res.Job.ID},
+		storetest.JobChange{State: rivertype.JobState(state), Attempt: 2, ScheduledAt: time.Now().Add(time.Hour)})
 	return res.Job.ID
 }
 
@@ -466,16 +463,13 @@ func TestRetrySkippedTriesAWaitingSetNow(t *testing.T) {
 				Jobs  int // jobs of the set's kinds
 			}
 			got, want := state{}, state{State: tt.wantState, Now: tt.wantNow}
-			if err := db.Tx().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind IN ('ingest_message', 'upload_part', 'verify')`).
-				Scan(&got.Jobs); err != nil {
-				t.Fatal(err)
+			for _, kind := range []string{"ingest_message", "upload_part", "verify"} {
+				got.Jobs += len(storetest.Jobs(t, db, storetest.JobMatch{Kind: kind}))
 			}
 			if jobID != 0 {
 				want.Jobs = 1
-				if err := db.Tx().QueryRow(ctx, `SELECT state::text, scheduled_at <= now() FROM river_job WHERE id = $1`, jobID).
-					Scan(&got.State, &got.Now); err != nil {
-					t.Fatal(err)
-				}
+				job := storetest.Jobs(t, db, storetest.JobMatch{ID: jobID})[0]
+				got.State, got.Now = job.State, !job.ScheduledAt.After(time.Now())
 			}
 			if got != want {
 				t.Errorf("after the retry: %+v, want %+v", got, want)

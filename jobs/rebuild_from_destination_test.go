@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/messengertest"
@@ -125,8 +127,15 @@ func TestRebuildFromDestination(t *testing.T) {
 	}
 	mid := find(first.ID)
 	// Page 1 ends after x.zip.002: the set is never cut.
-	if mid.Status != hoard.RunRunning || mid.LastMessageID != x2 || mid.MessagesScanned != 3 || mid.PackagesCreated != 2 || mid.ErrorMessage == "" {
-		t.Fatalf("after the crash: %+v", mid)
+	type progress struct {
+		Status                           hoard.RunStatus
+		LastMessageID                    int64
+		MessagesScanned, PackagesCreated int
+		Failed                           bool
+	}
+	if diff := cmp.Diff(progress{hoard.RunRunning, x2, 3, 2, true},
+		progress{mid.Status, mid.LastMessageID, mid.MessagesScanned, mid.PackagesCreated, mid.ErrorMessage != ""}); diff != "" {
+		t.Fatalf("after the crash (-want +got):\n%s", diff)
 	}
 	res, err := tw.Work(ctx, t, db.Tx(), hoard.RebuildFromDestinationArgs{RebuildID: first.ID}, nil)
 	if err != nil || res.Job.State != rivertype.JobStateCompleted {
@@ -134,8 +143,16 @@ func TestRebuildFromDestination(t *testing.T) {
 	}
 	done := find(first.ID)
 	want := hoard.RebuildCounters{MessagesScanned: 6, PackagesCreated: 2, PackagesExisting: 1, SetsSkipped: 1}
-	if done.Status != hoard.RunCompleted || done.RebuildCounters != want || done.LastMessageID != lost || done.ErrorMessage != "" || done.FinishedAt == nil {
-		t.Fatalf("rebuild = %+v, want counters %+v", done, want)
+	type finished struct {
+		Status        hoard.RunStatus
+		Counters      hoard.RebuildCounters
+		LastMessageID int64
+		ErrorMessage  string
+		Finished      bool
+	}
+	if diff := cmp.Diff(finished{hoard.RunCompleted, want, lost, "", true},
+		finished{done.Status, done.RebuildCounters, done.LastMessageID, done.ErrorMessage, done.FinishedAt != nil}); diff != "" {
+		t.Fatalf("rebuild (-want +got):\n%s", diff)
 	}
 
 	byFirst := map[int64]hoard.Package{}
@@ -150,15 +167,27 @@ func TestRebuildFromDestination(t *testing.T) {
 		t.Fatalf("%d packages, want 3: %+v", len(items), items)
 	}
 	x := byFirst[x1]
-	if x.FileName != "x.zip" || x.FileSize != x1Size+x2Size || x.ArchiveType != hoard.ArchiveZIP || x.PartCount != 2 ||
-		!slices.Equal(x.DestMessageIDs, []int64{x1, x2}) || x.DestChannelID != dest.ID || x.ContentHash != "" || x.SourceChannelID != 0 {
-		t.Fatalf("split set = %+v", x)
+	type rebuilt struct {
+		FileName, ContentHash, SourceCaption, Creator string
+		FileSize                                      int64
+		ArchiveType                                   hoard.ArchiveType
+		PartCount                                     int
+		DestMessageIDs                                []int64
+		DestChannelID, SourceChannelID                int64
+	}
+	rowOf := func(p hoard.Package) rebuilt {
+		return rebuilt{p.FileName, p.ContentHash, p.SourceCaption, p.Creator, p.FileSize, p.ArchiveType, p.PartCount, p.DestMessageIDs,
+			p.DestChannelID, p.SourceChannelID}
+	}
+	if diff := cmp.Diff(rebuilt{FileName: "x.zip", FileSize: x1Size + x2Size, ArchiveType: hoard.ArchiveZIP, PartCount: 2,
+		DestMessageIDs: []int64{x1, x2}, DestChannelID: dest.ID}, rowOf(x), cmpopts.IgnoreFields(rebuilt{}, "SourceCaption", "Creator")); diff != "" {
+		t.Fatalf("split set (-want +got):\n%s", diff)
 	}
 	d := byFirst[dragon]
-	if d.FileName != "Mammoth Factory - 2024-02.stl" || d.FileSize != dragonSize || d.ArchiveType != hoard.ArchiveDocument ||
-		d.PartCount != 1 || !slices.Equal(d.DestMessageIDs, []int64{dragon}) || d.SourceCaption != "Dragon bust" ||
-		d.Creator != "Mammoth Factory" || d.ContentHash != "" {
-		t.Fatalf("single file = %+v", d)
+	if diff := cmp.Diff(rebuilt{FileName: "Mammoth Factory - 2024-02.stl", SourceCaption: "Dragon bust", Creator: "Mammoth Factory",
+		FileSize: dragonSize, ArchiveType: hoard.ArchiveDocument, PartCount: 1, DestMessageIDs: []int64{dragon}}, rowOf(d),
+		cmpopts.IgnoreFields(rebuilt{}, "DestChannelID", "SourceChannelID")); diff != "" {
+		t.Fatalf("single file (-want +got):\n%s", diff)
 	}
 	if k := byFirst[known]; k.ID != indexed.ID || k.ContentHash != indexed.ContentHash {
 		t.Fatalf("indexed package changed: %+v", k)

@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -18,6 +19,7 @@ import (
 	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -221,15 +223,10 @@ func newLongWorld(t *testing.T) *longWorld {
 // job in db's transaction, sorted.
 func queuedSets(t *testing.T, db *store.DB) []string {
 	t.Helper()
-	rows, err := db.Tx().Query(context.Background(), `SELECT args FROM river_job WHERE kind = 'ingest_message'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
+	for _, job := range storetest.Jobs(t, db, storetest.JobMatch{Kind: "ingest_message"}) {
 		var args hoard.IngestMessageArgs
-		if err := rows.Scan(&args); err != nil {
+		if err := json.Unmarshal(job.RawArgs, &args); err != nil {
 			t.Fatal(err)
 		}
 		var ids []int64
@@ -237,9 +234,6 @@ func queuedSets(t *testing.T, db *store.DB) []string {
 			ids = append(ids, p.MessageID)
 		}
 		out = append(out, fmt.Sprintf("%s|%v|%d", args.FileName, ids, args.PhotoMessageID))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	slices.Sort(out)
 	return out

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRenderLooksLikeTheModel(t *testing.T) {
@@ -32,8 +34,14 @@ func TestRenderLooksLikeTheModel(t *testing.T) {
 			}
 			saveRender(t, c.name, img)
 			l := lookAt(t, img)
-			if l.Width != 128 || l.Height != 128 || !l.CentreIsModel || l.Coverage < 0.3 || l.Coverage > 0.9 || l.Shades < 2 {
-				t.Errorf("look %+v: want 128×128, the model at the centre, 30–90 %% covered, 2+ shades", l)
+			type seen struct {
+				Width, Height                          int
+				CentreIsModel, CoverageInRange, Shaded bool
+			}
+			want := seen{128, 128, true, true, true}
+			got := seen{l.Width, l.Height, l.CentreIsModel, l.Coverage >= 0.3 && l.Coverage <= 0.9, l.Shades >= 2}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("look %+v: want 128×128, the model at the centre, 30–90 %% covered, 2+ shades (-want +got):\n%s", l, diff)
 			}
 		})
 	}

@@ -9,7 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/migrations"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -169,11 +171,8 @@ func TestSchemaNames(t *testing.T) {
 func TestSearchVectorFollowsFileName(t *testing.T) {
 	ctx := context.Background()
 	pool := connect(t, storetest.URL(t))
-	var id int64
-	if err := pool.QueryRow(ctx, `INSERT INTO packages (file_name, file_size, archive_type, creator, tags)
-		VALUES ('Dragon_Bust_v2_supported.stl', 1, 'DOCUMENT', 'MammothFactory', '{Fantasy}') RETURNING id`).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	id := storetest.Package(t, store.New(pool), storetest.PackageOpts{FileName: "Dragon_Bust_v2_supported.stl", FileSize: 1,
+		ArchiveType: hoard.ArchiveDocument, Creator: "MammothFactory", Tags: []string{"Fantasy"}}).ID
 	matches := func(q string) bool {
 		var ok bool
 		if err := pool.QueryRow(ctx, `SELECT search_vector @@ websearch_to_tsquery('english', $2) FROM packages WHERE id = $1`, id, q).Scan(&ok); err != nil {

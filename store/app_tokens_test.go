@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -31,8 +32,14 @@ func TestAppTokens(t *testing.T) {
 	if !secretForm.MatchString(secret) {
 		t.Fatalf("secret %q is not of the form %s", secret, secretForm)
 	}
-	if tok.Name != "backup script" || tok.UserID != owner.ID || tok.Prefix != secret[:12] || tok.LastUsedAt != nil || tok.RevokedAt != nil {
-		t.Fatalf("token = %+v", tok)
+	type token struct {
+		Name, Prefix  string
+		UserID        int64
+		Used, Revoked bool
+	}
+	if diff := cmp.Diff(token{Name: "backup script", Prefix: secret[:12], UserID: owner.ID},
+		token{tok.Name, tok.Prefix, tok.UserID, tok.LastUsedAt != nil, tok.RevokedAt != nil}); diff != "" {
+		t.Fatalf("token (-want +got):\n%s", diff)
 	}
 	// Only the hash is stored: no column holds the secret.
 	var hash []byte

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -34,10 +35,18 @@ func TestUpsertChannelDefaults(t *testing.T) {
 			c.Category = "  Minis "
 			c.IsForum = true
 			must(t, db.UpsertChannel(ctx, &c))
-			if c.ID == 0 || c.Kind != tt.wantKind || c.IsActive != tt.wantActive || !c.AutoGroupEnabled ||
-				!c.IsForum || c.IsProtected || c.Category != "Minis" || c.Username != "" || c.AccessLostAt != nil ||
-				c.CreatedAt.IsZero() {
-				t.Fatalf("stored channel = %+v", c)
+			type stored struct {
+				HasID, HasCreatedAt, AccessLost                  bool
+				Kind                                             hoard.ChannelKind
+				IsActive, AutoGroupEnabled, IsForum, IsProtected bool
+				Category, Username                               string
+			}
+			want := stored{HasID: true, HasCreatedAt: true, Kind: tt.wantKind, IsActive: tt.wantActive, AutoGroupEnabled: true,
+				IsForum: true, Category: "Minis"}
+			have := stored{c.ID != 0, !c.CreatedAt.IsZero(), c.AccessLostAt != nil, c.Kind, c.IsActive, c.AutoGroupEnabled, c.IsForum,
+				c.IsProtected, c.Category, c.Username}
+			if diff := cmp.Diff(want, have); diff != "" {
+				t.Fatalf("stored channel (-want +got):\n%s", diff)
 			}
 			got, err := db.FindChannelByID(ctx, c.ID)
 			must(t, err)
@@ -90,10 +99,10 @@ func TestUpsertChannelUpdatesPlatformFieldsOnly(t *testing.T) {
 		IsProtected: true,
 	}
 	must(t, db.UpsertChannel(ctx, second))
-	if second.ID != first.ID || second.Title != "New" || second.Username != "new_name" || second.InviteLink != "https://t.me/+old" ||
-		!second.IsForum || !second.IsProtected ||
-		second.Kind != hoard.ChannelSource || second.Category != "Minis" || !second.IsActive || second.AutoGroupEnabled {
-		t.Fatalf("after second upsert = %+v", second)
+	want := upserted{ID: first.ID, Title: "New", Username: "new_name", InviteLink: "https://t.me/+old", IsForum: true, IsProtected: true,
+		Kind: hoard.ChannelSource, Category: "Minis", IsActive: true}
+	if diff := cmp.Diff(want, upsertedOf(second)); diff != "" {
+		t.Fatalf("after second upsert (-want +got):\n%s", diff)
 	}
 
 	// Empty username and invite link do not erase the stored ones; flags
@@ -102,9 +111,10 @@ func TestUpsertChannelUpdatesPlatformFieldsOnly(t *testing.T) {
 	must(t, db.UpsertChannel(ctx, third))
 	got, err := db.FindChannelByPlatformID(ctx, first.PlatformID)
 	must(t, err)
-	if got.ID != first.ID || got.Title != "Newest" || got.Username != "new_name" || got.InviteLink != "https://t.me/+old" ||
-		got.IsForum || got.IsProtected || !got.IsActive || got.Category != "Minis" {
-		t.Fatalf("after third upsert = %+v", got)
+	want = upserted{ID: first.ID, Title: "Newest", Username: "new_name", InviteLink: "https://t.me/+old", Category: "Minis", IsActive: true,
+		Kind: got.Kind, AutoGroupEnabled: got.AutoGroupEnabled}
+	if diff := cmp.Diff(want, upsertedOf(got)); diff != "" {
+		t.Fatalf("after third upsert (-want +got):\n%s", diff)
 	}
 	if !got.UpdatedAt.After(first.UpdatedAt) && !got.UpdatedAt.Equal(first.UpdatedAt) {
 		t.Fatalf("updated_at went back: %v < %v", got.UpdatedAt, first.UpdatedAt)
@@ -237,9 +247,15 @@ func TestUpdateChannelSettings(t *testing.T) {
 			c := mustChannel(t, db, func(c *hoard.Channel) { c.Category = "Minis" })
 			before, after, err := db.UpdateChannelSettings(ctx, c.ID, tt.set)
 			must(t, err)
-			if before.ID != c.ID || before.Category != "Minis" || before.Kind != hoard.ChannelSource || before.IsActive ||
-				!before.AutoGroupEnabled {
-				t.Fatalf("before = %+v", before)
+			type settings struct {
+				ID                         int64
+				Category                   string
+				Kind                       hoard.ChannelKind
+				IsActive, AutoGroupEnabled bool
+			}
+			if diff := cmp.Diff(settings{c.ID, "Minis", hoard.ChannelSource, false, true},
+				settings{before.ID, before.Category, before.Kind, before.IsActive, before.AutoGroupEnabled}); diff != "" {
+				t.Fatalf("before (-want +got):\n%s", diff)
 			}
 			tt.check(t, after)
 			got, err := db.FindChannelByID(ctx, c.ID)
@@ -345,4 +361,16 @@ func TestDeleteChannelCascades(t *testing.T) {
 	must(t, err)
 
 	wantCode(t, db.DeleteChannel(ctx, ch.ID), hoard.ENOTFOUND)
+}
+
+// upserted is what the upsert tests check of a stored channel.
+type upserted struct {
+	ID                                               int64
+	Title, Username, InviteLink, Category            string
+	Kind                                             hoard.ChannelKind
+	IsActive, AutoGroupEnabled, IsForum, IsProtected bool
+}
+
+func upsertedOf(c *hoard.Channel) upserted {
+	return upserted{c.ID, c.Title, c.Username, c.InviteLink, c.Category, c.Kind, c.IsActive, c.AutoGroupEnabled, c.IsForum, c.IsProtected}
 }

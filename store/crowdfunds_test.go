@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -80,8 +81,23 @@ func TestCrowdfundsStore(t *testing.T) {
 	done, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{Delivery: hoard.DeliveryDone})
 	paid, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{Payment: hoard.PaymentPaid})
 	byHost, _ := db.ListCrowdfunds(ctx, alice.ID, store.CrowdfundFilter{HostID: other.ID})
-	if len(all) != 2 || len(done) != 1 || len(paid) != 1 || paid[0].ID != d.ID || len(byHost) != 1 || done[0].PackageCount != 1 {
-		t.Fatalf("lists: all %d done %d paid %d host %d", len(all), len(done), len(paid), len(byHost))
+	ids := func(cs []hoard.Crowdfund) (out []int64) {
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	type lists struct {
+		All, Done, ByHost int
+		Paid              []int64
+		DonePackages      int
+	}
+	got := lists{All: len(all), Done: len(done), ByHost: len(byHost), Paid: ids(paid)}
+	if len(done) > 0 {
+		got.DonePackages = done[0].PackageCount
+	}
+	if diff := cmp.Diff(lists{2, 1, 1, []int64{d.ID}, 1}, got); diff != "" {
+		t.Fatalf("lists (-want +got):\n%s", diff)
 	}
 	if mine, _ := db.ListCrowdfunds(ctx, bob.ID, store.CrowdfundFilter{}); len(mine) != 0 {
 		t.Fatal("bob lists alice's records")

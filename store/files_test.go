@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store/storetest"
 )
@@ -48,9 +49,16 @@ func TestReplacePackageFiles(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.ID == 0 || g.PackageID != p.ID || g.Ordinal != i || g.Path != w.path || g.FileName != w.name ||
-			g.Extension != w.ext || g.Size != w.size || g.CompressedSize != w.comp {
-			t.Errorf("file %d = %+v, want %+v", i, g, w)
+		type file struct {
+			HasID                     bool
+			PackageID                 int64
+			Ordinal                   int
+			Path, FileName, Extension string
+			Size, CompressedSize      int64
+		}
+		if diff := cmp.Diff(file{true, p.ID, i, w.path, w.name, w.ext, w.size, w.comp},
+			file{g.ID != 0, g.PackageID, g.Ordinal, g.Path, g.FileName, g.Extension, g.Size, g.CompressedSize}); diff != "" {
+			t.Errorf("file %d (-want +got):\n%s", i, diff)
 		}
 		switch {
 		case w.crc == nil && g.CRC32 != nil:
@@ -141,8 +149,14 @@ func TestReplacePackageFilesLarge(t *testing.T) {
 			break
 		}
 		for _, f := range page {
-			if f.Ordinal != seen || f.Path != files[seen].Path || f.Size != int64(seen) || f.CRC32 == nil || *f.CRC32 != *files[seen].CRC32 {
-				t.Fatalf("entry %d = %+v", seen, f)
+			type entry struct {
+				Ordinal int
+				Path    string
+				Size    int64
+				CRC32   *uint32
+			}
+			if diff := cmp.Diff(entry{seen, files[seen].Path, int64(seen), files[seen].CRC32}, entry{f.Ordinal, f.Path, f.Size, f.CRC32}); diff != "" {
+				t.Fatalf("entry %d (-want +got):\n%s", seen, diff)
 			}
 			seen++
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -25,9 +27,10 @@ func TestCreateGroup(t *testing.T) {
 	g := &hoard.PackageGroup{Name: "Dragons 2024-01", GroupingSource: hoard.GroupAutoPattern, GroupingKey: "2024-01",
 		SourceChannelID: ch.ID, MemberCount: 12, HasPreview: true}
 	must(t, db.CreateGroup(ctx, g))
-	if g.ID == 0 || g.Name != "Dragons 2024-01" || g.GroupingSource != hoard.GroupAutoPattern || g.GroupingKey != "2024-01" ||
-		g.SourceChannelID != ch.ID || g.MemberCount != 0 || g.HasPreview || g.CreatedAt.IsZero() {
-		t.Fatalf("created group = %+v", g)
+	want := groupRow{HasID: true, HasCreatedAt: true, Name: "Dragons 2024-01", Source: hoard.GroupAutoPattern, Key: "2024-01",
+		SourceChannelID: ch.ID}
+	if diff := cmp.Diff(want, groupRowOf(g)); diff != "" {
+		t.Fatalf("created group (-want +got):\n%s", diff)
 	}
 
 	wantCode(t, db.CreateGroup(ctx, &hoard.PackageGroup{Name: "x", GroupingSource: "AUTO_MAGIC"}), hoard.EINVALID)
@@ -83,9 +86,12 @@ func TestFindGroupByID(t *testing.T) {
 
 	got, err := db.FindGroupByID(ctx, g.ID)
 	must(t, err)
-	if got.ID != g.ID || got.Name != "Album" || got.GroupingSource != hoard.GroupAlbum || got.GroupingKey != "555" ||
-		got.SourceChannelID != ch.ID || got.MemberCount != 0 || !got.CreatedAt.Equal(g.CreatedAt) {
-		t.Fatalf("FindGroupByID = %+v", got)
+	if !got.CreatedAt.Equal(g.CreatedAt) {
+		t.Fatalf("FindGroupByID created at %s, want %s", got.CreatedAt, g.CreatedAt)
+	}
+	want := groupRow{HasID: true, HasCreatedAt: true, Name: "Album", Source: hoard.GroupAlbum, Key: "555", SourceChannelID: ch.ID}
+	if diff := cmp.Diff(want, groupRowOf(got), cmpopts.IgnoreFields(groupRow{}, "HasPreview")); diff != "" || got.ID != g.ID {
+		t.Fatalf("FindGroupByID %d, want %d (-want +got):\n%s", got.ID, g.ID, diff)
 	}
 
 	var members []int64
@@ -468,8 +474,9 @@ func TestCreateManualGroup(t *testing.T) {
 
 	g, err := db.CreateManualGroup(ctx, " Picks ", []int64{p3.ID, p1.ID, p2.ID, p1.ID})
 	must(t, err)
-	if g.Name != "Picks" || g.GroupingSource != hoard.GroupManual || g.GroupingKey != "" || g.SourceChannelID != ch.ID || g.MemberCount != 3 {
-		t.Fatalf("manual group = %+v", g)
+	want := groupRow{HasID: true, HasCreatedAt: true, Name: "Picks", Source: hoard.GroupManual, SourceChannelID: ch.ID, Members: 3}
+	if diff := cmp.Diff(want, groupRowOf(g), cmpopts.IgnoreFields(groupRow{}, "HasPreview")); diff != "" {
+		t.Fatalf("manual group (-want +got):\n%s", diff)
 	}
 	for _, p := range []int64{p1.ID, p2.ID, p3.ID} {
 		if gid, keep := groupOf(t, db, p); gid != g.ID || keep {
@@ -517,9 +524,10 @@ func TestMergeGroups(t *testing.T) {
 	got, err := db.MergeGroups(ctx, src.ID, dst.ID)
 	must(t, err)
 	// A user's merge is not undone by the engine: the target becomes MANUAL.
-	if got.ID != dst.ID || got.MemberCount != 3 || got.GroupingKey != "" || got.GroupingSource != hoard.GroupManual ||
-		got.Name != dst.Name || !got.HasPreview {
-		t.Fatalf("merged = %+v", got)
+	want := groupRow{HasID: true, HasCreatedAt: true, Name: dst.Name, Source: hoard.GroupManual, Members: 3, HasPreview: true,
+		SourceChannelID: got.SourceChannelID}
+	if diff := cmp.Diff(want, groupRowOf(got)); diff != "" || got.ID != dst.ID {
+		t.Fatalf("merged into %d, want %d (-want +got):\n%s", got.ID, dst.ID, diff)
 	}
 	if groupExists(t, db, src.ID) {
 		t.Fatal("source group still exists")
@@ -564,8 +572,15 @@ func TestGroupingRules(t *testing.T) {
 	r := &hoard.GroupingRule{GroupID: g.ID, ChannelID: other.ID, Pattern: " Mammoth ", SignalType: hoard.RulePrefix, Confidence: 0.7}
 	ok, err := db.AddGroupingRule(ctx, r)
 	must(t, err)
-	if !ok || r.ID == 0 || r.ChannelID != ch.ID || r.Pattern != "Mammoth" || r.Confidence < 0.69 || r.Confidence > 0.71 {
-		t.Fatalf("added rule = %v %+v", ok, r)
+	type added struct {
+		OK, HasID  bool
+		ChannelID  int64
+		Pattern    string
+		Confidence float64
+	}
+	if diff := cmp.Diff(added{true, true, ch.ID, "Mammoth", 0.7}, added{ok, r.ID != 0, r.ChannelID, r.Pattern, r.Confidence},
+		cmpopts.EquateApprox(0, 0.01)); diff != "" {
+		t.Fatalf("added rule (-want +got):\n%s", diff)
 	}
 	dup := &hoard.GroupingRule{GroupID: g.ID, Pattern: "Mammoth", SignalType: hoard.RulePrefix}
 	ok, err = db.AddGroupingRule(ctx, dup)
@@ -653,15 +668,17 @@ func TestLoadGroupingSnapshot(t *testing.T) {
 		t.Fatalf("packages = %d, want 4", len(snap.Packages))
 	}
 	p := snap.Packages[0]
-	if p.ID != free.ID || p.FileName != "Dragon.zip" || p.Creator != "Alice" || !p.PostedAt.Equal(posted) || p.AlbumID != 77 ||
-		p.SourceMessageID != 10 || p.ReplyToMessageID != 9 || p.Caption != "A dragon" || p.GroupID != 0 || p.KeepUngrouped {
-		t.Fatalf("free package = %+v", p)
+	if diff := cmp.Diff(hoard.GroupingPackage{ID: free.ID, FileName: "Dragon.zip", Creator: "Alice", PostedAt: posted, AlbumID: 77,
+		SourceMessageID: 10, ReplyToMessageID: 9, Caption: "A dragon"}, p, cmpopts.IgnoreFields(hoard.GroupingPackage{}, "Paths")); diff != "" {
+		t.Fatalf("free package (-want +got):\n%s", diff)
 	}
 	if len(p.Paths) != hoard.GroupingPathLimit || p.Paths[0] != "Dragon/part000.stl" || p.Paths[49] != "Dragon/part049.stl" {
 		t.Fatalf("paths = %d %v", len(p.Paths), p.Paths[:2])
 	}
-	if q := snap.Packages[1]; q.GroupID != g.ID || q.Caption != "" || q.Paths != nil || q.SourceMessageID != 11 || !q.PostedAt.IsZero() {
-		t.Fatalf("grouped package = %+v", q)
+	q := snap.Packages[1]
+	if diff := cmp.Diff(hoard.GroupingPackage{ID: q.ID, FileName: q.FileName, Creator: q.Creator, AlbumID: q.AlbumID,
+		ReplyToMessageID: q.ReplyToMessageID, GroupID: g.ID, SourceMessageID: 11, KeepUngrouped: q.KeepUngrouped}, q); diff != "" {
+		t.Fatalf("grouped package (-want +got):\n%s", diff)
 	}
 	if q := snap.Packages[2]; !q.KeepUngrouped || q.Caption != "" || q.Paths != nil {
 		t.Fatalf("held package = %+v", q)
@@ -787,9 +804,15 @@ func TestApplyGroupingPlan(t *testing.T) {
 			n = x
 		}
 	}
-	if n.Type != hoard.NotifyGroupingConflict || n.ChannelID != ch.ID || !strings.Contains(n.Title, existing.Name) ||
-		!strings.Contains(n.Title, manual.Name) || !jsonHas(t, n.Context, "patterns", []any{"drag"}) {
-		t.Fatalf("notification = %+v (context %s)", n, n.Context)
+	type note struct {
+		Type                       hoard.NotificationType
+		ChannelID                  int64
+		NamesExisting, NamesManual bool
+		Patterns                   bool
+	}
+	if diff := cmp.Diff(note{hoard.NotifyGroupingConflict, ch.ID, true, true, true}, note{n.Type, n.ChannelID,
+		strings.Contains(n.Title, existing.Name), strings.Contains(n.Title, manual.Name), jsonHas(t, n.Context, "patterns", []any{"drag"})}); diff != "" {
+		t.Fatalf("notification %q, context %s (-want +got):\n%s", n.Title, n.Context, diff)
 	}
 
 	// Applying the same plan again changes nothing and notifies nothing.
@@ -960,4 +983,19 @@ func TestApplyGroupingPlanRegroup(t *testing.T) {
 			t.Errorf("group %d = %q key %q, want %q key %q", tt.id, g.Name, g.GroupingKey, tt.name, tt.key)
 		}
 	}
+}
+
+// groupRow is what the group tests check of a stored group.
+type groupRow struct {
+	HasID, HasCreatedAt bool
+	Name                string
+	Source              hoard.GroupingSource
+	Key                 string
+	SourceChannelID     int64
+	Members             int
+	HasPreview          bool
+}
+
+func groupRowOf(g *hoard.PackageGroup) groupRow {
+	return groupRow{g.ID != 0, !g.CreatedAt.IsZero(), g.Name, g.GroupingSource, g.GroupingKey, g.SourceChannelID, g.MemberCount, g.HasPreview}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -161,11 +163,13 @@ func TestIndexPackage(t *testing.T) {
 			}
 			got, err := db.FindPackageByID(ctx, p.ID)
 			must(t, err)
-			if got.FileName != p.FileName || got.FileSize != p.FileSize || got.ContentHash != p.ContentHash ||
-				got.SourceChannelID != src.ID || got.SourceMessageID != msg || !slices.Equal(got.SourceMessageIDs, []int64{msg}) ||
-				got.RemoteUniqueID != p.RemoteUniqueID || got.DestChannelID != dest.ID || got.DestMessageID != p.DestMessageID ||
-				!slices.Equal(got.DestMessageIDs, p.DestMessageIDs) || got.InspectionNote != "2 entries" || got.FileCount != 2 {
-				t.Fatalf("indexed package = %+v, want %+v", got, p)
+			want := *p
+			want.SourceChannelID, want.SourceMessageID, want.SourceMessageIDs = src.ID, msg, []int64{msg}
+			want.DestChannelID, want.InspectionNote, want.FileCount = dest.ID, "2 entries", 2
+			if diff := cmp.Diff(want, *got, cmpopts.IgnoreFields(hoard.Package{}, "ID", "ArchiveType", "PartCount", "Creator", "Tags",
+				"SourceTopicID", "SourceCaption", "SourcePostedAt", "ReplyToMessageID", "MediaAlbumID", "PreviewData", "PreviewMsgID",
+				"HasPreview", "PackageGroupID", "IngestionRunID", "CreatedAt", "UpdatedAt"), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("indexed package (-want +got):\n%s", diff)
 			}
 			files, err := db.ListPackageFiles(ctx, p.ID, -1, 10, "")
 			must(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store/storetest"
 )
@@ -17,8 +18,14 @@ func TestChannelJoins(t *testing.T) {
 	j := &hoard.ChannelJoin{Ref: "@mammothfactory", AccountID: acc.ID, Category: " STL "}
 	created, err := db.CreateChannelJoin(ctx, j)
 	must(t, err)
-	if !created || j.ID == 0 || j.Status != hoard.JoinPending || j.Category != "STL" || j.FinishedAt != nil {
-		t.Fatalf("join = %+v (created %v)", j, created)
+	type join struct {
+		Created, HasID, Finished bool
+		Status                   hoard.JoinStatus
+		Category                 string
+	}
+	if diff := cmp.Diff(join{Created: true, HasID: true, Status: hoard.JoinPending, Category: "STL"},
+		join{created, j.ID != 0, j.FinishedAt != nil, j.Status, j.Category}); diff != "" {
+		t.Fatalf("join (-want +got):\n%s", diff)
 	}
 	// The same reference while pending: the same request.
 	again := &hoard.ChannelJoin{Ref: "@mammothfactory", AccountID: acc.ID}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -161,10 +162,17 @@ func TestRequeueJobsOf(t *testing.T) {
 			}
 			continue
 		}
-		if state != "available" || !scheduledSoon || errorCount != len(tt.job.Errors)+1 || lastError == nil || *lastError == "" ||
-			lastAttempt == nil || *lastAttempt != tt.job.Attempt {
-			t.Errorf("%s: state %s, rescheduled %v, %d errors, last %v at attempt %v; want available now with an error for attempt %d",
-				tt.name, state, scheduledSoon, errorCount, deref(lastError), deref(lastAttempt), tt.job.Attempt)
+		type requeued struct {
+			State         string
+			ScheduledSoon bool
+			Errors        int
+			LastHasError  bool
+			LastAttempt   *int
+		}
+		want := requeued{"available", true, len(tt.job.Errors) + 1, true, &tt.job.Attempt}
+		got := requeued{state, scheduledSoon, errorCount, lastError != nil && *lastError != "", lastAttempt}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: want available now with an error for attempt %d (-want +got):\n%s", tt.name, tt.job.Attempt, diff)
 		}
 	}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -22,10 +23,17 @@ func TestUpsertChannelMap(t *testing.T) {
 
 	m, err := db.UpsertChannelMap(ctx, acc.ID, ch.ID, 111, hoard.MapReader)
 	must(t, err)
-	if m.ID == 0 || m.AccountID != acc.ID || m.ChannelID != ch.ID || m.AccessHash != 111 || m.Role != hoard.MapReader ||
-		m.LastProcessedMessageID != 0 || !m.LastScannedAt.Equal(epoch) || !m.LastScanFoundArchives ||
-		m.ConsecutiveEmptyScans != 0 || m.CreatedAt.IsZero() {
-		t.Fatalf("new map = %+v", m)
+	type channelMap struct {
+		HasID, HasCreatedAt, FoundArchives              bool
+		AccountID, ChannelID, AccessHash, LastProcessed int64
+		Role                                            hoard.MapRole
+		LastScannedAt                                   time.Time
+		EmptyScans                                      int
+	}
+	if diff := cmp.Diff(channelMap{true, true, true, acc.ID, ch.ID, 111, 0, hoard.MapReader, epoch, 0}, channelMap{m.ID != 0, !m.CreatedAt.IsZero(),
+		m.LastScanFoundArchives, m.AccountID, m.ChannelID, m.AccessHash, m.LastProcessedMessageID, m.Role, m.LastScannedAt,
+		m.ConsecutiveEmptyScans}); diff != "" {
+		t.Fatalf("new map (-want +got):\n%s", diff)
 	}
 	must(t, db.AdvanceWatermark(ctx, m.ID, 500))
 
@@ -290,9 +298,16 @@ func TestTopics(t *testing.T) {
 
 	tp, err := db.UpsertTopic(ctx, m.ID, 10, "Dragons", false)
 	must(t, err)
-	if tp.ID == 0 || tp.AccountChannelMapID != m.ID || tp.TopicID != 10 || tp.TopicName != "Dragons" || tp.IsGeneral ||
-		!tp.FetchEnabled || tp.LastProcessedMessageID != 0 || !tp.LastScannedAt.Equal(epoch) || !tp.LastScanFoundArchives {
-		t.Fatalf("new topic = %+v", tp)
+	type topic struct {
+		HasID                                  bool
+		MapID, TopicID, LastProcessedMessage   int64
+		Name                                   string
+		IsGeneral, FetchEnabled, FoundArchives bool
+		LastScannedAt                          time.Time
+	}
+	if diff := cmp.Diff(topic{true, m.ID, 10, 0, "Dragons", false, true, true, epoch}, topic{tp.ID != 0, tp.AccountChannelMapID, int64(tp.TopicID),
+		tp.LastProcessedMessageID, tp.TopicName, tp.IsGeneral, tp.FetchEnabled, tp.LastScanFoundArchives, tp.LastScannedAt}); diff != "" {
+		t.Fatalf("new topic (-want +got):\n%s", diff)
 	}
 	// A rename keeps the fetch flag and the watermark.
 	must(t, db.SetTopicFetchEnabled(ctx, m.ID, 10, false))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -25,9 +26,17 @@ func TestCreateNotification(t *testing.T) {
 		Message: "parts changed", PackageID: p.ID, Context: json.RawMessage(`{"expected":"ab","parts":[1,2],"nested":{"ok":true}}`)}
 	created, err := db.CreateNotification(ctx, n)
 	must(t, err)
-	if !created || n.ID == 0 || n.DedupKey != fmt.Sprintf("HASH_MISMATCH:package:%d", p.ID) || n.PackageID != p.ID ||
-		n.ChannelID != 0 || n.Severity != hoard.SeverityError || n.IsRead || n.Dismissed || n.ReadAt != nil || n.CreatedAt.IsZero() {
-		t.Fatalf("created = %v, notification = %+v", created, n)
+	type note struct {
+		Created, HasID, HasCreatedAt, IsRead, Dismissed, HasReadAt bool
+		DedupKey                                                   string
+		PackageID, ChannelID                                       int64
+		Severity                                                   hoard.Severity
+	}
+	wantNote := note{Created: true, HasID: true, HasCreatedAt: true, DedupKey: fmt.Sprintf("HASH_MISMATCH:package:%d", p.ID), PackageID: p.ID,
+		Severity: hoard.SeverityError}
+	haveNote := note{created, n.ID != 0, !n.CreatedAt.IsZero(), n.IsRead, n.Dismissed, n.ReadAt != nil, n.DedupKey, n.PackageID, n.ChannelID, n.Severity}
+	if diff := cmp.Diff(wantNote, haveNote); diff != "" {
+		t.Fatalf("created notification (-want +got):\n%s", diff)
 	}
 	got, err := db.FindNotification(ctx, n.ID)
 	must(t, err)
@@ -47,9 +56,15 @@ func TestCreateNotification(t *testing.T) {
 	c := &hoard.Notification{Type: hoard.NotifyChannelAccessLost, Title: "Lost", ChannelID: ch.ID}
 	created, err = db.CreateNotification(ctx, c)
 	must(t, err)
-	if !created || c.DedupKey != fmt.Sprintf("CHANNEL_ACCESS_LOST:channel:%d", ch.ID) || c.Severity != hoard.SeverityInfo ||
-		c.ChannelID != ch.ID || string(c.Context) != "{}" {
-		t.Fatalf("channel notification = %+v (context %s)", c, c.Context)
+	type channelNote struct {
+		Created           bool
+		DedupKey, Context string
+		Severity          hoard.Severity
+		ChannelID         int64
+	}
+	if diff := cmp.Diff(channelNote{true, fmt.Sprintf("CHANNEL_ACCESS_LOST:channel:%d", ch.ID), "{}", hoard.SeverityInfo, ch.ID},
+		channelNote{created, c.DedupKey, string(c.Context), c.Severity, c.ChannelID}); diff != "" {
+		t.Fatalf("channel notification (-want +got):\n%s", diff)
 	}
 	plain := mustNotification(t, db, func(n *hoard.Notification) { n.Type = hoard.NotifyOrphanedIndex; n.Title = "Orphans found" })
 	if plain.DedupKey != "ORPHANED_INDEX:Orphans found" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -36,10 +37,20 @@ func TestCreateAndFindPackage(t *testing.T) {
 	}
 	got, err := db.FindPackageByID(ctx, p.ID)
 	must(t, err)
-	if got.FileName != p.FileName || got.Creator != "Mammoth Factory" || !slices.Equal(got.Tags, []string{"STL", "Fantasy"}) ||
-		got.SourceChannelID != ch.ID || !slices.Equal(got.SourceMessageIDs, []int64{10, 11}) || !got.SourcePostedAt.Equal(posted) ||
-		got.PartCount != 2 || !got.HasPreview || got.PreviewData != nil || got.PreviewMsgID != 9 || got.DestChannelID != 0 {
-		t.Fatalf("FindPackageByID = %+v", got)
+	type found struct {
+		FileName, Creator                            string
+		Tags                                         []string
+		SourceChannelID, PreviewMsgID, DestChannelID int64
+		SourceMessageIDs                             []int64
+		SourcePostedAt                               time.Time
+		PartCount                                    int
+		HasPreview                                   bool
+		PreviewData                                  []byte
+	}
+	want := found{p.FileName, "Mammoth Factory", []string{"STL", "Fantasy"}, ch.ID, 9, 0, []int64{10, 11}, posted, 2, true, nil}
+	if diff := cmp.Diff(want, found{got.FileName, got.Creator, got.Tags, got.SourceChannelID, got.PreviewMsgID, got.DestChannelID,
+		got.SourceMessageIDs, got.SourcePostedAt, got.PartCount, got.HasPreview, got.PreviewData}); diff != "" {
+		t.Fatalf("FindPackageByID (-want +got):\n%s", diff)
 	}
 	preview, err := db.FindPackagePreview(ctx, p.ID)
 	must(t, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -63,8 +64,15 @@ func TestPreviewExtractionLifecycle(t *testing.T) {
 	}
 	done, err := db.FindPreviewExtraction(ctx, p.ID, x.ID)
 	must(t, err)
-	if done.Status != hoard.ExtractionDone || done.Method != "ranged" || done.BytesDownloaded != 4096 || done.ErrorMessage != "" || done.FinishedAt == nil {
-		t.Fatalf("done = %+v", done)
+	type finished struct {
+		Status               hoard.ExtractionStatus
+		Method, ErrorMessage string
+		BytesDownloaded      int64
+		Finished             bool
+	}
+	if diff := cmp.Diff(finished{hoard.ExtractionDone, "ranged", "", 4096, true},
+		finished{done.Status, done.Method, done.ErrorMessage, done.BytesDownloaded, done.FinishedAt != nil}); diff != "" {
+		t.Fatalf("done (-want +got):\n%s", diff)
 	}
 	_, err = db.StartPreviewExtraction(ctx, x.ID)
 	wantCode(t, err, hoard.ENOTFOUND)

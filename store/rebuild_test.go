@@ -3,9 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -30,9 +30,16 @@ func TestCreateRebuiltPackageIsIdempotent(t *testing.T) {
 	}
 	got, err := db.FindPackageByID(ctx, p.ID)
 	must(t, err)
-	if got.ContentHash != "" || got.DestMessageID != 11 || !slices.Equal(got.DestMessageIDs, []int64{11, 12}) ||
-		got.PartCount != 2 || got.FileSize != 300 || got.DestChannelID != dest.ID || got.SourceChannelID != 0 || got.SourceCaption != "January" {
-		t.Fatalf("rebuilt package = %+v", got)
+	type rebuiltRow struct {
+		ContentHash, SourceCaption                    string
+		DestMessageID, DestChannelID, SourceChannelID int64
+		DestMessageIDs                                []int64
+		PartCount                                     int
+		FileSize                                      int64
+	}
+	if diff := cmp.Diff(rebuiltRow{"", "January", 11, dest.ID, 0, []int64{11, 12}, 2, 300}, rebuiltRow{got.ContentHash, got.SourceCaption,
+		got.DestMessageID, got.DestChannelID, got.SourceChannelID, got.DestMessageIDs, got.PartCount, got.FileSize}); diff != "" {
+		t.Fatalf("rebuilt package (-want +got):\n%s", diff)
 	}
 	var hashIsNull bool
 	must(t, db.Tx().QueryRow(ctx, `SELECT content_hash IS NULL FROM packages WHERE id = $1`, p.ID).Scan(&hashIsNull))
@@ -146,8 +153,13 @@ func TestRebuildRunProgress(t *testing.T) {
 	latest, err := db.FindLatestRebuild(ctx)
 	must(t, err)
 	want := hoard.RebuildCounters{MessagesScanned: 105, PackagesCreated: 4, PackagesExisting: 1, SetsSkipped: 1}
-	if latest.ID != run2.ID || latest.RebuildCounters != want || latest.LastMessageID != 140 || latest.Status != hoard.RunCompleted ||
-		latest.DestChannelID != dest.ID || latest.RiverJobID != 987655 {
-		t.Fatalf("latest = %+v", latest)
+	type rebuild struct {
+		ID, LastMessageID, DestChannelID, RiverJobID int64
+		Counters                                     hoard.RebuildCounters
+		Status                                       hoard.RunStatus
+	}
+	if diff := cmp.Diff(rebuild{run2.ID, 140, dest.ID, 987655, want, hoard.RunCompleted},
+		rebuild{latest.ID, latest.LastMessageID, latest.DestChannelID, latest.RiverJobID, latest.RebuildCounters, latest.Status}); diff != "" {
+		t.Fatalf("latest (-want +got):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -25,9 +26,16 @@ func TestRuns(t *testing.T) {
 
 		r, err := db.CreateRun(ctx, hoard.TriggerManual)
 		must(t, err)
-		if r.ID == 0 || r.Status != hoard.RunRunning || r.Trigger != hoard.TriggerManual || r.FinishedAt != nil ||
-			r.StartedAt.IsZero() || r.RunCounters != (hoard.RunCounters{}) || r.CurrentActivity != "" || r.ErrorMessage != "" {
-			t.Fatalf("new run = %+v", r)
+		type run struct {
+			HasID, Finished, Started bool
+			Status                   hoard.RunStatus
+			Trigger                  hoard.RunTrigger
+			Counters                 hoard.RunCounters
+			Activity, ErrorMessage   string
+		}
+		if diff := cmp.Diff(run{HasID: true, Started: true, Status: hoard.RunRunning, Trigger: hoard.TriggerManual}, run{r.ID != 0,
+			r.FinishedAt != nil, !r.StartedAt.IsZero(), r.Status, r.Trigger, r.RunCounters, r.CurrentActivity, r.ErrorMessage}); diff != "" {
+			t.Fatalf("new run (-want +got):\n%s", diff)
 		}
 		running, err := db.FindRunningRun(ctx)
 		must(t, err)
@@ -119,10 +127,8 @@ func TestRuns(t *testing.T) {
 		must(t, db.SetRunActivity(ctx, r.ID, a))
 		got, err := db.FindRun(ctx, r.ID)
 		must(t, err)
-		if got.CurrentActivity != a.Activity || got.CurrentStep != a.Step || got.CurrentChannelID != ch.ID || got.CurrentTopicID != 9 ||
-			got.CurrentAccountChannelMapID != m.ID || got.CurrentFile != "Big.zip" || got.CurrentBytes != 1<<20 ||
-			got.CurrentTotalBytes != 1<<30 {
-			t.Fatalf("activity = %+v", got)
+		if diff := cmp.Diff(a, activityOf(got)); diff != "" {
+			t.Fatalf("activity (-want +got):\n%s", diff)
 		}
 		// Zero ids are stored as "none".
 		must(t, db.SetRunActivity(ctx, r.ID, hoard.RunActivity{Activity: "waiting"}))
@@ -138,9 +144,8 @@ func TestRuns(t *testing.T) {
 			t.Fatal("FinishRun reported false")
 		}
 		got, _ = db.FindRun(ctx, r.ID)
-		if got.CurrentActivity != "" || got.CurrentStep != "" || got.CurrentChannelID != 0 || got.CurrentTopicID != 0 ||
-			got.CurrentAccountChannelMapID != 0 || got.CurrentFile != "" || got.CurrentBytes != 0 || got.CurrentTotalBytes != 0 {
-			t.Fatalf("FinishRun kept live activity: %+v", got)
+		if diff := cmp.Diff(hoard.RunActivity{}, activityOf(got)); diff != "" {
+			t.Fatalf("FinishRun kept live activity (-want +got):\n%s", diff)
 		}
 		// A finished run is left alone.
 		must(t, db.SetRunActivity(ctx, r.ID, a))
@@ -270,4 +275,10 @@ func TestAddRunCountersConcurrent(t *testing.T) {
 	if won != 1 {
 		t.Fatalf("%d concurrent FinishRun calls won, want exactly 1", won)
 	}
+}
+
+// activityOf is the live activity a run row holds.
+func activityOf(r *hoard.IngestionRun) hoard.RunActivity {
+	return hoard.RunActivity{Activity: r.CurrentActivity, Step: r.CurrentStep, ChannelID: r.CurrentChannelID, TopicID: r.CurrentTopicID,
+		AccountChannelMapID: r.CurrentAccountChannelMapID, File: r.CurrentFile, Bytes: r.CurrentBytes, TotalBytes: r.CurrentTotalBytes}
 }

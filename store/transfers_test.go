@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -151,13 +152,22 @@ func TestCreateTransfer(t *testing.T) {
 		} {
 			got, err := find()
 			must(t, err)
-			if got.ID != tr.ID || got.SourceChannelID != tr.SourceChannelID || got.SourceMessageID != tr.SourceMessageID ||
-				got.ManualUploadFileID != 0 || got.IngestionRunID != 0 || got.AccountID != tr.AccountID ||
-				got.DestChannelID != tr.DestChannelID || got.Status != hoard.TransferPublishing ||
-				!slices.Equal(got.SpoolPaths, tr.SpoolPaths) || !got.KeepFiles || got.ContentHash != tr.ContentHash ||
-				got.Draft.FileName != tr.Draft.FileName || got.Draft.Creator != "Mammoth" || !slices.Equal(got.Draft.Tags, []string{"STL"}) ||
-				!slices.Equal(got.PreviewData, []byte{0xff, 0xd8}) || got.PartsTotal != 3 || got.ErrorMessage != "" {
-				t.Errorf("find by %s = %+v", name, got)
+			type found struct {
+				ID, SourceChannelID, SourceMessageID, ManualUploadFileID, IngestionRunID, AccountID, DestChannelID int64
+				Status                                                                                             hoard.TransferStatus
+				SpoolPaths, DraftTags                                                                              []string
+				KeepFiles                                                                                          bool
+				ContentHash, DraftFileName, DraftCreator, ErrorMessage                                             string
+				PreviewData                                                                                        []byte
+				PartsTotal                                                                                         int
+			}
+			want := found{tr.ID, tr.SourceChannelID, tr.SourceMessageID, 0, 0, tr.AccountID, tr.DestChannelID, hoard.TransferPublishing,
+				tr.SpoolPaths, []string{"STL"}, true, tr.ContentHash, tr.Draft.FileName, "Mammoth", "", []byte{0xff, 0xd8}, 3}
+			have := found{got.ID, got.SourceChannelID, got.SourceMessageID, got.ManualUploadFileID, got.IngestionRunID, got.AccountID,
+				got.DestChannelID, got.Status, got.SpoolPaths, got.Draft.Tags, got.KeepFiles, got.ContentHash, got.Draft.FileName,
+				got.Draft.Creator, got.ErrorMessage, got.PreviewData, got.PartsTotal}
+			if diff := cmp.Diff(want, have); diff != "" {
+				t.Errorf("find by %s (-want +got):\n%s", name, diff)
 			}
 		}
 		_, err := db.FindTransferBySource(ctx, tr.SourceChannelID, tr.SourceMessageID+1)

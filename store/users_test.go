@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -72,9 +74,12 @@ func TestCreateAndFindUser(t *testing.T) {
 	email := uniqueEmail("Mixed.Case")
 	u, err := db.CreateUser(ctx, "  "+email+"\t", "argon2id$hash", hoard.RoleAdmin)
 	must(t, err)
-	if u.ID == 0 || u.Email != email || u.PasswordHash != "argon2id$hash" || u.Role != hoard.RoleAdmin || u.DisplayName != "" ||
-		u.InviteCodeID != 0 || !u.CreatedAt.Equal(now) || !u.UpdatedAt.Equal(now) || u.LastLoginAt != nil || !u.IsAdmin() {
-		t.Fatalf("created user = %+v", u)
+	if u.ID == 0 || !u.IsAdmin() {
+		t.Fatalf("created user = %+v: want an id and an administrator", u)
+	}
+	want := hoard.User{ID: u.ID, Email: email, PasswordHash: "argon2id$hash", Role: hoard.RoleAdmin, CreatedAt: now, UpdatedAt: now}
+	if diff := cmp.Diff(want, *u); diff != "" {
+		t.Fatalf("created user (-want +got):\n%s", diff)
 	}
 	plain := mustUser(t, db, hoard.RoleUser)
 	if plain.Role != hoard.RoleUser || plain.IsAdmin() {
@@ -311,8 +316,15 @@ func TestRegisterWithInvite(t *testing.T) {
 		email := uniqueEmail("Reg")
 		u, err := db.RegisterWithInvite(ctx, " "+inv.Code+" ", " "+email+" ", "reg-hash")
 		must(t, err)
-		if u.ID == 0 || u.Email != email || u.Role != hoard.RoleAdmin || u.InviteCodeID != inv.ID || u.PasswordHash != "reg-hash" {
-			t.Fatalf("registered user = %+v", u)
+		type registered struct {
+			HasID               bool
+			Email, PasswordHash string
+			Role                hoard.Role
+			InviteCodeID        int64
+		}
+		if diff := cmp.Diff(registered{true, email, "reg-hash", hoard.RoleAdmin, inv.ID},
+			registered{u.ID != 0, u.Email, u.PasswordHash, u.Role, u.InviteCodeID}); diff != "" {
+			t.Fatalf("registered user (-want +got):\n%s", diff)
 		}
 		stored, err := db.FindUserByEmail(ctx, email)
 		must(t, err)
@@ -481,9 +493,12 @@ func TestCreateAndFindInvite(t *testing.T) {
 
 	inv := &hoard.InviteCode{Code: fmt.Sprintf("default-%d", seq.Add(1))}
 	must(t, db.CreateInvite(ctx, inv))
-	if inv.ID == 0 || inv.Role != hoard.RoleUser || inv.MaxUses != 1 || inv.UseCount != 0 || inv.ExpiresAt != nil ||
-		inv.Note != "" || inv.CreatedBy != 0 || !inv.CreatedAt.Equal(now) {
-		t.Fatalf("invite with defaults = %+v", inv)
+	if inv.ID == 0 {
+		t.Fatalf("invite with defaults has no id: %+v", inv)
+	}
+	if diff := cmp.Diff(hoard.InviteCode{ID: inv.ID, Code: inv.Code, Role: hoard.RoleUser, MaxUses: 1, CreatedAt: now}, *inv,
+		cmpopts.IgnoreFields(hoard.InviteCode{}, "UsedBy")); diff != "" {
+		t.Fatalf("invite with defaults (-want +got):\n%s", diff)
 	}
 
 	admin := mustUser(t, db, hoard.RoleAdmin)
@@ -491,17 +506,19 @@ func TestCreateAndFindInvite(t *testing.T) {
 	full := &hoard.InviteCode{Code: fmt.Sprintf("full-%d", seq.Add(1)), Role: hoard.RoleAdmin, MaxUses: 7,
 		ExpiresAt: &exp, Note: "for the team", CreatedBy: admin.ID}
 	must(t, db.CreateInvite(ctx, full))
-	if full.ID == 0 || full.Role != hoard.RoleAdmin || full.MaxUses != 7 || full.UseCount != 0 || full.ExpiresAt == nil ||
-		!full.ExpiresAt.Equal(exp) || full.Note != "for the team" || full.CreatedBy != admin.ID {
-		t.Fatalf("invite = %+v", full)
+	if full.ID == 0 {
+		t.Fatalf("invite has no id: %+v", full)
+	}
+	if diff := cmp.Diff(hoard.InviteCode{ID: full.ID, Code: full.Code, Role: hoard.RoleAdmin, MaxUses: 7, ExpiresAt: &exp, Note: "for the team",
+		CreatedBy: admin.ID}, *full, cmpopts.IgnoreFields(hoard.InviteCode{}, "CreatedAt", "UsedBy")); diff != "" {
+		t.Fatalf("invite (-want +got):\n%s", diff)
 	}
 
 	for _, code := range []string{full.Code, " " + full.Code + " "} {
 		got, err := db.FindInviteByCode(ctx, code)
 		must(t, err)
-		if got.ID != full.ID || got.Role != full.Role || got.MaxUses != 7 || !got.ExpiresAt.Equal(exp) ||
-			got.Note != full.Note || got.CreatedBy != admin.ID || !got.CreatedAt.Equal(full.CreatedAt) {
-			t.Fatalf("FindInviteByCode(%q) = %+v, want %+v", code, got, full)
+		if diff := cmp.Diff(*full, *got, cmpopts.IgnoreFields(hoard.InviteCode{}, "UseCount", "Code", "UsedBy")); diff != "" || got.MaxUses != 7 || got.CreatedBy != admin.ID {
+			t.Fatalf("FindInviteByCode(%q) (-want +got):\n%s", code, diff)
 		}
 	}
 	_, err := db.FindInviteByCode(ctx, "missing-"+full.Code)
@@ -565,8 +582,10 @@ func TestListInvites(t *testing.T) {
 		t.Fatalf("ListInvites order = %v, want %v", got, []int64{c.ID, b.ID, a.ID})
 	}
 	la := list[2]
-	if la.Code != a.Code || la.UseCount != 2 || la.MaxUses != 3 || la.Role != hoard.RoleUser || !slices.Equal(la.UsedBy, emails) {
-		t.Fatalf("listed invite = %+v, want UsedBy %v", la, emails)
+	want := hoard.InviteCode{ID: la.ID, Code: a.Code, Role: hoard.RoleUser, MaxUses: 3, UseCount: 2, ExpiresAt: la.ExpiresAt, Note: la.Note,
+		CreatedBy: la.CreatedBy, CreatedAt: la.CreatedAt, UsedBy: emails}
+	if diff := cmp.Diff(want, la); diff != "" {
+		t.Fatalf("listed invite (-want +got):\n%s", diff)
 	}
 	if list[0].UsedBy == nil || len(list[0].UsedBy) != 0 {
 		t.Fatalf("unused invite UsedBy = %#v, want empty", list[0].UsedBy)
@@ -637,9 +656,9 @@ func TestSessions(t *testing.T) {
 	}
 	gs, gu, err := db.FindSessionUser(ctx, s.ID)
 	must(t, err)
-	if gs.ID != s.ID || gs.UserID != u.ID || !gs.ExpiresAt.Equal(exp) || gs.UserAgent != "Firefox" || gs.RemoteAddr != "192.0.2.7" ||
-		!gs.CreatedAt.Equal(now) || !gs.LastSeenAt.Equal(now) {
-		t.Fatalf("FindSessionUser session = %+v, want %+v", gs, s)
+	want := hoard.Session{ID: s.ID, UserID: u.ID, ExpiresAt: exp, UserAgent: "Firefox", RemoteAddr: "192.0.2.7", CreatedAt: now, LastSeenAt: now}
+	if diff := cmp.Diff(want, *gs); diff != "" {
+		t.Fatalf("FindSessionUser session (-want +got):\n%s", diff)
 	}
 	if gu == nil || gu.ID != u.ID || gu.Email != u.Email || gu.Role != hoard.RoleAdmin {
 		t.Fatalf("FindSessionUser user = %+v, want %+v", gu, u)

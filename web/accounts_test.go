@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 func form(kv ...string) url.Values {
@@ -88,10 +91,7 @@ func TestRegisterSignInSignOut(t *testing.T) {
 
 func TestRegistrationRefusals(t *testing.T) {
 	e := newEnv(t)
-	expired := e.invite(5, time.Hour)
-	if _, err := e.db.Pool().Exec(context.Background(), `UPDATE invite_codes SET expires_at = now() - interval '1 minute' WHERE code = $1`, expired); err != nil {
-		t.Fatal(err)
-	}
+	expired := storetest.Invite(t, e.db, storetest.InviteOpts{MaxUses: 5, ExpiresAt: time.Now().Add(-time.Minute)}).Code
 	valid := e.invite(5, time.Hour)
 	taken, _ := e.user(hoard.RoleUser)
 	tests := []struct {
@@ -369,9 +369,16 @@ func TestSignInRedirectStaysLocal(t *testing.T) {
 		t.Helper()
 		loc := resp.Header.Get("Location")
 		target, err := base.Parse(loc)
-		if resp.StatusCode != http.StatusSeeOther || err != nil || target.Host != base.Host ||
-			!strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.ContainsFunc(loc, unsafeInPath) {
-			t.Errorf("%s next=%q: %d Location %q", how, next, resp.StatusCode, loc)
+		type redirect struct {
+			Status                                       int
+			ParseErr                                     error
+			SameHost, Rooted, SchemeRelative, UnsafeChar bool
+		}
+		got := redirect{resp.StatusCode, err, err == nil && target.Host == base.Host, strings.HasPrefix(loc, "/"),
+			strings.HasPrefix(loc, "//"), strings.ContainsFunc(loc, unsafeInPath)}
+		want := redirect{Status: http.StatusSeeOther, SameHost: true, Rooted: true}
+		if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
+			t.Errorf("%s next=%q: Location %q (-want +got):\n%s", how, next, loc, diff)
 		}
 	}
 	for i, c := range hostileNext {

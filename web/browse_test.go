@@ -18,15 +18,16 @@ import (
 func TestBrowsePages(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	pk := e.seedCatalog()
+	pk := e.seedCatalog(func(p *hoard.Package) {
+		if p.FileName == "Dragon_Bust_v2.stl" {
+			p.ArchiveType, p.Tags = hoard.ArchiveDocument, []string{"STL", "big/heavy"}
+		}
+	})
 	dest := &hoard.Channel{PlatformID: 9001, Title: "Hoard Archive Destination", Username: "hoardarchive", Kind: hoard.ChannelDestination}
 	if err := e.db.UpsertChannel(ctx, dest); err != nil {
 		t.Fatal(err)
 	}
 	bust := pk["Dragon_Bust_v2.stl"]
-	if _, err := e.db.Pool().Exec(ctx, `UPDATE packages SET archive_type = 'DOCUMENT', tags = ARRAY['STL', 'big/heavy'] WHERE id = $1`, bust.ID); err != nil {
-		t.Fatal(err)
-	}
 	if err := e.db.SetPackageDestination(ctx, bust.ID, dest.ID, []int64{77}); err != nil {
 		t.Fatal(err)
 	}

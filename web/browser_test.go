@@ -15,6 +15,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 	bt "github.com/hoard/hoard/web/browsertest"
 )
 
@@ -458,11 +459,8 @@ func TestBrowserWorkerPanelSkipsTheTopicNamed(t *testing.T) {
 	_, _ = e.db.UpsertTopic(bg, m.ID, 33, "Dragons", false)
 	_, _ = e.db.UpsertTopic(bg, m.ID, 44, "Terrain", false)
 	for _, topic := range []int{33, 44} {
-		if _, err := e.db.Pool().Exec(bg, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at)
-			VALUES ('scan_topic', jsonb_build_object('map_id', $1::bigint, 'topic_id', $2::int, 'run_id', 1), 'ingest', 'running', 5, 1, 1, now())`,
-			m.ID, topic); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Job(t, e.db, storetest.JobOpts{Kind: "scan_topic", Queue: "ingest",
+			Args: map[string]any{"map_id": m.ID, "topic_id": topic, "run_id": 1}})
 	}
 	admin, password := e.user(hoard.RoleAdmin)
 	base := e.ts.URL
@@ -509,13 +507,9 @@ func TestBrowserWorkerPanelShowsEachFilesPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Pool().Exec(bg, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, attempt, attempted_at, metadata)
-		VALUES ('upload_part', '{}', 'transfer', 'running', 5, 1, 1, now(), jsonb_build_object('file_progress', jsonb_build_object(
-			'run_id', $1::bigint, 'file', 'Mammoth Diorama.zip', 'phase', 'uploading', 'part', 2, 'parts', 4, 'bytes', 268435456,
-			'total_bytes', 536870912, 'start_bytes', 0, 'phase_started_at', '2025-01-01T12:00:00Z', 'updated_at', '2025-01-01T12:00:10Z')))`,
-		run.ID); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Job(t, e.db, storetest.JobOpts{Kind: "upload_part", Queue: "transfer", Metadata: map[string]any{"file_progress": map[string]any{
+		"run_id": run.ID, "file": "Mammoth Diorama.zip", "phase": "uploading", "part": 2, "parts": 4, "bytes": 268435456,
+		"total_bytes": 536870912, "start_bytes": 0, "phase_started_at": "2025-01-01T12:00:00Z", "updated_at": "2025-01-01T12:00:10Z"}}})
 	admin, password := e.user(hoard.RoleAdmin)
 	base := e.ts.URL
 	signIn(t, ctx, base, admin.Email, password)

@@ -31,7 +31,7 @@ func pngBytes(t testing.TB) []byte {
 }
 
 // seedCatalog stores packages and returns them by file name.
-func (e *testEnv) seedCatalog() map[string]*hoard.Package {
+func (e *testEnv) seedCatalog(mutate ...func(*hoard.Package)) map[string]*hoard.Package {
 	e.t.Helper()
 	ctx := context.Background()
 	ch := &hoard.Channel{PlatformID: 777, Title: "Mammoth Channel", Kind: hoard.ChannelSource}
@@ -52,6 +52,9 @@ func (e *testEnv) seedCatalog() map[string]*hoard.Package {
 		}
 		if strings.HasSuffix(spec.name, ".rar") {
 			p.ArchiveType = hoard.ArchiveRAR
+		}
+		for _, m := range mutate {
+			m(p)
 		}
 		if err := e.db.CreatePackage(ctx, p); err != nil {
 			e.t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // postImage posts a multipart form with one file field "image" and
@@ -45,9 +47,7 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 		return id
 	}
 	g1 := create("Dragons", a.ID, b.ID)
-	var jobs int
-	_ = e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'learn_group_rule'`).Scan(&jobs)
-	if jobs != 1 {
+	if jobs := len(storetest.Jobs(t, e.db, storetest.JobMatch{Kind: "learn_group_rule"})); jobs != 1 {
 		t.Fatalf("%d learn_group_rule jobs queued", jobs)
 	}
 	if resp, _ := e.do(browser, "POST", "/groups", url.Values{"id": {fmt.Sprint(k.ID)}}, c); resp.StatusCode != 422 {
@@ -62,9 +62,7 @@ func TestGroupsCreateRenameMergeDissolve(t *testing.T) {
 	if !strings.Contains(body, "Learning a rule from these packages") || strings.Contains(body, "share no file-name prefix") {
 		t.Fatalf("group page while learning:\n%s", body)
 	}
-	if _, err := e.db.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'learn_group_rule'`); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SetJobState(t, e.db, storetest.JobMatch{Kind: "learn_group_rule"}, rivertype.JobStateCompleted)
 	if _, body := e.do(browser, "GET", fmt.Sprintf("/groups/%d", g1), nil, c); !strings.Contains(body, "share no file-name prefix") {
 		t.Fatalf("group page after learning found no rule:\n%s", body)
 	}

@@ -79,9 +79,13 @@ func (g *fakeGitHub) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if q.Get("client_id") != g.clientID || q.Get("redirect_uri") != g.redirect || q.Get("code_challenge_method") != "S256" ||
-		q.Get("state") == "" || g.current == nil {
-		http.Error(w, "bad authorization request", http.StatusBadRequest)
+	type request struct {
+		ClientID, Redirect, Method string
+		State, SignedIn            bool
+	}
+	got := request{q.Get("client_id"), q.Get("redirect_uri"), q.Get("code_challenge_method"), q.Get("state") != "", g.current != nil}
+	if want := (request{g.clientID, g.redirect, "S256", true, true}); got != want {
+		http.Error(w, fmt.Sprintf("bad authorization request: %+v, want %+v", got, want), http.StatusBadRequest)
 		return
 	}
 	code := rand.Text()

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 func TestExtractPreviewRoutes(t *testing.T) {
@@ -53,11 +56,7 @@ func TestExtractPreviewRoutes(t *testing.T) {
 
 	counts := func() (rows, jobs int) {
 		t.Helper()
-		if err := e.db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM preview_extractions),
-			(SELECT count(*) FROM river_job WHERE kind = 'extract_preview')`).Scan(&rows, &jobs); err != nil {
-			t.Fatal(err)
-		}
-		return rows, jobs
+		return storetest.Count(t, e.db, "preview_extractions"), len(storetest.Jobs(t, e.db, storetest.JobMatch{Kind: "extract_preview"}))
 	}
 	extractPath := func(p *hoard.Package) string { return "/packages/" + strconv.FormatInt(p.ID, 10) + "/preview/extract" }
 	postJSON := func(path string, form url.Values, cookie *http.Cookie) (int, map[string]json.RawMessage) {
@@ -90,18 +89,24 @@ func TestExtractPreviewRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Status != hoard.ExtractionPending || x.EntryPath != "renders/cover.jpg" || x.RequestedBy != admin.ID || x.RiverJobID == 0 ||
-		!strings.Contains(loc, "extraction="+strconv.FormatInt(x.ID, 10)) {
-		t.Fatalf("extraction = %+v (back to %s)", x, loc)
+	if !strings.Contains(loc, "extraction="+strconv.FormatInt(x.ID, 10)) {
+		t.Fatalf("back to %s, not to extraction %d", loc, x.ID)
 	}
-	var kind, args string
-	if err := e.db.Pool().QueryRow(ctx, `SELECT kind, args::text FROM river_job WHERE id = $1`, x.RiverJobID).Scan(&kind, &args); err != nil {
-		t.Fatal(err)
+	jobs := storetest.Jobs(t, e.db, storetest.JobMatch{Kind: "extract_preview"})
+	if len(jobs) != 1 {
+		t.Fatalf("extract_preview jobs = %+v", jobs)
+	}
+	wantX := hoard.PreviewExtraction{ID: x.ID, PackageID: p.ID, EntryPath: "renders/cover.jpg", Status: hoard.ExtractionPending,
+		RequestedBy: admin.ID, RiverJobID: jobs[0].ID}
+	if diff := cmp.Diff(wantX, *x, cmpopts.IgnoreFields(hoard.PreviewExtraction{}, "CreatedAt", "UpdatedAt")); diff != "" {
+		t.Fatalf("extraction (-want +got):\n%s", diff)
 	}
 	var a hoard.ExtractPreviewArgs
-	if err := json.Unmarshal([]byte(args), &a); err != nil || kind != "extract_preview" ||
-		a != (hoard.ExtractPreviewArgs{PackageID: p.ID, EntryPath: "renders/cover.jpg", ExtractionID: x.ID}) {
-		t.Fatalf("job %s %s (%v)", kind, args, err)
+	if err := json.Unmarshal(jobs[0].RawArgs, &a); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(hoard.ExtractPreviewArgs{PackageID: p.ID, EntryPath: "renders/cover.jpg", ExtractionID: x.ID}, a); diff != "" {
+		t.Fatalf("job args (-want +got):\n%s", diff)
 	}
 
 	// The same entry again while it is unfinished: the same extraction,
@@ -109,8 +114,15 @@ func TestExtractPreviewRoutes(t *testing.T) {
 	status, out := postJSON(extractPath(p), url.Values{"entry": {"renders/cover.jpg"}}, c)
 	var got extractionJSON
 	_ = json.Unmarshal(out["extraction"], &got)
-	if status != 202 || string(out["queued"]) != "false" || got.ID != x.ID || got.Status != "PENDING" || got.StatusURL == "" {
-		t.Fatalf("repeat = %d %s %+v", status, out["queued"], got)
+	type repeat struct {
+		Status       int
+		Queued       string
+		ID           int64
+		State        string
+		HasStatusURL bool
+	}
+	if diff := cmp.Diff(repeat{202, "false", x.ID, "PENDING", true}, repeat{status, string(out["queued"]), got.ID, got.Status, got.StatusURL != ""}); diff != "" {
+		t.Fatalf("repeat (-want +got):\n%s", diff)
 	}
 	if rows, jobs := counts(); rows != 1 || jobs != 1 {
 		t.Fatalf("after a repeat: %d rows, %d jobs", rows, jobs)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 func TestRebuildStartAndStatus(t *testing.T) {
@@ -30,11 +30,7 @@ func TestRebuildStartAndStatus(t *testing.T) {
 	}
 	countRuns := func() int {
 		t.Helper()
-		var n int
-		if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM rebuild_runs`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return storetest.Count(t, e.db, "rebuild_runs")
 	}
 	if run := status(); run != nil {
 		t.Fatalf("status before any rebuild = %+v", run)
@@ -56,14 +52,17 @@ func TestRebuildStartAndStatus(t *testing.T) {
 		t.Fatalf("status after start = %+v", run)
 	}
 	// The job came with the row, and names it.
-	var kind, args string
-	var jobID int64
-	if err := e.db.Pool().QueryRow(ctx, `SELECT j.id, j.kind, j.args::text FROM river_job j
-		JOIN rebuild_runs r ON r.river_job_id = j.id WHERE r.id = $1`, run.ID).Scan(&jobID, &kind, &args); err != nil {
-		t.Fatalf("job of the rebuild: %v", err)
+	row, err := e.db.FindRebuild(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if kind != (hoard.RebuildFromDestinationArgs{}).Kind() || !strings.Contains(strings.ReplaceAll(args, " ", ""), `"rebuild_id":`+strconv.FormatInt(run.ID, 10)) {
-		t.Fatalf("job = %s %s", kind, args)
+	jobID := row.RiverJobID
+	if jobID == 0 {
+		t.Fatalf("the rebuild row names no job: %+v", row)
+	}
+	jobs := storetest.Jobs(t, e.db, storetest.JobMatch{ID: jobID})
+	if len(jobs) != 1 || jobs[0].Kind != (hoard.RebuildFromDestinationArgs{}).Kind() || jobs[0].Args["rebuild_id"] != float64(run.ID) {
+		t.Fatalf("job of the rebuild (id %d) = %+v", jobID, jobs)
 	}
 
 	// One at a time: the page gets a 409 page, an API caller a JSON error.
@@ -105,9 +104,7 @@ func TestRebuildStartAndStatus(t *testing.T) {
 	}
 
 	// Once the old job is gone, a new rebuild starts.
-	if _, err := e.db.Pool().Exec(ctx, `DELETE FROM river_job WHERE id = $1`, jobID); err != nil {
-		t.Fatal(err)
-	}
+	storetest.DeleteJobs(t, e.db, storetest.JobMatch{ID: jobID})
 	if resp, _ := e.do(nil, "POST", "/admin/messenger/rebuild", nil, c); resp.StatusCode != 303 {
 		t.Fatalf("restart = %d", resp.StatusCode)
 	}

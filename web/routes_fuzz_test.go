@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 // hostileValues are what the route fuzz test puts into parameters: NULs,
@@ -132,11 +133,8 @@ func (e *testEnv) seedFuzzWorld() fuzzWorld {
 	x, err := e.db.CreatePreviewExtraction(ctx, p.ID, "Dragon/body.stl", admin.ID)
 	must(err)
 	e.link(admin, 4242)
-	var sendID, skippedID int64
-	must(e.db.Pool().QueryRow(ctx, `INSERT INTO bot_send_requests (user_id, package_id, platform_user_id)
-		VALUES ($1, $2, 4242) RETURNING id`, admin.ID, p.ID).Scan(&sendID))
-	must(e.db.Pool().QueryRow(ctx, `INSERT INTO skipped_packages (source_channel_id, source_message_id, file_name, reason)
-		VALUES ($1, 99, 'x.zip', 'DOWNLOAD_FAILED') RETURNING id`, p.SourceChannelID).Scan(&skippedID))
+	sendID := storetest.SendRequest(e.t, e.db, storetest.SendRequestOpts{UserID: admin.ID, PackageID: p.ID, PlatformUserID: 4242})
+	skippedID := storetest.Skipped(e.t, e.db, storetest.SkippedOpts{SourceChannelID: p.SourceChannelID, SourceMessageID: 99, FileName: "x.zip"}).ID
 	return fuzzWorld{users: [3]*hoard.User{nil, user, admin}, ids: map[string]int64{
 		"/packages/": p.ID, "/api/packages/": p.ID, "/groups/": g.ID, "/crowdfunds/": cf.ID, "/api/crowdfunds/": cf.ID,
 		"/uploads/": up.ID, "/api/uploads/": up.ID, "/api/notifications/": n.ID, "/admin/invites/": invite.ID,
@@ -477,8 +475,15 @@ func FuzzDecodeParams(f *testing.F) {
 					t.Fatalf("accepted unclean text %q", s)
 				}
 			}
-			if utf8.RuneCountInString(cat.Q) > maxParamLen || (cat.Limit != nil && (*cat.Limit < 1 || *cat.Limit > 200)) || cat.Before < 0 || cat.Channel < 0 {
-				t.Fatalf("accepted out of bounds: %+v", cat)
+			for field, out := range map[string]bool{
+				"q":       utf8.RuneCountInString(cat.Q) > maxParamLen,
+				"limit":   cat.Limit != nil && (*cat.Limit < 1 || *cat.Limit > 200),
+				"before":  cat.Before < 0,
+				"channel": cat.Channel < 0,
+			} {
+				if out {
+					t.Fatalf("accepted %s out of bounds: %+v", field, cat)
+				}
 			}
 			if _, err := parseCatalogQuery(cat); err == nil && len(cat.Tags) > 0 {
 				for _, tag := range cat.Tags {

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 func (e *testEnv) link(u *hoard.User, platformID int64) {
@@ -102,12 +104,12 @@ func TestBotSendQueuesRequestJobAndNotification(t *testing.T) {
 	if err != nil || !strings.Contains(n.Payload, fmt.Sprint(id)) {
 		t.Fatalf("notification: %v %+v", err, n)
 	}
-	var kind, args string
-	if err := e.db.Pool().QueryRow(ctx, `SELECT kind, args::text FROM river_job WHERE kind = 'bot_send'`).Scan(&kind, &args); err != nil {
-		t.Fatalf("no bot_send job: %v", err)
+	jobs := storetest.Jobs(t, e.db, storetest.JobMatch{Kind: "bot_send"})
+	if len(jobs) == 0 {
+		t.Fatal("no bot_send job")
 	}
-	if !strings.Contains(args, fmt.Sprintf(`"request_id": %d`, id)) && !strings.Contains(args, fmt.Sprintf(`"request_id":%d`, id)) {
-		t.Fatalf("job args %s", args)
+	if got := jobs[0].Args["request_id"]; got != float64(id) {
+		t.Fatalf("job args %s, want request_id %d", jobs[0].RawArgs, id)
 	}
 	// A second send while the first is pending queues nothing.
 	if resp, _ := e.postJSON("/api/messenger/bot/send", fmt.Sprintf(`{"package_id":%d}`, pack.ID), uc); resp.StatusCode != 409 {
@@ -195,9 +197,19 @@ func TestSendButtonsNeedALink(t *testing.T) {
 	}
 	_, body := e.do(nil, "GET", "/api/messenger/bot/my-sends", nil, uc)
 	var mine struct{ Items []sendJSON }
-	if err := json.Unmarshal([]byte(body), &mine); err != nil || len(mine.Items) != 1 ||
-		mine.Items[0].Status != "PENDING" || mine.Items[0].PartsTotal != 1 || mine.Items[0].PartsSent != 0 {
-		t.Fatalf("my sends = %s", body)
+	if err := json.Unmarshal([]byte(body), &mine); err != nil {
+		t.Fatalf("my sends = %s: %v", body, err)
+	}
+	type progress struct {
+		Status                string
+		PartsSent, PartsTotal int
+	}
+	var gotSends []progress
+	for _, s := range mine.Items {
+		gotSends = append(gotSends, progress{s.Status, s.PartsSent, s.PartsTotal})
+	}
+	if diff := cmp.Diff([]progress{{"PENDING", 0, 1}}, gotSends); diff != "" {
+		t.Fatalf("my sends (-want +got):\n%s", diff)
 	}
 	if _, body := e.do(nil, "GET", "/api/messenger/bot/my-sends", nil, e.session(must2(e.user(hoard.RoleUser)))); strings.Contains(body, "Red Dragon") {
 		t.Fatal("another user sees my deliveries")
@@ -239,25 +251,31 @@ func TestGroupSendIsOneOrderedBatch(t *testing.T) {
 	if resp.StatusCode != 303 || !strings.HasSuffix(resp.Header.Get("Location"), "sent=3") {
 		t.Fatalf("group send = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	var got []int64
-	var batches int
-	var title string
-	rows, err := e.db.Pool().Query(ctx, `SELECT r.package_id, b.title FROM bot_send_requests r JOIN bot_send_batches b ON b.id = r.batch_id ORDER BY r.id`)
+	reqs, err := e.db.ListBotSendRequests(ctx, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id, &title); err != nil {
+	type queued struct {
+		Packages      []int64 // oldest request first
+		Batches, Jobs int
+		Title         string
+	}
+	got := queued{Jobs: len(storetest.Jobs(t, e.db, storetest.JobMatch{Kind: "bot_send"}))}
+	batches := map[int64]bool{}
+	for i := len(reqs) - 1; i >= 0; i-- {
+		got.Packages = append(got.Packages, reqs[i].PackageID)
+		batches[reqs[i].BatchID] = true
+	}
+	got.Batches = len(batches)
+	if len(reqs) > 0 && reqs[0].BatchID != 0 {
+		b, err := e.db.FindBotSendBatch(ctx, reqs[0].BatchID)
+		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, id)
+		got.Title = b.Title
 	}
-	if err := e.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'bot_send'`).Scan(&batches); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) || batches != 1 || title != "🗂 Castle Set" {
-		t.Fatalf("queued %v in %d jobs titled %q; want %v in one job titled the group's name", got, batches, title, want)
+	if diff := cmp.Diff(queued{Packages: want, Batches: 1, Jobs: 1, Title: "🗂 Castle Set"}, got); diff != "" {
+		t.Fatalf("group send queued (-want +got):\n%s", diff)
 	}
 }
 

@@ -29,12 +29,8 @@ func TestIngestionTriggerQueuesACycle(t *testing.T) {
 	go a.listenForWork(ctx, client)
 
 	cycles := func() int {
-		var n int
-		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'trigger' = $2`,
-			hoard.IngestCycleArgs{}.Kind(), string(hoard.TriggerManual)).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return len(storetest.Jobs(t, db, storetest.JobMatch{Kind: hoard.IngestCycleArgs{}.Kind(),
+			Args: map[string]any{"trigger": hoard.TriggerManual}}))
 	}
 	if n := cycles(); n != 0 {
 		t.Fatalf("%d cycles before any trigger", n)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gotd/td/bin"
 	"github.com/gotd/td/tg"
 
@@ -225,8 +226,17 @@ func TestDownloadFaults(t *testing.T) {
 		err := f.acc.Download(ctx, req, &out)
 		var de *messenger.DownloadError
 		fw, ok := messenger.AsFloodWait(err)
-		if !errors.As(err, &de) || !ok || fw.RetryAfter != 300*time.Second || !fw.Premium || hoard.ErrorCode(err) != hoard.ERATELIMITED {
-			t.Fatalf("err = %v", err)
+		type failure struct {
+			DownloadError, FloodWait, Premium bool
+			RetryAfter                        time.Duration
+			Code                              string
+		}
+		got := failure{DownloadError: errors.As(err, &de), FloodWait: ok, Code: hoard.ErrorCode(err)}
+		if ok {
+			got.Premium, got.RetryAfter = fw.Premium, fw.RetryAfter
+		}
+		if diff := cmp.Diff(failure{true, true, true, 300 * time.Second, hoard.ERATELIMITED}, got); diff != "" {
+			t.Fatalf("err = %v (-want +got):\n%s", err, diff)
 		}
 		if de.Offset != 2<<20 {
 			t.Fatalf("resume offset = %d, want %d", de.Offset, 2<<20)
