@@ -10,7 +10,7 @@ STATICCHECK_VERSION ?= v0.6.1
 
 .PHONY: help
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## build bin/hoard
@@ -55,6 +55,15 @@ lint: ## gofmt, go vet and staticcheck (installed on demand)
 .PHONY: bench
 bench: ## run the benchmarks (figures for README's performance section)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+# The catalog of bench-10m: a database of its own (about 25 GB), generated
+# on the first run and kept for the next ones.
+BENCH_10M_URL ?= postgres://postgres@127.0.0.1:5432/hoard_bench_10m?sslmode=disable
+
+.PHONY: bench-10m
+bench-10m: ## BenchmarkSearch over 10,000,000 packages in BENCH_10M_URL (kept; the first run generates it, about 25 GB); not for CI
+	HOARD_BENCH_DB_URL='$(BENCH_10M_URL)' HOARD_BENCH_PACKAGES=10000000 \
+		$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 100x -timeout 0 -v ./store/
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)

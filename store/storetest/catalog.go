@@ -18,8 +18,9 @@ import (
 
 // CatalogDB returns a database holding a generated catalog of n packages
 // for benchmarks: a fresh clone, or, when HOARD_BENCH_DB_URL names a
-// database, that one, generated once and kept for later runs (to tune
-// queries by hand). maxConns sizes the pool (0 = pgx's default).
+// database, that one (created if the server lacks it), generated once and
+// kept for later runs (to tune queries by hand). maxConns sizes the pool
+// (0 = pgx's default).
 func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 	b.Helper()
 	ctx := context.Background()
@@ -27,6 +28,8 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 	keep := url != ""
 	if !keep {
 		url = URL(b)
+	} else if err := createDatabase(ctx, url); err != nil {
+		b.Fatal(err)
 	}
 	db, err := store.Open(ctx, url, store.Options{MaxConns: maxConns})
 	if err != nil {
@@ -50,10 +53,10 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 			}
 			return db
 		}
-		// package_files by name: GenerateCatalog's load dropped its
-		// foreign key, so CASCADE no longer reaches it. Not package_words:
-		// the truncate trigger of packages empties it (naming it too fails
-		// as "being used by active queries").
+		// package_files by name: a catalog generated before issue #30
+		// lost its foreign key, so CASCADE does not reach it there. Not
+		// package_words: the truncate trigger of packages empties it
+		// (naming it too fails as "being used by active queries").
 		if _, err := db.Pool().Exec(ctx, `TRUNCATE packages, package_files, package_paths, package_groups, catalog_creators, catalog_tags CASCADE`); err != nil {
 			b.Fatal(err)
 		}
@@ -64,6 +67,32 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 		t.Logf("generated %d packages in %s", n, time.Since(start).Round(time.Second))
 	}
 	return db
+}
+
+// createDatabase creates the database connURL names unless its server
+// has it, connecting to the server's database "postgres" to do so.
+func createDatabase(ctx context.Context, connURL string) error {
+	cfg, err := pgx.ParseConfig(connURL)
+	if err != nil {
+		return fmt.Errorf("HOARD_BENCH_DB_URL: %w", err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to create %s: %w", name, err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	var have bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&have); err != nil {
+		return fmt.Errorf("look for database %s: %w", name, err)
+	}
+	if !have {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("create database %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // BenchPackages is the catalog size of the benchmarks:
@@ -91,122 +120,116 @@ var (
 )
 
 // GenerateCatalog fills packages (and package_files for a tenth of them)
-// with realistic, Zipf-skewed names, creators and tags, for benchmarks. It
-// drops the search indexes during the load and builds them afterwards, and
+// with realistic, Zipf-skewed names, creators and tags, for benchmarks, and
 // returns the most frequent creator. The names are deterministic, every
 // 100,000th package is a "Quetzalcoatl Temple" (a rare word), and a third
 // of the packages belong to groups of CatalogGroupSize consecutive ones.
+//
+// It loads in bulk, as a restore would: the indexes, primary keys and
+// foreign keys of the catalog's tables are dropped first and rebuilt after
+// the rows are in (several at once, on connections of its own), and what
+// the row triggers would derive (search vectors, package_words,
+// package_paths, the creators and tags lists) is computed set-wise by the
+// same expressions. The result is the schema and rows that inserting the
+// packages one by one would give (TestGenerateCatalog checks it).
 func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(42, 7))
-	vocab := slices.Clone(CatalogWords)
-	for len(vocab) < 40_000 {
-		w := ""
-		for k := 2 + rng.IntN(2); k > 0; k-- {
-			w += CatalogSyllables[rng.IntN(len(CatalogSyllables))]
-		}
-		vocab = append(vocab, w)
-	}
-	zipf := func(size int) int { u := rng.Float64(); return int(float64(size) * u * u * u * u) }
-	word := func() string { return vocab[zipf(len(vocab))] }
-	title := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
-	suffixes := []string{"Factory", "Studio", "Miniatures", "Forge", "Works", "Labs", "Designs", "3D", "Sculpts", "Prints"}
-	creators := make([]string, 20_000)
-	for i := range creators {
-		creators[i] = title(vocab[rng.IntN(len(vocab))]) + " " + suffixes[rng.IntN(len(suffixes))]
-	}
-	exts := []string{"zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "rar", "rar", "rar", "7z", "7z", "stl", "stl", "stl", "3mf", "pdf"}
-	types := map[string]string{"zip": "ZIP", "rar": "RAR", "7z": "7Z", "stl": "DOCUMENT", "3mf": "DOCUMENT", "pdf": "DOCUMENT"}
-	tags := []string{"STL", "Terrain", "Fantasy", "Sci-Fi", "Busts", "Miniatures"}
-
-	for _, stmt := range []string{
-		`ALTER TABLE packages DROP CONSTRAINT IF EXISTS packages_pkey CASCADE`,
-		`DROP INDEX packages_creator_search_idx`, `DROP INDEX packages_file_name_trgm_idx`, `DROP INDEX package_files_path_trgm_idx`,
-		`DROP INDEX packages_name_grams_idx`,
-		`ALTER TABLE packages DISABLE TRIGGER packages_catalog_names`,
-		`ALTER TABLE packages DISABLE TRIGGER packages_words_insert`,
-		`ALTER TABLE package_words DROP CONSTRAINT package_words_pkey`,
-	} {
-		if _, err := pool.Exec(ctx, stmt); err != nil {
-			b.Fatal(err)
-		}
-	}
-	generateGroups(b, pool, n)
-	epoch := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	const batch = 50_000
-	for done := 0; done < n; done += batch {
-		rows := make([][]any, 0, batch)
-		for i := done; i < min(done+batch, n); i++ {
-			c := creators[zipf(len(creators))]
-			ext := exts[rng.IntN(len(exts))]
-			var name string
-			switch rng.IntN(5) {
-			case 0:
-				name = fmt.Sprintf("%s - %d-%02d.%s", c, 2019+rng.IntN(7), 1+rng.IntN(12), ext)
-			case 1:
-				name = fmt.Sprintf("%s_%s_%s.%s", title(word()), title(word()), []string{"v2", "supported", "presupported", "hollow"}[rng.IntN(4)], ext)
-			case 2:
-				name = fmt.Sprintf("%s%s %dmm.%s", title(word()), title(word()), 28+rng.IntN(50), ext)
-			case 3:
-				name = fmt.Sprintf("%s %s %s Pack.%s", title(word()), title(word()), title(word()), ext)
-			default:
-				name = fmt.Sprintf("%s-%s-%s.%s", word(), word(), word(), ext)
-			}
-			if i%100_000 == 7 {
-				name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
-			}
-			rows = append(rows, []any{int64(i + 1), name, int64(1<<20) + rng.Int64N(1<<30), types[ext], c,
-				[]string{tags[rng.IntN(len(tags))]}, epoch.Add(time.Duration(i) * time.Minute), catalogGroup(i), catalogFileCount(n, i+1)})
-		}
-		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"packages"},
-			[]string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at", "package_group_id", "file_count"}, pgx.CopyFromRows(rows)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// 20 files for a tenth of the packages (catalogFileCount).
-	for done := 0; done < n/10; done += 5000 {
-		var rows [][]any
-		for p := done; p < min(done+5000, n/10); p++ {
-			pkg := int64(n - p*10)
-			root := title(word())
-			for f := range catalogFileCount(n, int(pkg)) {
-				part := []string{"body", "head", "wings", "base", "arm_left", "arm_right", "tail", "weapon", "cloak", "legs"}[rng.IntN(10)]
-				rows = append(rows, []any{pkg, f, fmt.Sprintf("%s/%s/%s_%02d.stl", root, word(), part, f), part + ".stl", "stl"})
-			}
-		}
-		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"package_files"},
-			[]string{"package_id", "ordinal", "path", "file_name", "extension"}, pgx.CopyFromRows(rows)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, stmt := range []string{
-		`ALTER TABLE packages ADD PRIMARY KEY (id)`,
-		`CREATE INDEX packages_creator_search_idx ON packages USING gin (lower(creator), search_vector) WITH (fastupdate = off)`,
-		`CREATE INDEX packages_file_name_trgm_idx ON packages USING gin (file_name gin_trgm_ops) WITH (fastupdate = off)`,
-		`CREATE INDEX package_files_path_trgm_idx ON package_files USING gin (path gin_trgm_ops)`,
-		`CREATE INDEX packages_name_grams_idx ON packages USING gin (hoard_name_grams(file_name)) WITH (fastupdate = off)`,
-		`ALTER INDEX packages_name_grams_idx ALTER COLUMN 1 SET STATISTICS 2000`,
-		`ALTER TABLE packages ENABLE TRIGGER packages_catalog_names`,
-		`INSERT INTO package_words (word, created_at, package_id, rank)
-			SELECT w.word, p.created_at, p.id, w.rank FROM packages p, hoard_words_of(p.search_vector) AS w`,
-		`ALTER TABLE package_words ADD PRIMARY KEY (word, created_at, package_id) INCLUDE (rank)`,
-		`ALTER TABLE packages ENABLE TRIGGER packages_words_insert`,
-		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages ON CONFLICT DO NOTHING`,
-		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) t ON CONFLICT DO NOTHING`,
-		// The rows came with their ids: new packages continue after them.
-		`SELECT setval(pg_get_serial_sequence('packages', 'id'), (SELECT max(id) FROM packages))`,
-		`VACUUM ANALYZE packages`, `VACUUM ANALYZE package_files`, `VACUUM ANALYZE package_groups`, `VACUUM ANALYZE package_words`,
-		`VACUUM ANALYZE package_paths`,
-	} {
-		if _, err := pool.Exec(ctx, stmt); err != nil {
-			b.Fatal(stmt, err)
-		}
-	}
-	var top string
-	if err := pool.QueryRow(ctx, `SELECT creator FROM packages GROUP BY creator ORDER BY count(*) DESC LIMIT 1`).Scan(&top); err != nil {
-		b.Fatal(err)
+	b.Helper()
+	top, err := generateCatalog(context.Background(), pool, n, b.Logf)
+	if err != nil {
+		b.Fatalf("generate catalog of %d packages: %v", n, err)
 	}
 	return top
+}
+
+// catalogGen draws GenerateCatalog's rows from one seeded source, always
+// in the same order (every package, then the files), so that every run
+// gives the same catalog.
+type catalogGen struct {
+	rng      *rand.Rand
+	n        int
+	vocab    []string
+	creators []string
+}
+
+var (
+	catalogSuffixes = []string{"Factory", "Studio", "Miniatures", "Forge", "Works", "Labs", "Designs", "3D", "Sculpts", "Prints"}
+	catalogExts     = []string{"zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "zip", "rar", "rar", "rar", "7z", "7z", "stl", "stl", "stl", "3mf", "pdf"}
+	catalogTypes    = map[string]string{"zip": "ZIP", "rar": "RAR", "7z": "7Z", "stl": "DOCUMENT", "3mf": "DOCUMENT", "pdf": "DOCUMENT"}
+	catalogTags     = []string{"STL", "Terrain", "Fantasy", "Sci-Fi", "Busts", "Miniatures"}
+	catalogParts    = []string{"body", "head", "wings", "base", "arm_left", "arm_right", "tail", "weapon", "cloak", "legs"}
+	catalogEpoch    = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// newCatalogGen draws the vocabulary and the creators of a catalog of n
+// packages.
+func newCatalogGen(n int) *catalogGen {
+	g := &catalogGen{rng: rand.New(rand.NewPCG(42, 7)), n: n, vocab: slices.Clone(CatalogWords)}
+	for len(g.vocab) < 40_000 {
+		w := ""
+		for k := 2 + g.rng.IntN(2); k > 0; k-- {
+			w += CatalogSyllables[g.rng.IntN(len(CatalogSyllables))]
+		}
+		g.vocab = append(g.vocab, w)
+	}
+	g.creators = make([]string, 20_000)
+	for i := range g.creators {
+		g.creators[i] = catalogTitle(g.vocab[g.rng.IntN(len(g.vocab))]) + " " + catalogSuffixes[g.rng.IntN(len(catalogSuffixes))]
+	}
+	return g
+}
+
+// zipf draws an index below size, the small ones far more often.
+func (g *catalogGen) zipf(size int) int {
+	u := g.rng.Float64()
+	return int(float64(size) * u * u * u * u)
+}
+
+func (g *catalogGen) word() string { return g.vocab[g.zipf(len(g.vocab))] }
+
+func catalogTitle(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// packageColumns are the columns of packageRow, in its order.
+var packageColumns = []string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at", "package_group_id", "file_count"}
+
+// packageRow draws package i (0-based; its id is i+1).
+func (g *catalogGen) packageRow(i int) []any {
+	rng, title, word := g.rng, catalogTitle, g.word
+	c := g.creators[g.zipf(len(g.creators))]
+	ext := catalogExts[rng.IntN(len(catalogExts))]
+	var name string
+	switch rng.IntN(5) {
+	case 0:
+		name = fmt.Sprintf("%s - %d-%02d.%s", c, 2019+rng.IntN(7), 1+rng.IntN(12), ext)
+	case 1:
+		name = fmt.Sprintf("%s_%s_%s.%s", title(word()), title(word()), []string{"v2", "supported", "presupported", "hollow"}[rng.IntN(4)], ext)
+	case 2:
+		name = fmt.Sprintf("%s%s %dmm.%s", title(word()), title(word()), 28+rng.IntN(50), ext)
+	case 3:
+		name = fmt.Sprintf("%s %s %s Pack.%s", title(word()), title(word()), title(word()), ext)
+	default:
+		name = fmt.Sprintf("%s-%s-%s.%s", word(), word(), word(), ext)
+	}
+	if i%100_000 == 7 {
+		name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
+	}
+	return []any{int64(i + 1), name, int64(1<<20) + rng.Int64N(1<<30), catalogTypes[ext], c,
+		[]string{catalogTags[rng.IntN(len(catalogTags))]}, catalogEpoch.Add(time.Duration(i) * time.Minute), catalogGroup(i), catalogFileCount(g.n, i+1)}
+}
+
+// fileColumns are the columns of fileRows, in its order.
+var fileColumns = []string{"package_id", "ordinal", "path", "file_name", "extension"}
+
+// fileRows draws the files of the p-th package that has some (0-based,
+// newest first; catalogFileCount).
+func (g *catalogGen) fileRows(p int) [][]any {
+	pkg := int64(g.n - p*10)
+	root := catalogTitle(g.word())
+	var rows [][]any
+	for f := range catalogFileCount(g.n, int(pkg)) {
+		part := catalogParts[g.rng.IntN(len(catalogParts))]
+		rows = append(rows, []any{pkg, f, fmt.Sprintf("%s/%s/%s_%02d.stl", root, g.word(), part, f), part + ".stl", "stl"})
+	}
+	return rows
 }
 
 // CatalogGroupSize is the size of GenerateCatalog's groups.
@@ -222,20 +245,21 @@ func catalogGroup(i int) any {
 	return nil
 }
 
-// generateGroups stores the groups catalogGroup refers to.
-func generateGroups(b testing.TB, pool *pgxpool.Pool, n int) {
-	ctx := context.Background()
+// generateGroups stores the groups catalogGroup refers to for a catalog of
+// n packages.
+func generateGroups(ctx context.Context, conn *pgxpool.Conn, n int) error {
 	var rows [][]any
 	for i := 0; i < n; i += 3 * CatalogGroupSize {
 		id := catalogGroup(i).(int64)
 		rows = append(rows, []any{id, "Group " + strconv.FormatInt(id, 10), "AUTO_TIME"})
 	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"package_groups"}, []string{"id", "name", "grouping_source"}, pgx.CopyFromRows(rows)); err != nil {
-		b.Fatal(err)
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"package_groups"}, []string{"id", "name", "grouping_source"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("copy groups: %w", err)
 	}
-	if _, err := pool.Exec(ctx, `SELECT setval(pg_get_serial_sequence('package_groups', 'id'), (SELECT max(id) FROM package_groups))`); err != nil {
-		b.Fatal(err)
+	if _, err := conn.Exec(ctx, `SELECT setval(pg_get_serial_sequence('package_groups', 'id'), (SELECT max(id) FROM package_groups))`); err != nil {
+		return fmt.Errorf("groups' sequence: %w", err)
 	}
+	return nil
 }
 
 // catalogFileCount is how many files GenerateCatalog lists for package id
