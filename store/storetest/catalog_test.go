@@ -8,8 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-func TestMain(m *testing.M) { Main(m) }
-
 // catalogPackagesMD5 is the checksum of the first 3,000 packages of every
 // generated catalog (catalogRowsMD5), as the generator before the bulk
 // load (issue #30) made them: benchmark figures stay comparable only
