@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
@@ -206,8 +207,18 @@ func TestSearchPackageFiles(t *testing.T) {
 	must(t, db.ReplacePackageFiles(ctx, b.ID, []hoard.PackageFile{{Path: "Knight/dragon_slayer.stl"}}))
 	hits, next, err := db.SearchPackageFiles(ctx, "DRAGON", 0, 10)
 	must(t, err)
-	if next != 0 || len(hits) != 2 || hits[0].Package.ID != b.ID || hits[0].MatchedFiles != 1 || hits[1].MatchedFiles != 2 {
-		t.Fatalf("hits = %+v, next %d", hits, next)
+	// fileHit is what the test asks of a hit: whose it is and how many
+	// of its files match.
+	type fileHit struct{ Package, Matched int64 }
+	summarize := func(hits []store.FileSearchHit) []fileHit {
+		var out []fileHit
+		for _, h := range hits {
+			out = append(out, fileHit{h.Package.ID, int64(h.MatchedFiles)})
+		}
+		return out
+	}
+	if diff := cmp.Diff([]fileHit{{b.ID, 1}, {a.ID, 2}}, summarize(hits)); diff != "" || next != 0 {
+		t.Fatalf("hits (-want +got):\n%s\nnext %d, want 0", diff, next)
 	}
 	hits, next, err = db.SearchPackageFiles(ctx, "dragon", 0, 1)
 	must(t, err)
