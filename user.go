@@ -50,6 +50,10 @@ type Session struct {
 	ExpiresAt  time.Time
 	UserAgent  string
 	RemoteAddr string
+	// UserLinked reports whether the user had a messenger link when the
+	// session was looked up (store.DB.FindSessionUser), so that the pages
+	// with send buttons need no query of their own.
+	UserLinked bool
 }
 
 // HasPassword reports whether the user can sign in with a password: a user

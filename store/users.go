@@ -203,19 +203,22 @@ func (db *DB) FindSessionUser(ctx context.Context, id string) (*hoard.Session, *
 		SessionExpiresAt  time.Time
 		SessionUserAgent  string
 		SessionRemoteAddr string
+		SessionUserLinked bool
 	}
-	// One round trip per request: the session and its user together.
+	// One round trip per request: the session, its user and whether the
+	// user has a messenger link together.
 	r, err := getOne[row](ctx, db.q, "find session", `
 		SELECT `+prefixed("u.", "id, email, password_hash, role, display_name")+`, coalesce(u.invite_code_id, 0) AS invite_code_id,
 			u.created_at, u.updated_at, u.last_login_at, s.id AS session_id, s.created_at AS session_created_at,
 			s.last_seen_at AS session_last_seen_at, s.expires_at AS session_expires_at, s.user_agent AS session_user_agent,
-			s.remote_addr AS session_remote_addr
+			s.remote_addr AS session_remote_addr,
+			EXISTS (SELECT 1 FROM messenger_links l WHERE l.user_id = u.id) AS session_user_linked
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1 AND s.expires_at > now()`, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	s := &hoard.Session{ID: r.SessionID, UserID: r.User.ID, CreatedAt: r.SessionCreatedAt, LastSeenAt: r.SessionLastSeenAt,
-		ExpiresAt: r.SessionExpiresAt, UserAgent: r.SessionUserAgent, RemoteAddr: r.SessionRemoteAddr}
+		ExpiresAt: r.SessionExpiresAt, UserAgent: r.SessionUserAgent, RemoteAddr: r.SessionRemoteAddr, UserLinked: r.SessionUserLinked}
 	u := r.User
 	return s, &u, nil
 }

@@ -154,6 +154,9 @@ func (s *Server) isLinked(r *http.Request) bool {
 	if u == nil {
 		return false
 	}
+	if sess := sessionFrom(r.Context()); sess != nil && sess.UserID == u.ID {
+		return sess.UserLinked // looked up with the session
+	}
 	_, err := s.deps.DB.FindMessengerLink(r.Context(), u.ID)
 	if err != nil && hoard.ErrorCode(err) != hoard.ENOTFOUND {
 		s.deps.Logger.Warn("read messenger link", "err", err)

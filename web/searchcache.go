@@ -263,21 +263,19 @@ func (s *Server) newestPackageID(ctx context.Context) (int64, error) {
 	})
 }
 
-// hitsData is what the "hits" template renders.
+// hitsData is what the "hits" template renders: the view ("grid" or
+// "list") and its rows or tiles, rendered (Server.hitRow).
 type hitsData struct {
-	Hits     []store.SearchHit
-	View     string
-	Channels map[int64]string
-	// GroupPreview tells which groups of the rows show a picture (their
-	// own or a member's).
-	GroupPreview map[int64]bool
-	// Text is the search's text, highlighted in the matching file paths.
-	Text string
+	View string
+	Rows []template.HTML
 }
 
 // hitsHTML renders the rows of a catalog result, once per cached result and
 // view: with a search served from memory, rendering the same two dozen rows
-// again was most of a page's cost.
+// again was most of a page's cost. Each row is put together from pieces
+// kept per package (cardCache), so that a package shown by an earlier
+// result (another search, the same one before the catalog changed) is not
+// rendered again.
 func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view string, channels map[int64]string, text string) (template.HTML, error) {
 	return s.searches.fragment(res, view, text, func() (template.HTML, error) {
 		var groups []int64
@@ -290,8 +288,31 @@ func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view str
 		if err != nil {
 			return "", err
 		}
+		d := hitsData{View: view, Rows: make([]template.HTML, len(res.Hits))}
+		t := s.pages["catalog"]
 		var b strings.Builder
-		if err := s.pages["catalog"].ExecuteTemplate(&b, "hits", hitsData{Hits: res.Hits, View: view, Channels: channels, GroupPreview: previews, Text: text}); err != nil {
+		for i := range res.Hits {
+			h := &res.Hits[i]
+			var preview bool
+			if h.Group != nil {
+				preview = previews[h.Group.ID]
+			}
+			c, err := s.cards.card(t, h, view == "list", channels[h.Package.SourceChannelID], preview)
+			if err != nil {
+				return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
+			}
+			b.Reset()
+			b.WriteString(string(c.head))
+			if h.FilesMatched > 0 {
+				if err := t.ExecuteTemplate(&b, "files-matched", filesMatchedData{Hit: h, Text: text}); err != nil {
+					return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
+				}
+			}
+			b.WriteString(string(c.tail))
+			d.Rows[i] = template.HTML(b.String()) // #nosec G203 -- the output of html/template
+		}
+		b.Reset()
+		if err := t.ExecuteTemplate(&b, "hits", d); err != nil {
 			return "", hoard.WrapError(hoard.EINTERNAL, err, "Could not render the results.")
 		}
 		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template

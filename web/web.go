@@ -249,6 +249,8 @@ type Server struct {
 	suggestAt   time.Time
 
 	searches *searchCache
+	// cards keeps the result rows' markup by package (cards.go).
+	cards *cardCache
 	// pages are the page templates with this server's functions bound.
 	pages map[string]*template.Template
 	// files keeps the FileIndex of big archives for their file searches.
@@ -294,7 +296,7 @@ func New(deps Deps) (*Server, error) {
 		deps.Metrics = noMetrics{}
 	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL),
-		files: newFileIndexes(fileIndexBudget), pages: pagesWith(deps.VariantLabel)}
+		files: newFileIndexes(fileIndexBudget), pages: pagesWith(deps.VariantLabel), cards: newCardCache(deps.VariantLabel)}
 	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
 		return nil, err
 	}
