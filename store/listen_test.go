@@ -189,13 +189,6 @@ func TestRequeueJobsOf(t *testing.T) {
 	}
 }
 
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 // TestCatalogChangedNotifies checks migration 011: every statement that
 // changes packages, groups or file listings announces catalog_changed,
 // once per transaction, on commit only.
