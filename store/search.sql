@@ -144,15 +144,7 @@ LIMIT @limit::int{{end}}
 	FROM candidates c
 	CROSS JOIN LATERAL (SELECT CASE WHEN @group_rows::bool THEN coalesce(-c.package_group_id, c.id) ELSE c.id END AS row_key) k
 	ORDER BY k.row_key, c.rank DESC, c.created_at DESC, c.id DESC)
-SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
-	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
-	(SELECT count(*) FROM r) AS total_rows,
-	{{packageColumns "p"}},
-	{{groupColumns}}
-FROM (SELECT * FROM r WHERE {{.After "r"}} ORDER BY {{.By "r"}} LIMIT @limit::int) r
-JOIN packages p ON p.id = r.id
-LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
-ORDER BY {{.By "r"}}{{end}}
+{{template "page_rows" .}}{{end}}
 
 {{/* ranked_candidates are the candidates of the ranked shapes served by the
   full-text index, ranked by ts_rank (a match of the paths only: 0). */}}
@@ -209,15 +201,7 @@ f AS MATERIALIZED ({{template "paths"}}),
 f AS MATERIALIZED (SELECT NULL::bigint AS id WHERE false),
 candidates AS MATERIALIZED (SELECT c.id, c.rank FROM unnest(@word_ids::bigint[], @word_ranks::real[]) AS c(id, rank)),
 r AS (SELECT c.id AS row_key, c.* FROM candidates c)
-SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
-	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
-	(SELECT count(*) FROM r) AS total_rows,
-	{{packageColumns "p"}},
-	{{groupColumns}}
-FROM (SELECT * FROM r WHERE {{.After "r"}} ORDER BY {{.By "r"}} LIMIT @limit::int) r
-JOIN packages p ON p.id = r.id
-LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
-ORDER BY {{.By "r"}}{{end}}
+{{template "page_rows" .}}{{end}}
 
 {{/* words: one word without filters, with group rows or in another order:
   the candidates' rows give what the order and the groups need. Prepared. */}}
@@ -335,3 +319,15 @@ newest AS MATERIALIZED (
   @creators. */}}
 {{define "estimate_creator_word_entries"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_creator_words
 WHERE creator = ANY(@creators::text[]) AND word = ANY(@lexemes::text[]){{end}}
+
+{{/* page_rows: the page cut from the rows r (of candidates t and f), joined
+  to their packages and, for a group's row, its group. */}}
+{{define "page_rows"}}SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
+	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
+	(SELECT count(*) FROM r) AS total_rows,
+	{{packageColumns "p"}},
+	{{groupColumns}}
+FROM (SELECT * FROM r WHERE {{.After "r"}} ORDER BY {{.By "r"}} LIMIT @limit::int) r
+JOIN packages p ON p.id = r.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND r.row_key < 0
+ORDER BY {{.By "r"}}{{end}}
