@@ -45,7 +45,7 @@ const defaultGitHubURL = "https://github.com"
 // Vars lists every variable hoard reads, in README order; Load reads them
 // in this order.
 var Vars = []Var{
-	text("DATABASE_URL", "", func(l *loader, v string) { l.c.DatabaseURL = v }, "PostgreSQL connection string. Unset: hoard runs its own PostgreSQL server from the machine's installation in `$DATA_DIR/pg`.").showing("(embedded)"),
+	text("DATABASE_URL", "", func(l *loader, v string) { l.c.DatabaseURL = v }, "PostgreSQL connection string. Unset: hoard runs its own PostgreSQL server from the machine's installation in `$DATA_DIR/pg`. `pool_max_conns` and `pool_min_conns` in it set each process's pool (defaults: 40 for a process that runs the bot, 20 of them kept open; for the others the larger of 4 and the cores).").showing("(embedded)"),
 	text("DATA_DIR", "./data", func(l *loader, v string) { l.c.DataDir = l.abs("DATA_DIR", v) }, "Where hoard keeps its state: embedded database, spool of downloads in flight, uploads. Compose uses `/data`."),
 	text("UPLOAD_DIR", "", func(l *loader, v string) {
 		if v == "" {

@@ -68,12 +68,16 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: parse DATABASE_URL: %w", err)
 	}
-	if opts.MaxConns > 0 {
+	// pool_max_conns and pool_min_conns in DATABASE_URL win over the
+	// process's own sizes: an operator whose server allows few
+	// connections, or who runs several processes on one, sets them there.
+	if opts.MaxConns > 0 && !strings.Contains(url, "pool_max_conns=") {
 		cfg.MaxConns = opts.MaxConns
 	}
-	if opts.MinConns > 0 {
+	if opts.MinConns > 0 && !strings.Contains(url, "pool_min_conns=") {
 		cfg.MinConns = min(opts.MinConns, cfg.MaxConns)
 	}
+	cfg.MinConns = min(cfg.MinConns, cfg.MaxConns)
 	// The catalog's working set lives in memory or on SSDs: random reads
 	// cost about as much as sequential ones. With PostgreSQL's default of 4
 	// the planner shuns the index scans that serve filtered searches newest

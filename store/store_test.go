@@ -72,6 +72,40 @@ func TestOpen(t *testing.T) {
 		}
 	})
 
+	t.Run("pool sizes of the URL win", func(t *testing.T) {
+		type sizes struct{ Max, Min int32 }
+		url := storetest.URL(t)
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		for _, tc := range []struct {
+			name  string
+			query string
+			opts  store.Options
+			want  sizes
+		}{
+			{"the process's sizes", "", store.Options{MaxConns: 40, MinConns: 20}, sizes{40, 20}},
+			{"the URL's maximum caps the process's minimum", "pool_max_conns=6", store.Options{MaxConns: 40, MinConns: 20}, sizes{6, 6}},
+			{"both from the URL", "pool_max_conns=6&pool_min_conns=1", store.Options{MaxConns: 40, MinConns: 20}, sizes{6, 1}},
+			{"the URL's minimum, the process's maximum", "pool_min_conns=2", store.Options{MaxConns: 5, MinConns: 4}, sizes{5, 2}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				u := url
+				if tc.query != "" {
+					u += sep + tc.query
+				}
+				db, err := store.Open(ctx, u, tc.opts)
+				must(t, err)
+				defer db.Close()
+				cfg := db.Pool().Config()
+				if got := (sizes{cfg.MaxConns, cfg.MinConns}); got != tc.want {
+					t.Fatalf("pool sizes %+v, want %+v", got, tc.want)
+				}
+			})
+		}
+	})
+
 	t.Run("good URL", func(t *testing.T) {
 		db, err := store.Open(ctx, storetest.URL(t), store.Options{MaxConns: 3})
 		must(t, err)

@@ -31,6 +31,7 @@ var fastBotLimits = messenger.BotLimits{PerChat: 20, PerChatBurst: 5, Global: 20
 // web's sends (Send to me, group, crowdfund Send All), and an unlinked user
 // gets nothing but the linking sentence.
 func TestBotEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t, botSeedOptions{packs: 4, dragons: 30}, fastBotLimits)
 	bot := w.startBot(t, "bot-a")
 	waitUntil(t, "the bot to answer", 60*time.Second, func() bool {

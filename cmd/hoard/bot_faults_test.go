@@ -33,6 +33,7 @@ func largeTests() bool { return os.Getenv("HOARD_LARGE_TESTS") != "" }
 // per chat), so that the delivery outlasts ten kills; the default suite a
 // smaller, faster version.
 func TestBotDeliveryFaults(t *testing.T) {
+	t.Parallel()
 	packs, kills, limits := 8, 2, faultBotLimits
 	if largeTests() {
 		packs, kills, limits = 20, 10, messenger.DefaultBotLimits
@@ -137,6 +138,7 @@ func toUser(userID int64) func(bin.Object) bool {
 // once, and when the answering one is killed the other answers within 15 s,
 // including what was sent while nobody listened.
 func TestBotFailover(t *testing.T) {
+	t.Parallel()
 	w := newBotWorld(t, botSeedOptions{packs: 1}, fastBotLimits)
 	a := w.startBot(t, "bot-a")
 	waitUntil(t, "bot-a to answer", time.Minute, func() bool {

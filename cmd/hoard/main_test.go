@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,11 +69,35 @@ func hoardCmd(ctx context.Context, vars map[string]string, args ...string) (*exe
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "LOG_FORMAT=text"}
 	for k, v := range vars {
+		if k == "DATABASE_URL" {
+			v = cappedPool(v)
+		}
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
+}
+
+// testPoolConns caps each hoard process's database pool in the tests
+// (DATABASE_URL's pool_max_conns): a process that runs the bot opens 20
+// connections at once and may hold 40, and the end-to-end cases run in
+// parallel beside other packages' tests on one server (100 connections
+// for a server of TEST_DATABASE_URL's default configuration). Benchmarks
+// keep the service's own sizes.
+const testPoolConns = 10
+
+// cappedPool adds testPoolConns to a database URL that sets no pool size,
+// unless benchmarks are running.
+func cappedPool(url string) string {
+	if url == "" || strings.Contains(url, "pool_max_conns=") || flag.Lookup("test.bench").Value.String() != "" {
+		return url
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "pool_max_conns=" + strconv.Itoa(testPoolConns)
 }
 
 func runHoard(t *testing.T, vars map[string]string, args ...string) result {

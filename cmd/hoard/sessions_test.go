@@ -22,6 +22,7 @@ import (
 // with its session again. HOARD_LARGE_TESTS=1 repeats deliveries and
 // failovers for 10 minutes.
 func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	const packs = 20
 	start := time.Now()
 	w := newBotWorld(t, botSeedOptions{packs: packs}, fastBotLimits)

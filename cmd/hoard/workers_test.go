@@ -466,6 +466,7 @@ func workersPackages(t *testing.T) int {
 // The four runs share nothing and mostly wait on the account's pace, so
 // they run two at a time; their catalogs are compared when all have ended.
 func TestWorkersKilledAndSeveral(t *testing.T) {
+	t.Parallel()
 	w := writeManyWorld(t, t.TempDir(), workersPackages(t))
 	limit := workersAccountLimit
 	var (
