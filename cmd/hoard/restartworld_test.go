@@ -193,13 +193,13 @@ func retriedJobs(t *testing.T, url string) map[string]int {
 
 // TestDemoOnceSurvivesDatabaseRestarts is the acceptance of transient
 // faults: PostgreSQL restarted three times at random moments of a `hoard
-// demo --once` over 60 packages (ten times over 200 with
+// demo --once` over 30 packages (ten times over 200 with
 // HOARD_LARGE_TESTS=1). The run completes, the catalog equals an
 // undisturbed run's, nothing is posted twice, and no River job was
 // cancelled or discarded.
 func TestDemoOnceSurvivesDatabaseRestarts(t *testing.T) {
 	t.Parallel()
-	packages, restarts := 60, 3
+	packages, restarts := 30, 3
 	if os.Getenv("HOARD_LARGE_TESTS") == "1" {
 		packages, restarts = 200, 10
 	}
