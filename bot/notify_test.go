@@ -10,6 +10,7 @@ import (
 
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -33,7 +34,7 @@ func (e *env) notify() error {
 }
 
 // settle makes the inbox look quiet, as it will be notifyQuiet later.
-func (e *env) settle() { e.exec(`UPDATE bot_notify_inbox SET queued_at = now() - interval '1 minute'`) }
+func (e *env) settle() { storetest.AgeNotifyInbox(e.t, e.db, time.Minute) }
 
 func TestNotifySubscribers(t *testing.T) {
 	t.Parallel()
@@ -69,7 +70,7 @@ func TestNotifySubscribers(t *testing.T) {
 	}
 	// Re-runs, and the same package indexed again, notify nobody again.
 	e.must(e.notify())
-	e.exec(fmt.Sprintf(`INSERT INTO bot_notify_inbox (package_id, queued_at) VALUES (%d, now() - interval '1 minute')`, red.ID))
+	storetest.QueueNotice(t, e.db, red.ID, time.Minute)
 	e.must(e.notify())
 	if n := len(e.bot.messages(alice)); n != 1 {
 		t.Fatalf("alice has %d notices for one package", n)

@@ -302,7 +302,7 @@ func TestSearchPagesWithButtons(t *testing.T) {
 	}
 
 	// An expired search says so instead of showing something else.
-	e.exec(`UPDATE bot_search_pages SET expires_at = now() - interval '1 second'`)
+	storetest.ExpireBotSearchPages(t, e.db)
 	if notice := e.press(chat, msg, "Next"); !strings.Contains(notice, "expired") {
 		t.Fatalf("expired search: notice %q", notice)
 	}
@@ -419,7 +419,7 @@ func TestAnswersOnce(t *testing.T) {
 	// A crash between the send and the commit: the claim is undone, the
 	// next process answers with the same random id, and the platform does
 	// not deliver it again.
-	e.exec(`DELETE FROM bot_handled_updates`)
+	storetest.Clear(t, e.db, "bot_handled_updates")
 	e.must(e.svc.HandleMessage(context.Background(), m))
 	if got := e.bot.messages(chat); len(got) != 1 {
 		t.Fatalf("answered again after a lost claim: %d answers", len(got))

@@ -38,8 +38,11 @@ func TestAuditFlagsMissingPartsAndOrphansOnce(t *testing.T) {
 	complete := mk("complete.zip", 3, []int64{1, 2, 3})
 	missing := mk("missing.zip", 3, []int64{4, 5})
 	legacy := mk("legacy.zip", 3, []int64{6})
-	orphan := mk("orphan.zip", 1, []int64{7})
-	if _, err := db.Tx().Exec(ctx, `UPDATE packages SET dest_message_id = NULL WHERE id = $1`, orphan.ID); err != nil {
+	// An index row without its first destination message: its ids were
+	// recorded, dest_message_id never was.
+	orphan := &hoard.Package{FileName: "orphan.zip", FileSize: 1, ArchiveType: hoard.ArchiveZIP, PartCount: 1,
+		ContentHash: fmt.Sprintf("%064x", len("orphan.zip")*1000+1), DestChannelID: dest.ID, DestMessageIDs: []int64{7}}
+	if err := db.CreatePackage(ctx, orphan); err != nil {
 		t.Fatal(err)
 	}
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,15 +92,15 @@ func seedChannel(tb testing.TB, db *store.DB, channelID int64, n int, seed uint6
 		pgx.CopyFromRows(rows)); err != nil {
 		tb.Fatal(err)
 	}
-	qr, err := tx.Query(ctx, `SELECT id FROM packages WHERE source_channel_id = $1 ORDER BY id DESC LIMIT $2`, channelID, len(rows))
-	if err != nil {
-		tb.Fatal(err)
+	var ids []int64 // the channel's packages, oldest first; the newest len(rows) are these
+	for _, p := range storetest.Packages(tb, db) {
+		if p.SourceChannelID == channelID {
+			ids = append(ids, p.ID)
+		}
 	}
-	ids, err := pgx.CollectRows(qr, pgx.RowTo[int64])
-	if err != nil || len(ids) != len(paths) {
-		tb.Fatalf("seeded ids: %d, %v", len(ids), err)
+	if ids = ids[max(0, len(ids)-len(rows)):]; len(ids) != len(paths) {
+		tb.Fatalf("seeded ids: %d, want %d", len(ids), len(paths))
 	}
-	slices.Reverse(ids)
 	var files [][]any
 	for i, ps := range paths {
 		for o, p := range ps {
@@ -112,9 +111,7 @@ func seedChannel(tb testing.TB, db *store.DB, channelID int64, n int, seed uint6
 		pgx.CopyFromRows(files)); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `ANALYZE packages, package_files, package_groups`); err != nil {
-		tb.Fatal(err)
-	}
+	storetest.Analyze(tb, db, "packages", "package_files", "package_groups")
 }
 
 // BenchmarkGroupChannelIncremental measures one grouping run after one new
@@ -138,9 +135,7 @@ func BenchmarkGroupChannelIncremental(b *testing.B) {
 	}
 	fullMS := float64(time.Since(start).Microseconds()) / 1000
 	// A channel grouped a while ago has been vacuumed and analysed since.
-	if _, err := db.Pool().Exec(ctx, `VACUUM ANALYZE packages, package_groups, package_files`); err != nil {
-		b.Fatal(err)
-	}
+	storetest.Vacuum(b, db, "packages", "package_groups", "package_files")
 
 	// A project group that every new package joins by its pattern key.
 	posted := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -98,7 +98,7 @@ func buildTemplate() error {
 		if s != nil {
 			template.reused[i], template.urls[i] = s.Reused(), s.URL()
 			if s.Reused() {
-				template.queryErr = selectOne(ctx, s.URL())
+				_, template.queryErr = ping(ctx, s.URL())
 			}
 		}
 	}
@@ -115,17 +115,39 @@ func buildTemplate() error {
 	return errors.Join(all...)
 }
 
-func selectOne(ctx context.Context, connString string) error {
+// serverFacts is what ping learns from a server that answers.
+type serverFacts struct {
+	Database string // current_database()
+	Listen   string // listen_addresses: "" when it takes no TCP connections
+}
+
+// ping connects to connString and asks the server which database the
+// connection reached and what it listens on: a server that answers is up.
+func ping(ctx context.Context, connString string) (serverFacts, error) {
+	var f serverFacts
 	conn, err := pgx.Connect(ctx, connString)
 	if err != nil {
-		return err
+		return f, err
 	}
 	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
-		return fmt.Errorf("select 1 = %d, %v", n, err)
+	err = conn.QueryRow(ctx, "SELECT current_database(), current_setting('listen_addresses')").Scan(&f.Database, &f.Listen)
+	if err != nil {
+		return f, fmt.Errorf("ping %s: %w", connString, err)
 	}
-	return nil
+	return f, nil
+}
+
+// mustPing is ping for a test: it fails the test when the server does not
+// answer at connString.
+func mustPing(t *testing.T, connString string) serverFacts {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f, err := ping(ctx, connString)
+	if err != nil {
+		t.Fatalf("ping %s: %v", connString, err)
+	}
+	return f
 }
 
 // clusterCopy returns a data directory (under testDataDir, at elems) that holds a
@@ -230,22 +252,19 @@ func TestStartStopRestart(t *testing.T) {
 	if s.socketDir != s.dataDir {
 		t.Errorf("socket dir = %s, want the data directory %s (short path)", s.socketDir, s.dataDir)
 	}
+	if f := mustPing(t, s.URL()); f != (serverFacts{Database: "hoard"}) {
+		t.Fatalf("URL reaches %+v, want database hoard, no TCP listener", f)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var one int
-	var db, listen string
-	err = pool.QueryRow(ctx, "SELECT 1, current_database(), current_setting('listen_addresses')").Scan(&one, &db, &listen)
-	if err != nil || one != 1 || db != "hoard" || listen != "" {
-		t.Fatalf("select 1 = %d, db %q, listen_addresses %q, err %v", one, db, listen, err)
 	}
 	if _, err := pool.Exec(ctx, "CREATE TABLE marker (v int); INSERT INTO marker VALUES (42)"); err != nil {
 		t.Fatal(err)
 	}
 	pool.Close()
-	if n := queryInt(t, s.AdminURL(), "SELECT count(*) FROM pg_database WHERE datname = current_database() AND datname = 'postgres'"); n != 1 {
-		t.Errorf("AdminURL does not connect to the postgres database")
+	if f := mustPing(t, s.AdminURL()); f.Database != "postgres" {
+		t.Errorf("AdminURL connects to the %q database, not postgres", f.Database)
 	}
 
 	t.Run("classify live holder", func(t *testing.T) {
@@ -354,9 +373,7 @@ func TestStalePostmasterPID(t *testing.T) {
 			if s.Reused() || s.socketDir != socketDir {
 				t.Fatalf("Reused() = %v, socket dir %s: a stale postmaster.pid was taken for a running server", s.Reused(), s.socketDir)
 			}
-			if n := queryInt(t, s.URL(), "SELECT 1"); n != 1 {
-				t.Fatalf("select 1 = %d", n)
-			}
+			mustPing(t, s.URL())
 			stopServer(t, s)
 		})
 	}
@@ -427,15 +444,13 @@ func TestReuseRunningServer(t *testing.T) {
 	if !third.Reused() {
 		t.Fatal("third Start did not reuse the running server")
 	}
-	if n := queryInt(t, third.URL(), "SELECT 1"); n != 1 {
-		t.Fatalf("select 1 on %q = %d", opts.Database, n)
+	if f := mustPing(t, third.URL()); f.Database != opts.Database {
+		t.Errorf("the third server's URL reaches database %q, want %q", f.Database, opts.Database)
 	}
 
 	stopServer(t, third)
 	stopServer(t, reuser)
-	if n := queryInt(t, owner.URL(), "SELECT 1"); n != 1 {
-		t.Fatalf("after the reusers stopped: select 1 = %d", n)
-	}
+	mustPing(t, owner.URL()) // the owner's server outlives its reusers
 	pid := owner.proc.Pid
 	stopServer(t, owner)
 	assertStopped(t, dir, pid)
@@ -454,13 +469,9 @@ func TestLongDataDirAndTCP(t *testing.T) {
 	if s.socketDir == s.dataDir || !strings.HasPrefix(s.socketDir, os.TempDir()) {
 		t.Errorf("socket dir = %s, want a short directory under %s", s.socketDir, os.TempDir())
 	}
-	if n := queryInt(t, s.URL(), "SELECT 1"); n != 1 {
-		t.Fatalf("select 1 over the socket = %d", n)
-	}
+	mustPing(t, s.URL()) // over the socket
 	tcp := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/hoard?sslmode=disable", port)
-	if n := queryInt(t, tcp, "SELECT 1"); n != 1 {
-		t.Fatalf("select 1 over TCP = %d", n)
-	}
+	mustPing(t, tcp)
 	stopServer(t, s)
 	if _, err := os.Stat(s.socketDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("temporary socket dir left behind: %v", err)
@@ -503,9 +514,7 @@ func TestCancelledStartLeavesNothingRunning(t *testing.T) {
 	}
 	// The cluster is still fine.
 	s = startServer(t, testOptions(t, dir))
-	if n := queryInt(t, s.URL(), "SELECT 1"); n != 1 {
-		t.Fatalf("select 1 = %d", n)
-	}
+	mustPing(t, s.URL())
 }
 
 func freePort(t *testing.T) int {

@@ -155,9 +155,7 @@ func benchArchive(b *testing.B, db *store.DB) int64 {
 	if err := db.ReplacePackageFiles(ctx, p.ID, entries); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Pool().Exec(ctx, `ANALYZE package_files`); err != nil {
-		b.Fatal(err)
-	}
+	storetest.Analyze(b, db, "package_files")
 	return p.ID
 }
 

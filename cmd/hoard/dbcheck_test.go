@@ -6,46 +6,21 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/messenger/emulator"
-
-	"github.com/jackc/pgx/v5"
+	"github.com/hoard/hoard/store"
 )
 
-// dbConn connects to url for a test's checks of the database: everything
-// done through the connection shares one deadline of limit; done closes it.
-func dbConn(t testing.TB, url string, limit time.Duration) (ctx context.Context, conn *pgx.Conn, done func()) {
+// openStore opens a store on url (two connections) for a test's checks
+// of the database, which read through store's methods and storetest's
+// readers; done closes it.
+func openStore(t testing.TB, url string) (db *store.DB, done func()) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	return ctx, conn, func() {
-		_ = conn.Close(ctx)
-		cancel()
-	}
-}
-
-// queryStrings returns the one text column of every row sql selects.
-func queryStrings(t testing.TB, url, sql string, args ...any) []string {
-	t.Helper()
-	ctx, conn, done := dbConn(t, url, 30*time.Second)
-	defer done()
-	return connStrings(ctx, t, conn, sql, args...)
-}
-
-// connStrings is queryStrings on an open connection.
-func connStrings(ctx context.Context, t testing.TB, conn *pgx.Conn, sql string, args ...any) []string {
-	t.Helper()
-	rows, err := conn.Query(ctx, sql, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := store.Open(ctx, url, store.Options{MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return db, db.Close
 }
 
 // postsIn counts the posts an emulator's saved world holds in stateDir

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hoard/hoard/demo"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
 // gotPackage is one catalogued package as the test compares it.
@@ -38,55 +38,52 @@ type catalogState struct {
 
 func readCatalog(t *testing.T, url string) catalogState {
 	t.Helper()
-	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	db, done := openStore(t, url)
 	defer done()
 	st := catalogState{Packages: map[string]gotPackage{}}
-	rows, err := conn.Query(ctx, `SELECT file_name, file_size, archive_type, part_count, dest_message_ids,
-		coalesce(dest_message_id, 0), file_count, coalesce(creator, ''), tags, has_preview, preview_msg_id IS NOT NULL,
-		inspection_note, content_hash IS NOT NULL
-		FROM packages ORDER BY file_name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var (
-			name   string
-			p      gotPackage
-			first  int64
-			tags   []string
-			nFiles int
-		)
-		if err := rows.Scan(&name, &p.Size, &p.Type, &p.Parts, &p.DestIDs, &first, &nFiles, &p.Creator, &tags,
-			&p.Preview, &p.PhotoPrev, &p.Note, &p.HashOK); err != nil {
-			t.Fatal(err)
-		}
-		p.Files = nFiles
-		if nFiles == 0 && p.Note != "" {
+	packages := storetest.Packages(t, db)
+	members := map[int64][]string{} // group id → file names
+	for _, pkg := range packages {
+		p := gotPackage{Size: pkg.FileSize, DestIDs: pkg.DestMessageIDs, Note: pkg.InspectionNote, HashOK: pkg.ContentHash != ""}
+		p.Type, p.Parts, p.Creator, p.Preview, p.PhotoPrev = string(pkg.ArchiveType), pkg.PartCount, pkg.Creator, pkg.HasPreview, pkg.PreviewMsgID != 0
+		p.Files = pkg.FileCount
+		if pkg.FileCount == 0 && p.Note != "" {
 			p.Files = -1
 		}
-		if len(tags) > 0 {
-			p.FirstTag = tags[0]
+		if len(pkg.Tags) > 0 {
+			p.FirstTag = pkg.Tags[0]
 		}
-		p.FirstDestOK = len(p.DestIDs) > 0 && p.DestIDs[0] == first
-		if _, dup := st.Packages[name]; dup {
-			t.Errorf("two packages named %q", name)
+		p.FirstDestOK = len(p.DestIDs) > 0 && p.DestIDs[0] == pkg.DestMessageID
+		if _, dup := st.Packages[pkg.FileName]; dup {
+			t.Errorf("two packages named %q", pkg.FileName)
 		}
-		st.Packages[name] = p
+		st.Packages[pkg.FileName] = p
+		if pkg.PackageGroupID == 0 {
+			st.Ungrouped = append(st.Ungrouped, pkg.FileName)
+		} else {
+			members[pkg.PackageGroupID] = append(members[pkg.PackageGroupID], pkg.FileName)
+		}
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, s := range storetest.SkippedPackages(t, db) {
+		st.Skipped = append(st.Skipped, fmt.Sprintf("%s|%s|%s|%d", s.FileName, s.Reason, s.Status, s.AttemptCount))
 	}
-	strs := func(sql string) []string {
-		t.Helper()
-		return connStrings(ctx, t, conn, sql)
+	for _, n := range storetest.Notifications(t, db) {
+		if !n.Dismissed {
+			st.Notifications = append(st.Notifications, string(n.Type))
+		}
 	}
-	st.Skipped = strs(`SELECT file_name || '|' || reason || '|' || status || '|' || attempt_count FROM skipped_packages ORDER BY 1`)
-	st.Notifications = strs(`SELECT type FROM system_notifications WHERE NOT dismissed ORDER BY 1`)
-	st.Runs = strs(`SELECT status FROM ingestion_runs ORDER BY id`)
-	st.Groups = strs(`SELECT s FROM (SELECT g.grouping_source || '|' || g.name || '|' ||
-			string_agg(p.file_name, ', ' ORDER BY p.file_name COLLATE "C") AS s
-		FROM package_groups g JOIN packages p ON p.package_group_id = g.id GROUP BY g.id) x ORDER BY s COLLATE "C"`)
-	st.Ungrouped = strs(`SELECT file_name FROM packages WHERE package_group_id IS NULL ORDER BY file_name COLLATE "C"`)
+	for _, r := range storetest.Runs(t, db) {
+		st.Runs = append(st.Runs, string(r.Status))
+	}
+	for _, g := range storetest.Groups(t, db) {
+		if names := members[g.ID]; len(names) > 0 {
+			slices.Sort(names)
+			st.Groups = append(st.Groups, fmt.Sprintf("%s|%s|%s", g.GroupingSource, g.Name, strings.Join(names, ", ")))
+		}
+	}
+	for _, list := range [][]string{st.Skipped, st.Notifications, st.Groups, st.Ungrouped} {
+		slices.Sort(list)
+	}
 	return st
 }
 
@@ -285,11 +282,11 @@ func killMidRun(t *testing.T, vars map[string]string, seed, url string, minPacka
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	conn, err := connectWhenUp(ctx, url)
+	db, err := openWhenUp(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer db.Close()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -300,11 +297,11 @@ func killMidRun(t *testing.T, vars map[string]string, seed, url string, minPacka
 			t.Fatal("no progress to interrupt")
 		case <-tick.C:
 		}
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&n); err != nil {
+		n, err := db.CountRows(ctx, "packages")
+		if err != nil {
 			continue // the schema may not exist yet
 		}
-		if n >= minPackages {
+		if n >= int64(minPackages) {
 			break
 		}
 	}
@@ -314,11 +311,13 @@ func killMidRun(t *testing.T, vars map[string]string, seed, url string, minPacka
 	<-exited
 }
 
-func connectWhenUp(ctx context.Context, url string) (*pgx.Conn, error) {
+// openWhenUp opens a store on url (two connections) as soon as the
+// server answers, until ctx is done.
+func openWhenUp(ctx context.Context, url string) (*store.DB, error) {
 	for {
-		conn, err := pgx.Connect(ctx, url)
+		db, err := store.Open(ctx, url, store.Options{MaxConns: 2})
 		if err == nil {
-			return conn, nil
+			return db, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger/messengertest"
 	"github.com/hoard/hoard/store/storetest"
@@ -127,25 +129,13 @@ const historyFloodScale = 1.0 / 10
 // destination ids the packages hold.
 func historyCatalog(t *testing.T, url string) (packages []string, destIDs []int64) {
 	t.Helper()
-	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	db, done := openStore(t, url)
 	defer done()
-	rows, err := conn.Query(ctx, `SELECT file_name, part_count, dest_message_ids FROM packages ORDER BY file_name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var parts int
-		var dests []int64
-		if err := rows.Scan(&name, &parts, &dests); err != nil {
-			t.Fatal(err)
-		}
-		packages = append(packages, fmt.Sprintf("%s|%d", name, parts))
-		destIDs = append(destIDs, dests...)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	all := storetest.Packages(t, db)
+	slices.SortStableFunc(all, func(a, b hoard.Package) int { return strings.Compare(a.FileName, b.FileName) })
+	for _, p := range all {
+		packages = append(packages, fmt.Sprintf("%s|%d", p.FileName, p.PartCount))
+		destIDs = append(destIDs, p.DestMessageIDs...)
 	}
 	return packages, destIDs
 }
@@ -271,12 +261,22 @@ func TestLongHistoryScanSurvivesKill(t *testing.T) {
 // watermark is the watermark of the world's only source map.
 func (e *workerEnv) watermark(t *testing.T) int64 {
 	t.Helper()
-	ctx, conn, done := dbConn(t, e.url, 10*time.Second)
+	db, done := openStore(t, e.url)
 	defer done()
-	var mark int64
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(m.last_processed_message_id), 0) FROM account_channel_maps m
-		JOIN messenger_channels c ON c.id = m.channel_id WHERE c.kind = 'SOURCE'`).Scan(&mark); err != nil {
+	ctx := context.Background()
+	sources, err := db.ListChannels(ctx, hoard.ChannelSource)
+	if err != nil {
 		t.Fatal(err)
+	}
+	var mark int64
+	for _, c := range sources {
+		maps, err := db.ListChannelMaps(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range maps {
+			mark = max(mark, m.LastProcessedMessageID)
+		}
 	}
 	return mark
 }
@@ -336,14 +336,19 @@ func BenchmarkFirstScanLongHistory(b *testing.B) {
 // creation (by the cycle) to its completion.
 func scanSeconds(b testing.TB, url string) float64 {
 	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, conn, done := dbConn(b, url, 30*time.Second)
+	db, done := openStore(b, url)
 	defer done()
-	var secs float64
-	if err := conn.QueryRow(ctx, `SELECT extract(epoch FROM max(finalized_at) - min(created_at))::float8
-		FROM river_job WHERE kind = 'scan_channel'`).Scan(&secs); err != nil {
-		b.Fatal(err)
+	var first, last time.Time
+	for _, j := range storetest.Jobs(b, db, storetest.JobMatch{Kind: "scan_channel"}) {
+		if first.IsZero() || j.CreatedAt.Before(first) {
+			first = j.CreatedAt
+		}
+		if j.FinalizedAt.After(last) {
+			last = j.FinalizedAt
+		}
 	}
-	return secs
+	if last.IsZero() {
+		b.Fatal("no scan_channel job finished")
+	}
+	return last.Sub(first).Seconds()
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 // checkGroupsSensible checks a catalog's groups as a collector would see
@@ -43,25 +44,36 @@ func checkGroupsSensible(t *testing.T, url string) {
 		topics, creators int
 		creatorless      bool
 	}
-	rows, err := db.Pool().Query(ctx, `SELECT g.id, g.grouping_source, g.name,
-			coalesce(array_agg(p.file_name ORDER BY p.file_name) FILTER (WHERE p.id IS NOT NULL), '{}'),
-			count(DISTINCT (p.source_channel_id, coalesce(p.source_topic_id, 0))),
-			count(DISTINCT lower(p.creator)) FILTER (WHERE coalesce(p.creator, '') <> ''),
-			coalesce(bool_or(coalesce(p.creator, '') = ''), false)
-		FROM package_groups g LEFT JOIN packages p ON p.package_group_id = g.id GROUP BY g.id ORDER BY g.id`)
-	if err != nil {
-		t.Fatal(err)
+	type memberFacts struct {
+		names            []string
+		topics, creators map[string]bool
+		creatorless      bool
+	}
+	byGroup := map[int64]*memberFacts{}
+	for _, p := range storetest.Packages(t, db) {
+		if p.PackageGroupID == 0 {
+			continue
+		}
+		m := byGroup[p.PackageGroupID]
+		if m == nil {
+			m = &memberFacts{topics: map[string]bool{}, creators: map[string]bool{}}
+			byGroup[p.PackageGroupID] = m
+		}
+		m.names = append(m.names, p.FileName)
+		m.topics[fmt.Sprintf("%d/%d", p.SourceChannelID, p.SourceTopicID)] = true
+		if p.Creator == "" {
+			m.creatorless = true
+		} else {
+			m.creators[strings.ToLower(p.Creator)] = true
+		}
 	}
 	var groups []group
-	for rows.Next() {
-		var g group
-		if err := rows.Scan(&g.id, &g.source, &g.name, &g.members, &g.topics, &g.creators, &g.creatorless); err != nil {
-			t.Fatal(err)
+	for _, pg := range storetest.Groups(t, db) {
+		g := group{id: pg.ID, source: string(pg.GroupingSource), name: pg.Name, members: []string{}}
+		if m := byGroup[pg.ID]; m != nil {
+			g.members, g.topics, g.creators, g.creatorless = slices.Sorted(slices.Values(m.names)), len(m.topics), len(m.creators), m.creatorless
 		}
 		groups = append(groups, g)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	var problems []string
 	for _, g := range groups {
@@ -97,8 +109,8 @@ func checkGroupsSensible(t *testing.T, url string) {
 			problems = append(problems, fmt.Sprintf("%s: /group %d lists %q, the web %q", what, g.id, names, g.members))
 		}
 	}
-	if got := ungroupedTab(ctx, t, db); !slices.Equal(got, ungroupedRows(ctx, t, db)) {
-		problems = append(problems, fmt.Sprintf("the Ungrouped tab lists %q, the packages in no group are %q", got, ungroupedRows(ctx, t, db)))
+	if got := ungroupedTab(ctx, t, db); !slices.Equal(got, ungroupedRows(t, db)) {
+		problems = append(problems, fmt.Sprintf("the Ungrouped tab lists %q, the packages in no group are %q", got, ungroupedRows(t, db)))
 	}
 	if len(problems) > 0 {
 		t.Errorf("groups a collector would not make:\n%s", strings.Join(problems, "\n"))
@@ -154,23 +166,18 @@ func ungroupedTab(ctx context.Context, t *testing.T, db *store.DB) []string {
 
 // ungroupedRows are the packages in no group (or in a group of fewer than
 // two), by file name: the packages that truly have no group.
-func ungroupedRows(ctx context.Context, t *testing.T, db *store.DB) []string {
+func ungroupedRows(t *testing.T, db *store.DB) []string {
 	t.Helper()
-	rows, err := db.Pool().Query(ctx, `SELECT p.file_name FROM packages p WHERE p.package_group_id IS NULL
-		OR (SELECT count(*) FROM packages q WHERE q.package_group_id = p.package_group_id) < 2 ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
+	packages := storetest.Packages(t, db)
+	members := map[int64]int{}
+	for _, p := range packages {
+		members[p.PackageGroupID]++
 	}
 	var out []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
+	for _, p := range packages {
+		if p.PackageGroupID == 0 || members[p.PackageGroupID] < 2 {
+			out = append(out, p.FileName)
 		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	slices.Sort(out)
 	return out

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/metrics/metricstest"
 	"github.com/hoard/hoard/store/storetest"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // boundedLabels are every label name hoard's own metrics may carry: none
@@ -204,41 +207,56 @@ type metricsFacts struct {
 
 func readMetricsFacts(t *testing.T, url string) metricsFacts {
 	t.Helper()
-	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	db, done := openStore(t, url)
 	defer done()
+	ctx := context.Background()
 	f := metricsFacts{SkippedByReason: map[string]float64{}, Jobs: map[string]float64{}, JobsWorked: map[string]float64{}}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
+	accounts, err := db.ListAccounts(ctx)
+	if err != nil || len(accounts) == 0 {
+		t.Fatalf("accounts %+v, %v; want one", accounts, err)
+	}
+	f.AccountID = fmt.Sprint(accounts[0].ID)
+	channels, err := db.ListChannels(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := map[int64]bool{} // source channel id → protected, for every channel
+	for _, c := range channels {
+		protected[c.ID] = c.IsProtected
+	}
+	for _, p := range storetest.Packages(t, db) {
+		isProtected, ok := protected[p.SourceChannelID]
+		if !ok {
+			continue // a package without a source channel is not counted
+		}
+		f.Packages++
+		f.PackageBytes += p.FileSize
+		if !isProtected && p.FileSize <= ingestThreshold {
+			f.ResendableBytes += p.FileSize
+		}
+		// The guide's copies have equal bytes: the one catalogued has the
+		// size of the one left out.
+		if p.FileName == "Painting Guide.pdf" || p.FileName == "Guide Copy.pdf" {
+			f.DuplicateBytes += p.FileSize
 		}
 	}
-	must(conn.QueryRow(ctx, `SELECT id::text FROM messenger_accounts`).Scan(&f.AccountID))
-	must(conn.QueryRow(ctx, `SELECT count(*), coalesce(sum(p.file_size), 0),
-		coalesce(sum(p.file_size) FILTER (WHERE NOT c.is_protected AND p.file_size <= $1), 0)
-		FROM packages p JOIN messenger_channels c ON c.id = p.source_channel_id`, ingestThreshold).
-		Scan(&f.Packages, &f.PackageBytes, &f.ResendableBytes))
-	// The guide's copies have equal bytes: the one catalogued has the
-	// size of the one left out.
-	must(conn.QueryRow(ctx, `SELECT coalesce(sum(file_size), 0) FROM packages
-		WHERE file_name IN ('Painting Guide.pdf', 'Guide Copy.pdf')`).Scan(&f.DuplicateBytes))
-	collect := func(into map[string]float64, sql string) {
-		t.Helper()
-		rows, err := conn.Query(ctx, sql)
-		must(err)
-		for rows.Next() {
-			var k string
-			var n float64
-			must(rows.Scan(&k, &n))
-			into[k] = n
+	for _, s := range storetest.SkippedPackages(t, db) {
+		if s.Status == hoard.SkipGaveUp {
+			f.SkippedByReason[string(s.Reason)]++
 		}
-		must(rows.Err())
 	}
-	collect(f.SkippedByReason, `SELECT reason, count(*) FROM skipped_packages WHERE status = 'SKIPPED' GROUP BY reason`)
-	collect(f.Jobs, `SELECT kind || '/' || CASE WHEN state IN ('available', 'pending') THEN 'queued' ELSE state::text END, count(*)
-		FROM river_job WHERE state IN ('available', 'pending', 'scheduled', 'running', 'retryable', 'discarded') GROUP BY 1`)
-	collect(f.JobsWorked, `SELECT kind, sum(attempt + coalesce((metadata ->> 'snoozes')::int, 0)) FROM river_job
-		GROUP BY kind HAVING sum(attempt + coalesce((metadata ->> 'snoozes')::int, 0)) > 0`)
+	for _, j := range storetest.Jobs(t, db, storetest.JobMatch{}) {
+		switch j.State {
+		case rivertype.JobStateAvailable, rivertype.JobStatePending:
+			f.Jobs[j.Kind+"/queued"]++
+		case rivertype.JobStateScheduled, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateDiscarded:
+			f.Jobs[j.Kind+"/"+string(j.State)]++
+		}
+		snoozes, _ := j.Metadata["snoozes"].(float64)
+		if worked := float64(j.Attempt) + snoozes; worked > 0 {
+			f.JobsWorked[j.Kind] += worked
+		}
+	}
 	return f
 }
 

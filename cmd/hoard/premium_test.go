@@ -57,9 +57,12 @@ func TestPremiumLapsesMidRun(t *testing.T) {
 	}
 	defer db.Close()
 	published := func(name string) []int64 {
-		var ids []int64
-		_ = db.Pool().QueryRow(ctx, `SELECT dest_message_ids FROM packages WHERE file_name = $1`, name).Scan(&ids)
-		return ids
+		for _, p := range storetest.Packages(t, db) {
+			if p.FileName == name {
+				return p.DestMessageIDs
+			}
+		}
+		return nil
 	}
 	waitUntil(t, "the first file to be published", time.Minute, func() bool {
 		select {
@@ -110,10 +113,11 @@ func TestPremiumLapsesMidRun(t *testing.T) {
 		}
 		return out
 	}
-	var premium bool
-	if err := db.Pool().QueryRow(ctx, `SELECT is_premium FROM messenger_accounts`).Scan(&premium); err != nil {
-		t.Fatal(err)
+	accounts, err := db.ListAccounts(ctx)
+	if err != nil || len(accounts) == 0 {
+		t.Fatalf("accounts %+v, %v; want one", accounts, err)
 	}
+	premium := accounts[0].IsPremium
 	got := outcome{sum.RunStatus, named(published("First.zip")), named(published("Second.zip")), premium}
 	want := outcome{"COMPLETED", []string{fmt.Sprintf("First.zip:%d", size)},
 		[]string{fmt.Sprintf("Second.zip.001:%d", size/2), fmt.Sprintf("Second.zip.002:%d", size/2)}, false}

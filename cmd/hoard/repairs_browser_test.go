@@ -16,6 +16,7 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/messenger/emulator"
+	"github.com/hoard/hoard/store/storetest"
 	bt "github.com/hoard/hoard/web/browsertest"
 )
 
@@ -80,8 +81,12 @@ func TestRepairsInBrowser(t *testing.T) {
 	bt.Do(t, b, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`form[action^="/api/ingestion/trigger"] button`)),
 		chromedp.Click(chromedp.CSS(`form[action^="/api/ingestion/trigger"] button`)))
 	waitUntil(t, "the audit's MISSING_PART", 90*time.Second, func() bool {
-		var n int
-		_ = w.db.Pool().QueryRow(ctx, `SELECT count(*) FROM system_notifications WHERE type = 'MISSING_PART' AND package_id = $1`, castle).Scan(&n)
+		n := 0
+		for _, note := range storetest.Notifications(t, w.db) {
+			if note.Type == hoard.NotifyMissingPart && note.PackageID == castle {
+				n++
+			}
+		}
 		return n == 1
 	})
 	w.waitCyclesDone(t)

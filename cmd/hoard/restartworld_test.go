@@ -14,8 +14,9 @@ import (
 
 	"github.com/hoard/hoard/demo"
 	"github.com/hoard/hoard/pgserver"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
-	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // writeShelfWorld writes a seed of three channels holding n small archives
@@ -119,10 +120,10 @@ func (c *ownCluster) restart(pause time.Duration) time.Duration {
 // restarts it made before the process ended or ctx was done.
 func (c *ownCluster) restartAt(ctx context.Context, at []int, rng *rand.Rand, exited <-chan error) int {
 	c.t.Helper()
-	var conn *pgx.Conn
+	var db *store.DB
 	defer func() {
-		if conn != nil {
-			conn.Close(context.Background())
+		if db != nil {
+			db.Close()
 		}
 	}()
 	for done := 0; done < len(at); {
@@ -134,24 +135,21 @@ func (c *ownCluster) restartAt(ctx context.Context, at []int, rng *rand.Rand, ex
 			return done
 		case <-time.After(10 * time.Millisecond):
 		}
-		if conn == nil {
+		if db == nil {
 			var err error
-			if conn, err = connectWhenUp(ctx, c.srv.URL()); err != nil {
+			if db, err = openWhenUp(ctx, c.srv.URL()); err != nil {
 				continue
 			}
 		}
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&n); err != nil {
-			if conn.IsClosed() {
-				conn = nil
-			}
-			continue // the schema may not exist yet
+		n, err := db.CountRows(ctx, "packages")
+		if err != nil {
+			continue // the schema may not exist yet; the pool reconnects after a restart
 		}
-		if n < at[done] {
+		if n < int64(at[done]) {
 			continue
 		}
-		conn.Close(ctx)
-		conn = nil
+		db.Close()
+		db = nil
 		away := c.restart(time.Duration(rng.IntN(300)) * time.Millisecond)
 		c.t.Logf("restart %d after %d packages: the database was away %v", done+1, n, away.Round(time.Millisecond))
 		done++
@@ -159,34 +157,35 @@ func (c *ownCluster) restartAt(ctx context.Context, at []int, rng *rand.Rand, ex
 	return len(at)
 }
 
-// finalJobs lists "kind|state" of the River jobs that were cancelled or
-// discarded.
+// finalJobs lists "kind|state|last error" of the River jobs that were
+// cancelled or discarded.
 func finalJobs(t *testing.T, url string) []string {
 	t.Helper()
-	return queryStrings(t, url, `SELECT kind || '|' || state || '|' || coalesce(errors[array_length(errors, 1)] ->> 'error', '')
-		FROM river_job WHERE state IN ('cancelled', 'discarded') ORDER BY id`)
+	db, done := openStore(t, url)
+	defer done()
+	var out []string
+	for _, j := range storetest.Jobs(t, db, storetest.JobMatch{}) {
+		if j.State == rivertype.JobStateCancelled || j.State == rivertype.JobStateDiscarded {
+			last := ""
+			if len(j.Errors) > 0 {
+				last = j.Errors[len(j.Errors)-1]
+			}
+			out = append(out, fmt.Sprintf("%s|%s|%s", j.Kind, j.State, last))
+		}
+	}
+	return out
 }
 
 // retriedJobs counts, by kind, the River jobs that failed an attempt.
 func retriedJobs(t *testing.T, url string) map[string]int {
 	t.Helper()
-	ctx, conn, done := dbConn(t, url, 30*time.Second)
+	db, done := openStore(t, url)
 	defer done()
-	rows, err := conn.Query(ctx, `SELECT kind, count(*)::int FROM river_job WHERE coalesce(array_length(errors, 1), 0) > 0 GROUP BY kind`)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]int{}
-	for rows.Next() {
-		var kind string
-		var n int
-		if err := rows.Scan(&kind, &n); err != nil {
-			t.Fatal(err)
+	for _, j := range storetest.Jobs(t, db, storetest.JobMatch{}) {
+		if len(j.Errors) > 0 {
+			out[j.Kind]++
 		}
-		out[kind] = n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/hoard/hoard/queue"
 	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
-	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // The acceptance tests of worker processes: `hoard worker` processes (one
@@ -243,17 +243,26 @@ func (p *workerProc) stop() {
 // queued is left, and how many packages the catalog holds.
 func (e *workerEnv) finished(t *testing.T) (bool, int) {
 	t.Helper()
-	ctx, conn, done := dbConn(t, e.url, 10*time.Second)
+	db, done := openStore(t, e.url)
 	defer done()
-	var running, unfinished, packages int
-	err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM ingestion_runs WHERE status = 'RUNNING'),
-		(SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')
-			AND kind NOT IN ('cleanup', 'recover_transfers', 'notify_subscribers')),
-		(SELECT count(*) FROM packages)`).Scan(&running, &unfinished, &packages)
-	if err != nil {
-		t.Fatal(err)
+	running := 0
+	for _, r := range storetest.Runs(t, db) {
+		if r.Status == hoard.RunRunning {
+			running++
+		}
 	}
-	return running == 0 && unfinished == 0, packages
+	unfinished := 0
+	for _, j := range storetest.Jobs(t, db, storetest.JobMatch{}) {
+		if !finalJob(j.State) && j.Kind != "cleanup" && j.Kind != "recover_transfers" && j.Kind != "notify_subscribers" {
+			unfinished++
+		}
+	}
+	return running == 0 && unfinished == 0, storetest.Count(t, db, "packages")
+}
+
+// finalJob reports whether River is done with a job in state.
+func finalJob(state rivertype.JobState) bool {
+	return state == rivertype.JobStateCompleted || state == rivertype.JobStateCancelled || state == rivertype.JobStateDiscarded
 }
 
 // waitFinished waits until the cycle is finished, failing after limit.
@@ -284,22 +293,26 @@ func jobStates(t *testing.T, url string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
+	db, err := store.Open(ctx, url, store.Options{MaxConns: 2})
 	if err != nil {
 		return err.Error()
 	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT 'run ' || status || ' ' || coalesce(error_message, '') FROM ingestion_runs
-		UNION ALL SELECT kind || ' ' || state || ' attempt ' || attempt || ' ' || coalesce(errors[array_length(errors, 1)]->>'error', '')
-		FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY 1 LIMIT 20`)
-	if err != nil {
-		return err.Error()
+	defer db.Close()
+	var out []string
+	for _, r := range storetest.Runs(t, db) {
+		out = append(out, "run "+string(r.Status)+" "+r.ErrorMessage)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err.Error()
+	for _, j := range storetest.Jobs(t, db, storetest.JobMatch{}) {
+		if !finalJob(j.State) {
+			last := ""
+			if len(j.Errors) > 0 {
+				last = j.Errors[len(j.Errors)-1]
+			}
+			out = append(out, fmt.Sprintf("%s %s attempt %d %s", j.Kind, j.State, j.Attempt, last))
+		}
 	}
-	return strings.Join(out, "\n")
+	slices.Sort(out)
+	return strings.Join(out[:min(len(out), 20)], "\n")
 }
 
 // workersCatalog is what a run left: its packages (as manyWorld.Want
@@ -319,37 +332,40 @@ type workersCatalog struct {
 
 func (e *workerEnv) catalog(t *testing.T) workersCatalog {
 	t.Helper()
-	ctx, conn, done := dbConn(t, e.url, 30*time.Second)
+	db, done := openStore(t, e.url)
 	defer done()
+	ctx := context.Background()
 	var c workersCatalog
-	rows, err := conn.Query(ctx, `SELECT p.file_name, coalesce(p.creator, ''), coalesce(ch.username, ''),
-			coalesce(p.tags[1], ''), p.file_size, coalesce(p.content_hash, ''), coalesce(p.source_message_id, 0), p.dest_message_ids,
-			coalesce(g.grouping_source || ':' || g.name, '')
-		FROM packages p LEFT JOIN messenger_channels ch ON ch.id = p.source_channel_id
-		LEFT JOIN package_groups g ON g.id = p.package_group_id ORDER BY p.file_name`)
+	channels, err := db.ListChannels(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var name, creator, channel, tag, hash, group string
-		var size, msg int64
-		var dests []int64
-		if err := rows.Scan(&name, &creator, &channel, &tag, &size, &hash, &msg, &dests, &group); err != nil {
-			t.Fatal(err)
+	usernames := map[int64]string{}
+	for _, ch := range channels {
+		usernames[ch.ID] = ch.Username
+	}
+	groups := map[int64]string{}
+	for _, g := range storetest.Groups(t, db) {
+		groups[g.ID] = string(g.GroupingSource) + ":" + g.Name
+	}
+	packages := storetest.Packages(t, db)
+	slices.SortStableFunc(packages, func(a, b hoard.Package) int { return strings.Compare(a.FileName, b.FileName) })
+	for _, p := range packages {
+		tag := ""
+		if len(p.Tags) > 0 {
+			tag = p.Tags[0]
 		}
-		want := fmt.Sprintf("%s|%s|%s|%s", name, creator, channel, tag)
+		want := fmt.Sprintf("%s|%s|%s|%s", p.FileName, p.Creator, usernames[p.SourceChannelID], tag)
 		c.Want = append(c.Want, want)
-		c.Packages = append(c.Packages, fmt.Sprintf("%s|%d|%s|%d|%d parts", want, size, hash, msg, len(dests)))
-		c.DestIDs = append(c.DestIDs, dests...)
-		c.Groups = append(c.Groups, name+"|"+group)
+		c.Packages = append(c.Packages, fmt.Sprintf("%s|%d|%s|%d|%d parts", want, p.FileSize, p.ContentHash, p.SourceMessageID,
+			len(p.DestMessageIDs)))
+		c.DestIDs = append(c.DestIDs, p.DestMessageIDs...)
+		c.Groups = append(c.Groups, p.FileName+"|"+groups[p.PackageGroupID])
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, r := range storetest.Runs(t, db) {
+		c.Duplicates += r.Duplicates
 	}
-	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(duplicates), 0), (SELECT count(*) FROM skipped_packages) FROM ingestion_runs`).
-		Scan(&c.Duplicates, &c.Skipped); err != nil {
-		t.Fatal(err)
-	}
+	c.Skipped = len(storetest.SkippedPackages(t, db))
 	return c
 }
 
@@ -577,10 +593,8 @@ func TestAFreshWorkerStartsItsFirstCycleUntold(t *testing.T) {
 	t.Parallel()
 	w := writeManyWorld(t, t.TempDir(), 20)
 	e := newWorkerEnv(t, w.Seed)
-	ctx, conn, done := dbConn(t, e.url, 10*time.Second)
-	if _, err := conn.Exec(ctx, `DELETE FROM river_job WHERE kind = 'ingest_cycle'`); err != nil {
-		t.Fatal(err) // the set-up's cycle: nobody triggers this install
-	}
+	db, done := openStore(t, e.url)
+	storetest.DeleteJobs(t, db, storetest.JobMatch{Kind: "ingest_cycle"}) // the set-up's cycle: nobody triggers this install
 	done()
 	p := e.startWorker(t, "worker-1")
 	waitUntil(t, "the first cycle to index a package", 3*time.Minute, func() bool {
@@ -589,19 +603,11 @@ func TestAFreshWorkerStartsItsFirstCycleUntold(t *testing.T) {
 	})
 	e.waitFinished(t, workersLimit, p)
 	p.stop()
-	ctx, conn, done = dbConn(t, e.url, 10*time.Second)
+	db, done = openStore(t, e.url)
 	defer done()
 	var triggers []string
-	rows, err := conn.Query(ctx, `SELECT trigger FROM ingestion_runs ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		triggers = append(triggers, s)
+	for _, r := range storetest.Runs(t, db) {
+		triggers = append(triggers, string(r.Trigger))
 	}
 	if want := []string{string(hoard.TriggerSchedule)}; !slices.Equal(triggers, want) {
 		t.Fatalf("runs by trigger %q, want %q", triggers, want)

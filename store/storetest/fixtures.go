@@ -370,15 +370,7 @@ func Packages(t testing.TB, db *store.DB) []hoard.Package {
 // oldest first.
 func Notifications(t testing.TB, db *store.DB) []hoard.Notification {
 	t.Helper()
-	var out []hoard.Notification
-	for _, id := range ids(t, db, "system_notifications") {
-		n, err := db.FindNotification(context.Background(), id)
-		if err != nil {
-			t.Fatalf("storetest.Notifications: %v", err)
-		}
-		out = append(out, *n)
-	}
-	return out
+	return each(t, db, "system_notifications", db.FindNotification)
 }
 
 // SendRequestOpts describes a bot delivery request for SendRequest.

@@ -2,11 +2,13 @@ package storetest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
 	"github.com/hoard/hoard/store/storetest"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -148,5 +150,129 @@ func TestJobs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, jobs(storetest.JobMatch{})); diff != "" {
 		t.Errorf("after SetJobState and DeleteJobs (-want +got):\n%s", diff)
+	}
+}
+
+// TestReaders: each reader returns the whole rows of its table, oldest
+// first, and the helpers change only what they say.
+func TestReaders(t *testing.T) {
+	db := storetest.NewDB(t) // Vacuum cannot run in a transaction
+	ctx := context.Background()
+
+	first, second := storetest.Skipped(t, db, storetest.SkippedOpts{FileName: "a.zip"}), storetest.Skipped(t, db, storetest.SkippedOpts{FileName: "b.zip"})
+	var skipped []string
+	for _, s := range storetest.SkippedPackages(t, db) {
+		skipped = append(skipped, s.FileName)
+	}
+	if diff := cmp.Diff([]string{first.FileName, second.FileName}, skipped); diff != "" {
+		t.Errorf("SkippedPackages (-want +got):\n%s", diff)
+	}
+
+	r1, err := db.CreateRun(ctx, hoard.TriggerSchedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FinishRun(ctx, r1.ID, hoard.RunCompleted, ""); err != nil { // one run at a time
+		t.Fatal(err)
+	}
+	r2, err := db.CreateRun(ctx, hoard.TriggerManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []int64
+	for _, r := range storetest.Runs(t, db) {
+		runs = append(runs, r.ID)
+	}
+	if diff := cmp.Diff([]int64{r1.ID, r2.ID}, runs); diff != "" {
+		t.Errorf("Runs (-want +got):\n%s", diff)
+	}
+
+	g := &hoard.PackageGroup{Name: "Dragons", GroupingSource: hoard.GroupManual}
+	empty := &hoard.PackageGroup{Name: "Empty", GroupingSource: hoard.GroupManual}
+	for _, g := range []*hoard.PackageGroup{g, empty} {
+		if err := db.CreateGroup(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := storetest.Package(t, db, storetest.PackageOpts{GroupID: g.ID})
+	type group struct {
+		Name    string
+		Members int
+	}
+	var groups []group
+	for _, g := range storetest.Groups(t, db) {
+		groups = append(groups, group{g.Name, g.MemberCount})
+	}
+	if diff := cmp.Diff([]group{{"Dragons", 1}, {"Empty", 0}}, groups); diff != "" {
+		t.Errorf("Groups (-want +got):\n%s", diff)
+	}
+
+	var files []hoard.PackageFile
+	for i := range 1500 { // more than one page of store.ListPackageFiles
+		files = append(files, hoard.PackageFile{Ordinal: i, Path: fmt.Sprintf("d/f%04d.stl", i), FileName: fmt.Sprintf("f%04d.stl", i)})
+	}
+	if err := db.ReplacePackageFiles(ctx, p.ID, files); err != nil {
+		t.Fatal(err)
+	}
+	got := storetest.PackageFiles(t, db, p.ID)
+	if len(got) != len(files) || got[0].Path != "d/f0000.stl" || got[len(got)-1].Path != "d/f1499.stl" {
+		t.Errorf("PackageFiles: %d entries, want %d in order", len(got), len(files))
+	}
+
+	ch := storetest.Channel(t, db, storetest.ChannelOpts{Forum: true})
+	acc := storetest.Account(t, db, storetest.AccountOpts{})
+	m, err := db.UpsertChannelMap(ctx, acc.ID, ch.ID, 1, hoard.MapReader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Minis", "Terrain"} {
+		if _, err := db.UpsertTopic(ctx, m.ID, int64(len(name)), name, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var topics []string
+	for _, tp := range storetest.Topics(t, db) {
+		topics = append(topics, tp.TopicName)
+	}
+	if diff := cmp.Diff([]string{"Minis", "Terrain"}, topics); diff != "" {
+		t.Errorf("Topics (-want +got):\n%s", diff)
+	}
+
+	storetest.Analyze(t, db, "packages", "package_files")
+	storetest.Vacuum(t, db, "package_files")
+
+	if err := db.CreateBotSearchPage(ctx, store.BotSearchPage{Token: "token1234", ChatID: 1, Query: "dragon"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	storetest.ExpireBotSearchPages(t, db)
+	if _, err := db.FindBotSearchPage(ctx, "token1234"); hoard.ErrorCode(err) != hoard.ENOTFOUND {
+		t.Errorf("search page after ExpireBotSearchPages: %v, want ENOTFOUND", err)
+	}
+
+	storetest.QueueNotice(t, db, p.ID, 0)
+	storetest.QueueNotice(t, db, p.ID, time.Hour) // again: moved, not doubled
+	if in, err := db.FindNotifyInbox(ctx); err != nil || in.Packages != 1 || in.SinceNewest < 59*time.Minute {
+		t.Errorf("inbox after QueueNotice = %+v, %v; want 1 package an hour old", in, err)
+	}
+	storetest.AgeNotifyInbox(t, db, 2*time.Hour)
+	if in, err := db.FindNotifyInbox(ctx); err != nil || in.Packages != 1 || in.SinceNewest < 119*time.Minute {
+		t.Errorf("inbox after AgeNotifyInbox = %+v, %v; want 1 package two hours old", in, err)
+	}
+
+	storetest.Clear(t, db, "bot_notify_inbox", "skipped_packages")
+	if n, m := storetest.Count(t, db, "bot_notify_inbox"), storetest.Count(t, db, "skipped_packages"); n != 0 || m != 0 {
+		t.Errorf("after Clear: %d in the inbox, %d skipped", n, m)
+	}
+	if n := storetest.Count(t, db, "packages"); n != 1 {
+		t.Errorf("Clear deleted packages: %d left", n)
+	}
+
+	job := storetest.Job(t, db, storetest.JobOpts{Kind: "scan_channel"})
+	if j := storetest.Jobs(t, db, storetest.JobMatch{ID: job})[0]; j.CreatedAt.IsZero() || !j.FinalizedAt.IsZero() {
+		t.Errorf("running job: created %s, finalized %s; want created, not finalized", j.CreatedAt, j.FinalizedAt)
+	}
+	storetest.SetJobState(t, db, storetest.JobMatch{ID: job}, rivertype.JobStateCompleted)
+	if j := storetest.Jobs(t, db, storetest.JobMatch{ID: job})[0]; j.FinalizedAt.Before(j.CreatedAt) {
+		t.Errorf("completed job: created %s, finalized %s", j.CreatedAt, j.FinalizedAt)
 	}
 }

@@ -108,7 +108,9 @@ type JobRow struct {
 	RawArgs     json.RawMessage
 	Metadata    map[string]any
 	Errors      []string // the error of each failed attempt, oldest first
+	CreatedAt   time.Time
 	ScheduledAt time.Time
+	FinalizedAt time.Time // zero until the job is final
 }
 
 // Jobs returns the River jobs m selects, oldest first.
@@ -116,7 +118,8 @@ func Jobs(t testing.TB, db *store.DB, m JobMatch) []JobRow {
 	t.Helper()
 	where, args := m.where(t)
 	rows, err := q(db).Query(context.Background(), `SELECT id, kind, queue, state::text, attempt, max_attempts, args, metadata,
-		coalesce(ARRAY(SELECT coalesce(e ->> 'error', '') FROM unnest(errors) e), '{}'), scheduled_at
+		coalesce(ARRAY(SELECT coalesce(e ->> 'error', '') FROM unnest(errors) e), '{}'), created_at, scheduled_at,
+		coalesce(finalized_at, '0001-01-01 00:00:00+00')
 		FROM river_job WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		t.Fatalf("storetest.Jobs: %v", err)
@@ -126,7 +129,7 @@ func Jobs(t testing.TB, db *store.DB, m JobMatch) []JobRow {
 		var state string
 		var meta []byte
 		if err := row.Scan(&j.ID, &j.Kind, &j.Queue, &state, &j.Attempt, &j.MaxAttempts, &j.RawArgs, &meta, &j.Errors,
-			&j.ScheduledAt); err != nil {
+			&j.CreatedAt, &j.ScheduledAt, &j.FinalizedAt); err != nil {
 			return j, err
 		}
 		j.State = rivertype.JobState(state)
