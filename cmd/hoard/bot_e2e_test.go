@@ -168,10 +168,11 @@ func TestBotEndToEnd(t *testing.T) {
 	waitDocs(t, alice, wantDocs)
 
 	// A group arrives whole, in order, after one header.
-	var groupID int64
-	if err := w.db.Pool().QueryRow(context.Background(), `SELECT package_group_id FROM packages WHERE file_name = 'Knight Helmet.stl'`).Scan(&groupID); err != nil {
+	helmet, err := w.db.FindPackageByID(context.Background(), w.packageID(t, "Knight Helmet.stl"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	groupID := helmet.PackageGroupID
 	members, err := w.db.ListGroupDeliveryOrder(context.Background(), groupID)
 	if err != nil || len(members) < 3 {
 		t.Fatalf("the album's group: %v, %v", members, err)

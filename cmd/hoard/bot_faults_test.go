@@ -80,9 +80,9 @@ func TestBotDeliveryFaults(t *testing.T) {
 	t.Run(fmt.Sprintf("killed %d times", kills), func(t *testing.T) {
 		deliver(t, botUsers[0], func(int64) {}, func(user *hoard.User) {
 			for k := range kills {
-				sent := w.partsSent(user)
-				waitUntil(t, "progress to kill in", time.Minute, func() bool { return w.partsSent(user) > sent })
-				if w.partsSent(user) == len(want) {
+				sent := w.partsSent(t, user)
+				waitUntil(t, "progress to kill in", time.Minute, func() bool { return w.partsSent(t, user) > sent })
+				if w.partsSent(t, user) == len(want) {
 					t.Fatalf("the delivery ended before kill %d", k+1)
 				}
 				bot.kill()

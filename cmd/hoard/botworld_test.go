@@ -447,9 +447,14 @@ func (w *botWorld) statuses(t testing.TB, u *hoard.User) map[hoard.SendStatus]in
 }
 
 // partsSent sums the parts delivered of a user's requests.
-func (w *botWorld) partsSent(u *hoard.User) int {
-	var n int
-	_ = w.db.Pool().QueryRow(context.Background(), `SELECT coalesce(sum(parts_sent), 0) FROM bot_send_requests WHERE user_id = $1`, u.ID).Scan(&n)
+func (w *botWorld) partsSent(t testing.TB, u *hoard.User) int {
+	t.Helper()
+	n := 0
+	for _, r := range storetest.SendRequests(t, w.db) {
+		if r.UserID == u.ID {
+			n += r.PartsSent
+		}
+	}
 	return n
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/hoard/hoard"
 	"github.com/hoard/hoard/messenger/emulator"
 	"github.com/hoard/hoard/messenger/telegram"
+	"github.com/hoard/hoard/store/storetest"
 )
 
 // TestNoSessionIsSharedAcrossProcesses runs web, two workers and two bots
@@ -37,8 +38,12 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 		bots[id] = w.startBot(t, id)
 	}
 	waitUntil(t, "the cycle to publish every package", 5*time.Minute, func() bool {
-		var n int
-		_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM packages WHERE dest_channel_id IS NOT NULL`).Scan(&n)
+		n := 0
+		for _, p := range storetest.Packages(t, w.db) {
+			if p.DestChannelID != 0 {
+				n++
+			}
+		}
 		return n == packs+4 // the packs, the three-part set and the album's three
 	})
 	t.Logf("%v: the cycle published every package", time.Since(start).Round(time.Second))
@@ -76,10 +81,7 @@ func TestNoSessionIsSharedAcrossProcesses(t *testing.T) {
 		// The first cycle may still be finishing (grouping, the audit):
 		// a cycle queued now would be absorbed by it and scan nothing.
 		waitUntil(t, "the first cycle to end", 2*time.Minute, func() bool {
-			var n int
-			_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'ingest_cycle'
-				AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&n)
-			return n == 0
+			return w.unfinishedJobs(t, hoard.IngestCycleArgs{}.Kind()) == 0
 		})
 		w.env.Emu.InjectFault(emulator.Fault{Method: "channels.getChannels", ChannelID: w.env.Emu.ChannelID("Model Shop"),
 			Error: "AUTH_KEY_DUPLICATED", Times: 1}) // the scan's first request
@@ -149,9 +151,12 @@ func failover(t *testing.T, w *botWorld, bots map[string]*hoardProc, alice *chat
 func waitDelivered(t *testing.T, w *botWorld, u *hoard.User, n int) {
 	t.Helper()
 	sent := func() int { // every request, not the newest 500 that statuses counts
-		var n int
-		_ = w.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM bot_send_requests WHERE user_id = $1 AND status = 'SENT'`,
-			u.ID).Scan(&n)
+		n := 0
+		for _, r := range storetest.SendRequests(t, w.db) {
+			if r.UserID == u.ID && r.Status == hoard.SendSent {
+				n++
+			}
+		}
 		return n
 	}
 	for deadline := time.Now().Add(3 * time.Minute); sent() != n; time.Sleep(50 * time.Millisecond) {

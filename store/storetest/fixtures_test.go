@@ -267,6 +267,15 @@ func TestReaders(t *testing.T) {
 		t.Errorf("Clear deleted packages: %d left", n)
 	}
 
+	sends := []int64{storetest.SendRequest(t, db, storetest.SendRequestOpts{}), storetest.SendRequest(t, db, storetest.SendRequestOpts{})}
+	var sent []int64
+	for _, r := range storetest.SendRequests(t, db) {
+		sent = append(sent, r.ID)
+	}
+	if diff := cmp.Diff(sends, sent); diff != "" {
+		t.Errorf("SendRequests (-want +got):\n%s", diff)
+	}
+
 	job := storetest.Job(t, db, storetest.JobOpts{Kind: "scan_channel"})
 	if j := storetest.Jobs(t, db, storetest.JobMatch{ID: job})[0]; j.CreatedAt.IsZero() || !j.FinalizedAt.IsZero() {
 		t.Errorf("running job: created %s, finalized %s; want created, not finalized", j.CreatedAt, j.FinalizedAt)

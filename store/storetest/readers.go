@@ -46,6 +46,13 @@ func Runs(t testing.TB, db *store.DB) []hoard.IngestionRun {
 	return each(t, db, "ingestion_runs", db.FindRun)
 }
 
+// SendRequests returns every bot delivery request, oldest first
+// (store.ListBotSendRequests lists a user's newest 500).
+func SendRequests(t testing.TB, db *store.DB) []hoard.BotSendRequest {
+	t.Helper()
+	return each(t, db, "bot_send_requests", db.FindBotSendRequest)
+}
+
 // Groups returns every package group with its member count, oldest
 // first; empty groups too. A group's members are the packages (Packages)
 // whose PackageGroupID is its ID.
