@@ -24,7 +24,21 @@ import (
 // binary is hoard built once for the process-level tests.
 var binary string
 
+// e2eParallel is how many of this package's parallel tests run at once
+// unless -parallel says otherwise: its end-to-end cases mostly wait (on
+// their hoard processes, flood windows and retries) and keep about one
+// core busy at go test's default of two.
+const e2eParallel = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		if err := flag.Set("test.parallel", strconv.Itoa(e2eParallel)); err != nil {
+			panic(err)
+		}
+	}
 	dir, err := os.MkdirTemp("", "hoard-bin-")
 	if err != nil {
 		panic(err)
