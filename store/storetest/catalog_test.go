@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/hoard/hoard/store"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -23,8 +25,22 @@ func TestGenerateCatalog(t *testing.T) {
 	ctx := context.Background()
 	fresh, db := NewDB(t), NewDB(t)
 	const n = 3000
+	layout := func(db *store.DB) []int64 { // the packages' ids in the order the table holds them
+		var ids []int64
+		if err := db.Pool().QueryRow(ctx, `SELECT array_agg(id ORDER BY ctid) FROM packages`).Scan(&ids); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	oneBatch := NewDB(t)
+	GenerateCatalog(t, oneBatch.Pool(), n)
+	defer func(b int) { catalogBatch = b }(catalogBatch)
+	catalogBatch = 700 // five batches, staged at once on several connections
 	if top := GenerateCatalog(t, db.Pool(), n); top == "" {
 		t.Error("no most frequent creator")
+	}
+	if diff := cmp.Diff(layout(oneBatch), layout(db)); diff != "" {
+		t.Errorf("the packages lie in another order when loaded in batches (-one batch +five):\n%s", diff)
 	}
 	var sum string
 	if err := db.Pool().QueryRow(ctx, catalogRowsMD5, 3000).Scan(&sum); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 )
 
 // catalogTables are the tables GenerateCatalog loads in bulk: their
@@ -32,9 +33,11 @@ const (
 	// one more than the machine's two cores, so that a task waiting on
 	// disk leaves no core idle.
 	catalogWorkers = 3
-	// catalogBatch is how many packages are staged at a time.
-	catalogBatch = 250_000
 )
+
+// catalogBatch is how many packages are staged at a time (a variable: the
+// test loads in several small batches).
+var catalogBatch = 250_000
 
 // generateCatalog is GenerateCatalog, with errors returned.
 func generateCatalog(ctx context.Context, pool *pgxpool.Pool, n int, logf func(string, ...any)) (string, error) {
@@ -91,6 +94,19 @@ func catalogLoadPool(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Pool, er
 // returns what they were), turns the row triggers off and loads the groups
 // and the packages.
 func loadCatalogRows(ctx context.Context, pool *pgxpool.Pool, g *catalogGen) (*catalogSchema, error) {
+	schema, err := clearCatalogSchema(ctx, pool, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadPackages(ctx, pool, g); err != nil {
+		return nil, err
+	}
+	return schema, nil
+}
+
+// clearCatalogSchema captures and drops the indexes and keys of the
+// catalog's tables, turns the row triggers off and loads the groups.
+func clearCatalogSchema(ctx context.Context, pool *pgxpool.Pool, g *catalogGen) (*catalogSchema, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
@@ -106,13 +122,7 @@ func loadCatalogRows(ctx context.Context, pool *pgxpool.Pool, g *catalogGen) (*c
 	if err := setCatalogTriggers(ctx, pool, false); err != nil {
 		return nil, err
 	}
-	if err := generateGroups(ctx, conn, g.n); err != nil {
-		return nil, err
-	}
-	if err := loadPackages(ctx, conn, g); err != nil {
-		return nil, err
-	}
-	return schema, nil
+	return schema, generateGroups(ctx, conn, g.n)
 }
 
 // setCatalogTriggers turns catalogTriggers on or off.
@@ -129,50 +139,85 @@ func setCatalogTriggers(ctx context.Context, pool *pgxpool.Pool, on bool) error 
 	return nil
 }
 
-// insertStagedPackages moves the staged packages into packages with the
-// search vector packages_search_vector_trg (migration 003) would give
-// them: the same expression, here set-wise, where the trigger's PL/pgSQL
-// calls hoard_search_text once per column and row (three times slower).
-const insertStagedPackages = `
-INSERT INTO packages (id, file_name, file_size, archive_type, creator, tags, created_at, package_group_id, file_count, search_vector)
-OVERRIDING SYSTEM VALUE
+// stagedPackages gives the packages of a staging table the search vector
+// packages_search_vector_trg (migration 003) would give them: the same
+// expression, here set-wise, where the trigger's PL/pgSQL calls
+// hoard_search_text once per column and row (three times slower).
+const stagedPackages = `
 SELECT id, file_name, file_size, archive_type, creator, tags, created_at, package_group_id, file_count,
 	setweight(to_tsvector('english', coalesce(hoard_search_text(file_name), '')), 'A') ||
 	setweight(to_tsvector('english', coalesce(hoard_search_text(creator), '')), 'B') ||
 	setweight(to_tsvector('english', coalesce(hoard_search_text(array_to_string(tags, ' ')), '')), 'B') ||
-	setweight(to_tsvector('english', coalesce(source_caption, '')), 'C')
-FROM (SELECT *, NULL::text AS source_caption FROM catalog_load) AS staged
-ORDER BY id`
+	setweight(to_tsvector('english', coalesce(source_caption, '')), 'C') AS search_vector
+FROM (SELECT *, NULL::text AS source_caption FROM catalog_load) AS staged`
 
 // loadPackages draws g's packages and loads them, catalogBatch at a time:
-// copied into a temporary table, then moved into packages by
-// insertStagedPackages.
-func loadPackages(ctx context.Context, conn *pgxpool.Conn, g *catalogGen) error {
-	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE catalog_load (id BIGINT, file_name TEXT, file_size BIGINT, archive_type TEXT,
-		creator TEXT, tags TEXT[], created_at TIMESTAMPTZ, package_group_id BIGINT, file_count INTEGER)`); err != nil {
-		return fmt.Errorf("stage packages: %w", err)
-	}
-	for done := 0; done < g.n; done += catalogBatch {
-		i, end := done, min(done+catalogBatch, g.n)
-		rows := pgx.CopyFromFunc(func() ([]any, error) {
-			if i == end {
-				return nil, nil
-			}
-			i++
-			return g.packageRow(i - 1), nil
-		})
-		if _, err := conn.CopyFrom(ctx, pgx.Identifier{"catalog_load"}, packageColumns, rows); err != nil {
-			return fmt.Errorf("copy packages: %w", err)
+// each batch is copied into a staging table of its own and given its
+// search vectors there (stageBatch, on up to catalogWorkers connections at
+// once: the vectors are most of the load's work), then the batches move
+// into packages in id order, so that the table's rows lie in the order
+// one-by-one inserts would have left them (the planner's correlation of
+// ids and dates depends on it).
+func loadPackages(ctx context.Context, pool *pgxpool.Pool, g *catalogGen) error {
+	batches := (g.n + catalogBatch - 1) / catalogBatch
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(catalogWorkers)
+	for k := range batches {
+		// Drawn here, in order: the generator's random source is one.
+		start, end := k*catalogBatch, min((k+1)*catalogBatch, g.n)
+		rows := make([][]any, 0, end-start)
+		for i := start; i < end; i++ {
+			rows = append(rows, g.packageRow(i))
 		}
-		if _, err := conn.Exec(ctx, insertStagedPackages); err != nil {
+		eg.Go(func() error { return stageBatch(ectx, pool, k, rows) })
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	for k := range batches {
+		table := stageTable(k)
+		if _, err := pool.Exec(ctx, `INSERT INTO packages (`+strings.Join(packageColumns, ", ")+`, search_vector)
+			OVERRIDING SYSTEM VALUE SELECT * FROM `+table+` ORDER BY id`); err != nil {
 			return fmt.Errorf("insert packages: %w", err)
 		}
-		if _, err := conn.Exec(ctx, `TRUNCATE catalog_load`); err != nil {
-			return fmt.Errorf("clear staged packages: %w", err)
+		if _, err := pool.Exec(ctx, `DROP TABLE `+table); err != nil {
+			return fmt.Errorf("drop staged packages: %w", err)
 		}
 	}
-	if _, err := conn.Exec(ctx, `DROP TABLE catalog_load`); err != nil {
-		return fmt.Errorf("drop staged packages: %w", err)
+	return nil
+}
+
+// stageTable names the staging table of batch k.
+func stageTable(k int) string {
+	return pgx.Identifier{fmt.Sprintf("catalog_stage_%d", k)}.Sanitize()
+}
+
+// stageBatch copies rows into a temporary table of a connection of its
+// own, and from there, with their search vectors (stagedPackages), into
+// batch k's staging table, which other connections can read.
+func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("stage packages: %w", err)
+	}
+	defer conn.Release()
+	table := stageTable(k)
+	for _, stmt := range []string{
+		`DROP TABLE IF EXISTS ` + table,
+		`CREATE TEMP TABLE catalog_load (id BIGINT, file_name TEXT, file_size BIGINT, archive_type TEXT,
+			creator TEXT, tags TEXT[], created_at TIMESTAMPTZ, package_group_id BIGINT, file_count INTEGER)`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("stage packages: %w", err)
+		}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"catalog_load"}, packageColumns, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("copy packages: %w", err)
+	}
+	for _, stmt := range []string{`CREATE UNLOGGED TABLE ` + table + ` AS ` + stagedPackages, `DROP TABLE catalog_load`} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("stage packages: %w", err)
+		}
 	}
 	return nil
 }
