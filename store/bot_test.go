@@ -365,7 +365,12 @@ func TestSharedLimiterAcrossProcesses(t *testing.T) {
 				j, _ := slices.BinarySearchFunc(at, at[i].Add(time.Second), func(a, b time.Time) int { return a.Compare(b) })
 				most = max(most, j-i)
 			}
-			if limit := int(rate) + burst + 1; most > limit {
+			// rate + burst in any second, plus a few: a time is taken after
+			// Wait returns, and a goroutine the scheduler delays there stamps
+			// late, next to the following one (46 against 45 seen on a
+			// loaded machine). Three processes without the shared limiter
+			// would make 120 a second.
+			if limit := int(rate) + burst + 3; most > limit {
 				t.Errorf("%d requests in one second, limit %d", most, limit)
 			}
 			if least := int(rate * run.Seconds() * 0.8); len(at) < least {
