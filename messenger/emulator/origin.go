@@ -92,6 +92,13 @@ func (c *keyConn) used(key [8]byte) {
 		return
 	}
 	origin := c.where() // outside e.mu: it may read /proc
+	if origin == originGone {
+		// Packets of a client that has closed its end (a killed
+		// process), read late on a busy machine: its key is not in use
+		// there any more.
+		c.e.connClosed(c)
+		return
+	}
 	c.e.mu.Lock()
 	defer c.e.mu.Unlock()
 	if c.closed {
@@ -105,16 +112,49 @@ func (c *keyConn) used(key [8]byte) {
 	}
 	conns[c] = true
 	for other := range conns {
-		if other != c && other.origin != origin && c.e.killed[key] == nil {
-			c.e.killKey(key, fmt.Sprintf("used from %s and %s at once", other.origin, origin))
+		if other == c || other.origin == origin || c.e.killed[key] != nil {
+			continue
 		}
+		if !other.alive() {
+			// Its process is gone but the emulator has not read the end of
+			// its connection yet: that is not two places at once.
+			c.e.forgetConn(other)
+			continue
+		}
+		c.e.killKey(key, fmt.Sprintf("used from %s and %s at once", other.origin, origin))
 	}
+}
+
+// originGone is the origin of a loopback connection whose client's end is
+// closed: a loopback peer shares this host's network namespace, so a
+// socket missing from its tables is one that no longer exists.
+const originGone = "gone"
+
+// alive reports whether the process a connection came from still holds its
+// end. Only a connection from a process of this host can be checked; any
+// other counts as alive. Called under e.mu (it reads /proc).
+func (c *keyConn) alive() bool {
+	if c.Conn == nil || c.e.opts.Origin != nil || !strings.HasPrefix(c.origin, "process ") {
+		return true
+	}
+	remote, ok1 := c.RemoteAddr().(*net.TCPAddr)
+	local, ok2 := c.LocalAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return true
+	}
+	_, ok := socketOwner(remote, local)
+	return ok
 }
 
 // connClosed forgets a connection's keys. Called without e.mu.
 func (e *Emulator) connClosed(c *keyConn) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.forgetConn(c)
+}
+
+// forgetConn forgets a connection's keys. Called under e.mu.
+func (e *Emulator) forgetConn(c *keyConn) {
 	if c.closed {
 		return
 	}
@@ -179,6 +219,9 @@ func (e *Emulator) origin(c net.Conn) string {
 	}
 	if pid, ok := socketOwner(remote, local); ok {
 		return "process " + strconv.Itoa(pid)
+	}
+	if remote.IP.IsLoopback() {
+		return originGone
 	}
 	return "host " + remote.IP.String()
 }
