@@ -90,6 +90,15 @@ WHERE {{template "match" "p"}}
 ORDER BY {{.By "p"}}
 LIMIT @limit::int{{end}}
 
+{{/* list_of_collected: the page of a list_* shape's collected matches (m:
+  their ids), in the order. */}}
+{{define "list_of_collected"}}SELECT {{template "list_columns"}}
+FROM m JOIN packages p ON p.id = m.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+WHERE {{template "newest_of_group" "p"}}
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
+
 {{/* list_collect: collects every match from the text's index (and the
   filters' indexes) and sorts them: for a rarer text. */}}
 {{define "list_collect"}}WITH m AS MATERIALIZED (
@@ -97,12 +106,7 @@ LIMIT @limit::int{{end}}
 	WHERE {{template "filters" "p"}}
 	AND {{.After "p"}}
 	AND {{template "match" "p"}})
-SELECT {{template "list_columns"}}
-FROM m JOIN packages p ON p.id = m.id
-LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
-WHERE {{template "newest_of_group" "p"}}
-ORDER BY {{.By "p"}}
-LIMIT @limit::int{{end}}
+{{template "list_of_collected" .}}{{end}}
 
 {{/* list_collect_fenced: list_collect that collects the text's matches
   from its index alone and tests the filters on each (the OFFSET 0 keeps
@@ -111,12 +115,7 @@ LIMIT @limit::int{{end}}
 	SELECT p.id FROM (SELECT * FROM packages p WHERE {{template "match" "p"}} OFFSET 0) p
 	WHERE {{template "filters" "p"}}
 	AND {{.After "p"}})
-SELECT {{template "list_columns"}}
-FROM m JOIN packages p ON p.id = m.id
-LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
-WHERE {{template "newest_of_group" "p"}}
-ORDER BY {{.By "p"}}
-LIMIT @limit::int{{end}}
+{{template "list_of_collected" .}}{{end}}
 
 {{/* paths are the newest packages whose archives hold a path containing the
   text (path_like: its first characters as a LIKE pattern, path_text: the
