@@ -173,27 +173,13 @@ func startEmulator(ctx context.Context, seed *emulator.Seed, dir string, log *sl
 	if last, ok := lastEmulatorAddrs(filepath.Join(dir, "info.json")); ok {
 		withLast := opts
 		withLast.Addr, withLast.DCAddrs = last[emulator.EntryDC], last
-		em, err := newEmulator(ctx, withLast)
+		em, err := emulator.Run(ctx, withLast)
 		if err == nil {
 			return em, nil
 		}
 		log.Info("demo: the emulator's last addresses are taken; listening on others", "err", err)
 	}
-	return newEmulator(ctx, opts)
-}
-
-// newEmulator makes an emulator and starts it, closing it when it cannot
-// listen.
-func newEmulator(ctx context.Context, opts emulator.Options) (*emulator.Emulator, error) {
-	em, err := emulator.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := em.Start(ctx); err != nil {
-		_ = em.Close()
-		return nil, err
-	}
-	return em, nil
+	return emulator.Run(ctx, opts)
 }
 
 // lastEmulatorAddrs reads the DCs' addresses from an emulator's info file.

@@ -294,6 +294,20 @@ func (e *Emulator) Start(ctx context.Context) error {
 	return nil
 }
 
+// Run makes an emulator and starts it (New, then Start), closing it when it
+// cannot listen.
+func Run(ctx context.Context, opts Options) (*Emulator, error) {
+	em, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := em.Start(ctx); err != nil {
+		_ = em.Close()
+		return nil, err
+	}
+	return em, nil
+}
+
 // stop stops serving and waits a few seconds at most for the DCs to end.
 func (e *Emulator) stop() {
 	e.cancel()

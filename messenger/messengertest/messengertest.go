@@ -175,12 +175,9 @@ func StartIn(t testing.TB, seedPath, dir string) *Env {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	emu, err := emulator.New(emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Key: sharedKey(t), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := emu.Start(ctx); err != nil {
+	emu, err := emulator.Run(ctx, emulator.Options{Seed: seed, StateDir: filepath.Join(dir, "state"), Key: sharedKey(t), Logger: logger})
+	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}

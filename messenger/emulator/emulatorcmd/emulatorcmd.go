@@ -73,12 +73,8 @@ func RunEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // start makes an emulator, starts it and writes its info file, closing
 // it when any step fails.
 func start(ctx context.Context, opts emulator.Options, infoPath string) (*emulator.Emulator, error) {
-	em, err := emulator.New(opts)
+	em, err := emulator.Run(ctx, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := em.Start(ctx); err != nil {
-		_ = em.Close()
 		return nil, err
 	}
 	if err := em.WriteInfo(infoPath); err != nil {
