@@ -324,7 +324,7 @@ func (db *DB) SearchPackageFiles(ctx context.Context, text string, beforeID int6
 	if limit <= 0 || limit > 200 {
 		limit = 24
 	}
-	rows, err := db.q.Query(ctx, searchSQL("package_files"), pgx.QueryExecModeExec,
+	rows, err := db.q.Query(ctx, searchSQL("package_files", nil), pgx.QueryExecModeExec,
 		pgx.NamedArgs{"pattern": "%" + escapeLike(text) + "%", "before_id": beforeID, "limit": limit + 1})
 	if err != nil {
 		return nil, 0, wrap("search package files", err)

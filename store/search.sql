@@ -6,11 +6,13 @@
 -- is NULL). The exact text of every shape is in testdata/search/, one file
 -- a name: `go test ./store -run TestSearchStatements -update` rewrites them.
 --
--- Optional conditions are written `(@x IS NULL OR …)`: the search's
--- statements are planned with their arguments (QueryExecModeExec, the
--- unnamed statement), where PostgreSQL folds a bound argument to a
--- constant and drops the condition, so that a plan is the same as if the
--- condition had not been written. The shapes of package_words (words_*)
+-- Optional conditions are written `(@x IS NULL OR …)` (or `IS NOT TRUE
+-- OR`, `IS NOT FALSE OR`): before a statement is sent, each of an argument
+-- the search leaves unbound is cut to TRUE (search_optional.go), so that
+-- PostgreSQL neither parses nor plans the filters a search does not use.
+-- The search's statements are planned with their arguments
+-- (QueryExecModeExec, the unnamed statement), where PostgreSQL folds a
+-- bound argument to a constant. The shapes of package_words (words_*)
 -- are prepared instead, planned once for every word: they have no
 -- optional condition whose plan depends on an argument.
 

@@ -114,12 +114,13 @@ var searchShapes = []struct {
 	{"package_files", nil},
 }
 
-// searchStatements maps every shape's name to its statement.
+// searchStatements maps every shape's name to its whole statement (the text
+// of its golden file) with its optional conditions located.
 var searchStatements = buildSearchStatements()
 
 // buildSearchStatements instantiates searchShapes; it panics on a template
 // error, which a test run finds.
-func buildSearchStatements() map[string]string {
+func buildSearchStatements() map[string]searchStatement {
 	t := template.Must(template.New("search.sql").Funcs(template.FuncMap{
 		"packageColumns":    func(alias string) string { return qualifyColumns(alias+".", packageColumns) },
 		"groupColumns":      func() string { return groupRowColumns },
@@ -127,13 +128,14 @@ func buildSearchStatements() map[string]string {
 		"matchedPathsShown": func() int { return matchedPathsShown },
 		"maxFilesCounted":   func() int { return MaxFilesCounted },
 	}).Parse(searchTemplates))
-	out := map[string]string{}
+	out := map[string]searchStatement{}
 	for _, s := range searchShapes {
 		if s.orders == nil {
-			out[s.template] = execSearchTemplate(t, s.template, nil)
+			out[s.template] = newSearchStatement(s.template, execSearchTemplate(t, s.template, nil))
 		}
 		for _, o := range s.orders {
-			out[s.template+"_"+o.name] = execSearchTemplate(t, s.template, o)
+			name := s.template + "_" + o.name
+			out[name] = newSearchStatement(name, execSearchTemplate(t, s.template, o))
 		}
 	}
 	return out
@@ -147,13 +149,15 @@ func execSearchTemplate(t *template.Template, name string, data any) string {
 	return b.String()
 }
 
-// searchSQL is the statement of the shape name.
-func searchSQL(name string) string {
-	sql, ok := searchStatements[name]
+// searchSQL is the statement of the shape name to send with args: its
+// whole statement with the optional conditions of the arguments args
+// leaves unbound cut (searchStatement.text).
+func searchSQL(name string, args pgx.NamedArgs) string {
+	st, ok := searchStatements[name]
 	if !ok {
 		panic("no search statement " + name)
 	}
-	return sql
+	return st.text(args)
 }
 
 // searchStatementNames lists the names of the search's shapes, sorted.
@@ -207,7 +211,7 @@ func (db *DB) resolveFilters(ctx context.Context, s *searchPlan) (bool, error) {
 // empty list when there are none, nil when there are more than
 // maxResolvedNames.
 func (db *DB) namesWithPrefix(ctx context.Context, shape, pattern string) ([]string, error) {
-	rows, err := db.q.Query(ctx, searchSQL(shape), pgx.QueryExecModeExec,
+	rows, err := db.q.Query(ctx, searchSQL(shape, nil), pgx.QueryExecModeExec,
 		pgx.NamedArgs{"pattern": pattern, "limit": maxResolvedNames + 1})
 	if err != nil {
 		return nil, wrap("search packages: resolve filter", err)
@@ -340,7 +344,7 @@ func bindPaths(args pgx.NamedArgs, text string) {
 // EXPLAIN) selects with args; it plans, it does not execute.
 func (db *DB) estimateRows(ctx context.Context, shape string, args pgx.NamedArgs) (float64, error) {
 	var plan []byte
-	if err := db.q.QueryRow(ctx, searchSQL(shape), pgx.QueryExecModeExec, args).Scan(&plan); err != nil {
+	if err := db.q.QueryRow(ctx, searchSQL(shape, args), pgx.QueryExecModeExec, args).Scan(&plan); err != nil {
 		return 0, wrap("estimate search matches", err)
 	}
 	var out []struct {
@@ -562,7 +566,7 @@ func (db *DB) runSearch(ctx context.Context, s *searchPlan, shape string, args p
 	if !prepared {
 		opts = []any{pgx.QueryExecModeExec, args}
 	}
-	pgRows, err := db.q.Query(ctx, searchSQL(shape), opts...)
+	pgRows, err := db.q.Query(ctx, searchSQL(shape, args), opts...)
 	if err != nil {
 		return nil, wrap("search packages", err)
 	}
@@ -623,7 +627,7 @@ func (db *DB) matchFiles(ctx context.Context, hits []SearchHit, text string) err
 	}
 	args := pgx.NamedArgs{"ids": ids}
 	bindPaths(args, text)
-	rows, err := db.q.Query(ctx, searchSQL("match_files"), pgx.QueryExecModeExec, args)
+	rows, err := db.q.Query(ctx, searchSQL("match_files", args), pgx.QueryExecModeExec, args)
 	if err != nil {
 		return wrap("search packages: match files", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of testdata/ from the code")
@@ -32,7 +34,7 @@ func TestSearchStatements(t *testing.T) {
 	for _, name := range names {
 		file := filepath.Join(dir, name+".sql")
 		want[file] = true
-		got := searchStatements[name] + "\n"
+		got := searchStatements[name].sql + "\n"
 		if strings.Contains(got, "<no value>") {
 			t.Errorf("shape %s: a template reads what its data does not have:\n%s", name, got)
 		}
@@ -58,6 +60,49 @@ func TestSearchStatements(t *testing.T) {
 	for _, f := range files {
 		if !want[f] {
 			t.Errorf("%s: no search shape %s", f, strings.TrimSuffix(filepath.Base(f), ".sql"))
+		}
+	}
+}
+
+// TestSearchStatementText cuts a statement's optional conditions of the
+// arguments left unbound, and only those.
+func TestSearchStatementText(t *testing.T) {
+	const sql = `SELECT 1 WHERE (@a::text IS NULL OR x = ')' OR (y AND (@b::int[] IS NULL OR z))) AND (@c::bool IS NOT TRUE OR w IS NOT NULL) AND (@d::bool IS NOT FALSE OR v)`
+	st := newSearchStatement("test", sql)
+	tests := []struct {
+		name string
+		args pgx.NamedArgs
+		want string
+	}{
+		{"all bound", pgx.NamedArgs{"a": "x", "b": []int{1}, "c": true, "d": false}, sql},
+		{"none bound", nil, `SELECT 1 WHERE TRUE AND TRUE AND TRUE`},
+		{"nil is unbound", pgx.NamedArgs{"a": nil, "b": []int{1}, "c": nil, "d": true}, `SELECT 1 WHERE TRUE AND TRUE AND (@d::bool IS NOT FALSE OR v)`},
+		{"inner cut in a kept one", pgx.NamedArgs{"a": "x", "c": true, "d": true},
+			`SELECT 1 WHERE (@a::text IS NULL OR x = ')' OR (y AND TRUE)) AND (@c::bool IS NOT TRUE OR w IS NOT NULL) AND (@d::bool IS NOT FALSE OR v)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := st.text(tt.args); got != tt.want {
+				t.Errorf("text:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSearchStatementsCutWhole checks every shape: bound arguments keep
+// the whole statement, and none leave no optional condition behind.
+func TestSearchStatementsCutWhole(t *testing.T) {
+	for _, name := range searchStatementNames() {
+		st := searchStatements[name]
+		all := pgx.NamedArgs{}
+		for _, term := range st.terms {
+			all[term.arg] = true
+		}
+		if got := st.text(all); got != st.sql {
+			t.Errorf("shape %s with every argument bound differs from its whole statement:\n%s", name, got)
+		}
+		if got := st.text(nil); optionalTermStart.MatchString(got) {
+			t.Errorf("shape %s without arguments keeps an optional condition:\n%s", name, got)
 		}
 	}
 }

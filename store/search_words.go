@@ -48,7 +48,7 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 		return nil, nil
 	}
 	var normalised int
-	err := db.q.QueryRow(ctx, searchSQL(shape), args).Scan(&normalised, &w.lexemes, &w.ids, &w.ranks)
+	err := db.q.QueryRow(ctx, searchSQL(shape, args), args).Scan(&normalised, &w.lexemes, &w.ids, &w.ranks)
 	if err != nil {
 		return nil, wrap("search packages: newest of the word's lexemes", err)
 	}
