@@ -42,11 +42,15 @@
 		AND (@has_preview::bool IS NULL OR {{.}}.has_preview = @has_preview::bool){{end}}
 
 {{/* match is the text condition on the packages aliased by the dot, one
-  of: tsquery, the words (every one a prefix) in search_vector; grams, the
+  of: tsquery, the words (every one a prefix) in search_vector;
+  match_lexemes, the same as a tsquery of the lexemes each word starts
+  (word_lexemes), which the full-text index looks up as they are, where it
+  scans for a prefix's; grams, the
   name's bigrams (the index of 1–2 characters); likes, the same as LIKE
   patterns of the lower-cased name (cheapest to test on rows read in
   another index's order); substring, an ILIKE pattern of the name. */}}
 {{define "match"}}(@tsquery::text IS NULL OR {{.}}.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR {{.}}.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams({{.}}.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower({{.}}.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR {{.}}.file_name ILIKE @substring::text){{end}}
@@ -148,10 +152,11 @@ LIMIT @limit::int{{end}}
 {{template "page_rows" .}}{{end}}
 
 {{/* ranked_candidates are the candidates of the ranked shapes served by the
-  full-text index, ranked by ts_rank (a match of the paths only: 0). */}}
+  full-text index, ranked by ts_rank of the words, every one a prefix
+  (rank_tsquery; a match of the paths only: 0). */}}
 {{define "ranked_candidates"}}candidates AS MATERIALIZED (
 	SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
-		(CASE WHEN p.search_vector @@ to_tsquery('english', @tsquery::text) THEN ts_rank(p.search_vector, to_tsquery('english', @tsquery::text)) ELSE 0 END)::real AS rank
+		(CASE WHEN p.search_vector @@ to_tsquery('english', @rank_tsquery::text) THEN ts_rank(p.search_vector, to_tsquery('english', @rank_tsquery::text)) ELSE 0 END)::real AS rank
 	FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)){{end}}
 
 {{/* ranked_walk: the newest rankCandidates word matches found by walking the
@@ -315,6 +320,20 @@ newest AS MATERIALIZED (
 {{define "postings"}}SELECT (SELECT cardinality(lex) FROM q), (SELECT words FROM lexemes),
 	ARRAY(SELECT package_id FROM newest ORDER BY created_at DESC, package_id DESC),
 	ARRAY(SELECT rank FROM newest ORDER BY created_at DESC, package_id DESC){{end}}
+
+{{/* word_lexemes normalises each of @words as word_postings does @word and
+  lists, in their order, how many lexemes it normalised to, the first, and
+  up to @max_lexemes+1 lexemes of package_words that start with it. */}}
+{{define "word_lexemes"}}SELECT cardinality(q.lex), coalesce(q.lex[1], ''), ARRAY(
+	WITH RECURSIVE l(word) AS (
+		SELECT (SELECT w.word FROM package_words w WHERE w.word >= q.lex[1] ORDER BY w.word LIMIT 1)
+		UNION ALL
+		SELECT (SELECT w.word FROM package_words w WHERE w.word > l.word ORDER BY w.word LIMIT 1)
+		FROM l WHERE starts_with(l.word, q.lex[1]))
+	SELECT word FROM l WHERE starts_with(word, q.lex[1]) LIMIT @max_lexemes::int + 1)
+FROM unnest(@words::text[]) WITH ORDINALITY AS u(word, ord)
+CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector('english', u.word)) AS lex) q
+ORDER BY u.ord{{end}}
 
 {{/* estimate_creator_word_entries: estimate_word_entries for the packages of
   @creators. */}}

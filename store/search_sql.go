@@ -104,6 +104,7 @@ var searchShapes = []struct {
 	{"words", []searchOrder{rankedRank, rankedName, rankedSize}},
 	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}},
 	{"word_postings", nil},
+	{"word_lexemes", nil},
 	{"creator_word_postings", nil},
 	{"estimate_creator_word_entries", nil},
 	{"estimate_packages", nil},
@@ -184,6 +185,10 @@ type searchPlan struct {
 	// so it is matched row by row.
 	creators []string
 	tags     [][]string
+
+	// lexemes is the words as a tsquery of the lexemes each one starts
+	// (resolveLexemes), "" when they are matched as prefixes.
+	lexemes string
 }
 
 // resolveFilters resolves the creator and tag prefixes against the
@@ -303,6 +308,10 @@ func (s *searchPlan) hasFilters() bool {
 func (s *searchPlan) bindMatch(args pgx.NamedArgs, walked bool) {
 	switch s.mode {
 	case SearchFullText, SearchFullTextNewest:
+		if s.lexemes != "" {
+			args["match_lexemes"] = s.lexemes
+			return
+		}
 		args["tsquery"] = tsQuery(s.words)
 	case SearchShort:
 		if !walked {
@@ -453,6 +462,9 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {
 		var fence bool
 		var err error
+		if err = db.resolveLexemes(ctx, s); err != nil {
+			return nil, err
+		}
 		if walk, est, fence, err = db.chooseWalk(ctx, s, s.q.Limit+1); err != nil {
 			return nil, err
 		}
@@ -516,7 +528,11 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			shape = "words_" + order.name
 		}
 	} else {
+		if err := db.resolveLexemes(ctx, s); err != nil {
+			return nil, err
+		}
 		args["filtered"] = s.bindFilters(args)
+		args["rank_tsquery"] = tsQuery(s.words)
 		s.bindMatch(args, false)
 		var walk, fence bool
 		if walk, est, fence, err = db.chooseWalk(ctx, s, rankCandidates); err != nil {

@@ -1,5 +1,6 @@
 WITH m AS MATERIALIZED (
 	SELECT p.id FROM (SELECT * FROM packages p WHERE (@tsquery::text IS NULL OR p.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR p.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text) OFFSET 0) p
@@ -45,6 +46,7 @@ WHERE (NOT @group_rows::bool OR p.package_group_id IS NULL OR NOT EXISTS (
 		AND (@grouped::bool IS NOT FALSE OR n.package_group_id IS NULL)
 		AND (@has_preview::bool IS NULL OR n.has_preview = @has_preview::bool)
 		AND (@tsquery::text IS NULL OR n.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR n.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(n.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(n.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR n.file_name ILIKE @substring::text)))

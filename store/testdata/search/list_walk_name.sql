@@ -23,6 +23,7 @@ FROM (SELECT * FROM packages p
 	ORDER BY lower(p.file_name), p.id OFFSET 0) p
 LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
 WHERE (@tsquery::text IS NULL OR p.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR p.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
@@ -45,6 +46,7 @@ WHERE (@tsquery::text IS NULL OR p.search_vector @@ to_tsquery('english', @tsque
 		AND (@grouped::bool IS NOT FALSE OR n.package_group_id IS NULL)
 		AND (@has_preview::bool IS NULL OR n.has_preview = @has_preview::bool)
 		AND (@tsquery::text IS NULL OR n.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR n.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(n.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(n.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR n.file_name ILIKE @substring::text)))

@@ -17,6 +17,7 @@ WITH t AS MATERIALIZED (
 		AND (@has_preview::bool IS NULL OR p.has_preview = @has_preview::bool)
 		ORDER BY p.created_at DESC, p.id DESC OFFSET 0) p
 	WHERE (@tsquery::text IS NULL OR p.search_vector @@ to_tsquery('english', @tsquery::text))
+		AND (@match_lexemes::tsquery IS NULL OR p.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
@@ -44,7 +45,7 @@ f AS MATERIALIZED (SELECT fp.id FROM (
 		AND (@has_preview::bool IS NULL OR p.has_preview = @has_preview::bool))),
 candidates AS MATERIALIZED (
 	SELECT p.id, p.created_at, p.package_group_id, lower(p.file_name) AS sort_name, p.file_size,
-		(CASE WHEN p.search_vector @@ to_tsquery('english', @tsquery::text) THEN ts_rank(p.search_vector, to_tsquery('english', @tsquery::text)) ELSE 0 END)::real AS rank
+		(CASE WHEN p.search_vector @@ to_tsquery('english', @rank_tsquery::text) THEN ts_rank(p.search_vector, to_tsquery('english', @rank_tsquery::text)) ELSE 0 END)::real AS rank
 	FROM packages p WHERE p.id IN (SELECT id FROM t UNION SELECT id FROM f)),
 r AS (
 	SELECT DISTINCT ON (k.row_key) k.row_key, c.*
