@@ -18,14 +18,15 @@ import (
 // as the lexemes each starts finds exactly the packages that the words
 // matched as prefixes find (to_tsquery of "w:* & …"), in every mode and
 // order, and is sent as lexemes only where it can be: not for a stop word,
-// a word the parser splits or a word that starts no lexeme; a word that
-// starts too many stays a prefix beside the others' lexemes.
+// a word the parser splits, a word that starts no lexeme or one word
+// alone; a word that starts too many stays a prefix beside the others'
+// lexemes.
 func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
 	names := []string{"Knight Castle.zip", "Knife Casket.zip", "Knitted Cask.zip", "Knight Bust.zip",
 		"Castle Walls.zip", "Knights of the Castle.zip", "Knight's Keep.zip", "Dragon Castle.zip"}
-	for i := range 40 { // 40 lexemes that start with "zq": more than a word may be looked up as
+	for i := range 40 { // 40 lexemes that start with "zq": more than a word is matched as
 		names = append(names, fmt.Sprintf("zq%c%c knight.zip", 'a'+i%26, 'a'+i/26))
 	}
 	ch := mustChannel(t, db)
@@ -46,6 +47,9 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		{"knight castle", true},
 		{"knights", true},
 		{"zq kni", true}, // zq stays a prefix, kni is lexemes
+		{"zq knit", true},
+		{"zqa zq", true}, // zqa starts two
+		{"zq zq", false}, // both start too many: prefixes
 		{"zqa knight", true},
 		{"the knight", false},     // a stop word normalises to nothing
 		{"kni nosuchword", false}, // starts no lexeme: nothing matches
@@ -83,9 +87,7 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 					t.Errorf("packages (-prefixes +search):\n%s", diff)
 				}
 				asLexemes := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "p.search_vector @@ @match_lexemes") })
-				// A ranked search of one word takes its candidates from
-				// package_words instead.
-				wantLexemes := tt.lexemes && (len(store.SearchWords(tt.text)) > 1 || sort == store.SortNewest)
+				wantLexemes := tt.lexemes && len(store.SearchWords(tt.text)) > 1 // one word stays a prefix
 				if asLexemes != wantLexemes {
 					t.Errorf("sent as lexemes: %v, want %v", asLexemes, wantLexemes)
 				}
