@@ -189,7 +189,10 @@ func TestEditPackageTags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db := storetest.NewTx(t)
+			// A database of its own: a transaction of the shared one would
+			// hold these common tags' catalog names across two packages
+			// while parallel tests write them too.
+			db := storetest.NewDB(t)
 			p := mustPackage(t, db, func(p *hoard.Package) { p.Tags = tt.initial })
 			other := mustPackage(t, db, func(p *hoard.Package) { p.Tags = []string{"untouched"} })
 			set, add, remove := tt.edit()
