@@ -226,6 +226,11 @@ func openPrintedChat(t *testing.T, printed string) *printedChat {
 		t.Fatalf("no chat command printed:\n%s", printed)
 	}
 	cmd := exec.Command("sh", "-c", m[1])
+	// The shell and the chat it starts are one process group, killed
+	// together: killing the shell alone left a chat that was reconnecting
+	// to a stopped demo holding the output pipe, and Wait waiting on it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +240,11 @@ func openPrintedChat(t *testing.T, printed string) *printedChat {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
 	return c
 }
 
