@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hoard/hoard/messenger"
 	"github.com/hoard/hoard/messenger/telegram"
@@ -186,19 +187,37 @@ func (c *chatClient) run(ctx context.Context, stdin io.Reader) error {
 	return lines.Err()
 }
 
+// chatSendTimeout bounds one sending of a typed line: a client whose
+// emulator went away (the demo restarted on other addresses) retries the
+// old address for ever.
+const chatSendTimeout = 10 * time.Second
+
 // send sends a typed line. When the emulator restarted and forgot this
-// chat's session (the demo's restarts do), it signs in again and resends.
+// chat's session (the demo's restarts do), or does not answer, it signs in
+// again with the emulator's current addresses and resends.
 func (c *chatClient) send(ctx context.Context, line string) {
-	_, err := c.current().Send(ctx, line)
-	if errors.Is(err, messenger.ErrUnauthorized) {
-		c.printf("! the emulator restarted and forgot this chat's session: signing in again\n")
+	err := c.sendOnce(ctx, line)
+	if err != nil && ctx.Err() == nil {
+		if errors.Is(err, messenger.ErrUnauthorized) {
+			c.printf("! the emulator restarted and forgot this chat's session: signing in again\n")
+		} else {
+			c.printf("! the emulator does not answer (%v): connecting again\n", err)
+		}
 		if err = c.reconnect(ctx); err == nil {
-			_, err = c.current().Send(ctx, line)
+			err = c.sendOnce(ctx, line)
 		}
 	}
 	if err != nil {
 		c.printf("! not sent: %v\n", err)
 	}
+}
+
+// sendOnce sends line with the current client, for at most chatSendTimeout.
+func (c *chatClient) sendOnce(ctx context.Context, line string) error {
+	ctx, cancel := context.WithTimeout(ctx, chatSendTimeout)
+	defer cancel()
+	_, err := c.current().Send(ctx, line)
+	return err
 }
 
 // reconnect signs in anew with the emulator's current info and follows
