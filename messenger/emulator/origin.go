@@ -126,8 +126,8 @@ func (c *keyConn) used(key [8]byte) {
 }
 
 // originGone is the origin of a loopback connection whose client's end is
-// closed: a loopback peer shares this host's network namespace, so a
-// socket missing from its tables is one that no longer exists.
+// released (socketReleased): a loopback peer shares this host's network
+// namespace, so its end is in these tables while a process holds it.
 const originGone = "gone"
 
 // alive reports whether the process a connection came from still holds its
@@ -142,8 +142,7 @@ func (c *keyConn) alive() bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	_, ok := socketOwner(remote, local)
-	return ok
+	return !socketReleased(remote, local)
 }
 
 // connClosed forgets a connection's keys. Called without e.mu.
@@ -220,7 +219,7 @@ func (e *Emulator) origin(c net.Conn) string {
 	if pid, ok := socketOwner(remote, local); ok {
 		return "process " + strconv.Itoa(pid)
 	}
-	if remote.IP.IsLoopback() {
+	if remote.IP.IsLoopback() && socketReleased(remote, local) {
 		return originGone
 	}
 	return "host " + remote.IP.String()
@@ -230,13 +229,8 @@ func (e *Emulator) origin(c net.Conn) string {
 // remote (Linux /proc); false when it is not on this host's network
 // namespace or cannot be read.
 func socketOwner(local, remote *net.TCPAddr) (int, bool) {
-	inode := ""
-	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		if inode = socketInode(table, local, remote); inode != "" {
-			break
-		}
-	}
-	if inode == "" {
+	inode := findSocketInode(local, remote)
+	if inode == "" || inode == "0" {
 		return 0, false
 	}
 	target := "socket:[" + inode + "]"
@@ -250,6 +244,26 @@ func socketOwner(local, remote *net.TCPAddr) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// findSocketInode is the inode of the socket local → remote in this host's
+// /proc/net/tcp tables, "" when it is in none.
+func findSocketInode(local, remote *net.TCPAddr) string {
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		if inode := socketInode(table, local, remote); inode != "" {
+			return inode
+		}
+	}
+	return ""
+}
+
+// socketReleased reports whether no process holds the socket local → remote
+// any more: it is in none of the tables, or is there with inode 0, an
+// orphan the kernel is closing (a killed client's end). A socket whose
+// owner this process cannot see (another user's) is not released.
+func socketReleased(local, remote *net.TCPAddr) bool {
+	inode := findSocketInode(local, remote)
+	return inode == "" || inode == "0"
 }
 
 // socketInode finds the inode of the socket local → remote in a
