@@ -306,15 +306,28 @@ newest AS MATERIALIZED (
   that start with it (up to @max_lexemes+1), found by stepping through the
   index from one distinct lexeme to the next. */}}
 {{define "lexemes"}}q AS MATERIALIZED (
-	SELECT tsvector_to_array(to_tsvector('english', @word::text)) AS lex
-), l(word) AS (
-	SELECT (SELECT w.word FROM package_words w WHERE w.word >= (SELECT lex[1] FROM q) ORDER BY w.word LIMIT 1)
+	SELECT {{template "normalised" "@word::text"}} AS lex
+), {{template "lexeme_steps" "(SELECT lex[1] FROM q)"}}, lexemes AS MATERIALIZED (
+	SELECT ARRAY({{template "lexemes_listed" "(SELECT lex[1] FROM q)"}}) AS words
+){{end}}
+
+{{/* normalised is the lexemes of the search word the dot (as search
+  vectors' words are normalised). */}}
+{{define "normalised"}}tsvector_to_array(to_tsvector('english', {{.}})){{end}}
+
+{{/* lexeme_steps is l, the lexemes of package_words from the first at or
+  after the prefix the dot, stepping through the index from one distinct
+  lexeme to the next while they start with it (and one after). */}}
+{{define "lexeme_steps"}}l(word) AS (
+	SELECT (SELECT w.word FROM package_words w WHERE w.word >= {{.}} ORDER BY w.word LIMIT 1)
 	UNION ALL
 	SELECT (SELECT w.word FROM package_words w WHERE w.word > l.word ORDER BY w.word LIMIT 1)
-	FROM l WHERE starts_with(l.word, (SELECT lex[1] FROM q))
-), lexemes AS MATERIALIZED (
-	SELECT ARRAY(SELECT word FROM l WHERE starts_with(word, (SELECT lex[1] FROM q)) LIMIT @max_lexemes::int + 1) AS words
+	FROM l WHERE starts_with(l.word, {{.}})
 ){{end}}
+
+{{/* lexemes_listed: up to @max_lexemes+1 of lexeme_steps' lexemes that
+  start with the prefix the dot. */}}
+{{define "lexemes_listed"}}SELECT word FROM l WHERE starts_with(word, {{.}}) LIMIT @max_lexemes::int + 1{{end}}
 
 {{/* postings: what word_postings returns, from the newest packages found. */}}
 {{define "postings"}}SELECT (SELECT cardinality(lex) FROM q), (SELECT words FROM lexemes),
@@ -325,14 +338,10 @@ newest AS MATERIALIZED (
   lists, in their order, how many lexemes it normalised to, the first, and
   up to @max_lexemes+1 lexemes of package_words that start with it. */}}
 {{define "word_lexemes"}}SELECT cardinality(q.lex), coalesce(q.lex[1], ''), ARRAY(
-	WITH RECURSIVE l(word) AS (
-		SELECT (SELECT w.word FROM package_words w WHERE w.word >= q.lex[1] ORDER BY w.word LIMIT 1)
-		UNION ALL
-		SELECT (SELECT w.word FROM package_words w WHERE w.word > l.word ORDER BY w.word LIMIT 1)
-		FROM l WHERE starts_with(l.word, q.lex[1]))
-	SELECT word FROM l WHERE starts_with(word, q.lex[1]) LIMIT @max_lexemes::int + 1)
+	WITH RECURSIVE {{template "lexeme_steps" "q.lex[1]"}}
+	{{template "lexemes_listed" "q.lex[1]"}})
 FROM unnest(@words::text[]) WITH ORDINALITY AS u(word, ord)
-CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector('english', u.word)) AS lex) q
+CROSS JOIN LATERAL (SELECT {{template "normalised" "u.word"}} AS lex) q
 ORDER BY u.ord{{end}}
 
 {{/* estimate_creator_word_entries: estimate_word_entries for the packages of
