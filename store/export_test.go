@@ -3,3 +3,8 @@ package store
 // PrefixQuery is the to_tsquery text of words matched as prefixes, for
 // tests that compare a search with it.
 var PrefixQuery = tsQuery
+
+// SetPathsWalk makes the DB's searches with one creator test probe of the
+// creator's chunks of package_paths first and then batch at a time
+// (pathsProbe, pathsBatch).
+func (db *DB) SetPathsWalk(probe, batch int) { db.pathsWalk = [2]int{probe, batch} }

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"text/template"
@@ -126,6 +127,10 @@ func buildSearchStatements() map[string]searchStatement {
 		"packageColumns":    func(alias string) string { return qualifyColumns(alias+".", packageColumns) },
 		"groupColumns":      func() string { return groupRowColumns },
 		"rankCandidates":    func() int { return rankCandidates },
+		"pathsBatches":      func() int { return pathsBatches },
+		"pathsSparse":       func() int { return pathsSparse },
+		"maxBigint":         func() int64 { return math.MaxInt64 },
+		"maxInt":            func() int32 { return math.MaxInt32 },
 		"matchedPathsShown": func() int { return matchedPathsShown },
 		"maxFilesCounted":   func() int { return MaxFilesCounted },
 	}).Parse(searchTemplates))
@@ -349,6 +354,31 @@ func bindPaths(args pgx.NamedArgs, text string) {
 	}
 }
 
+// The walk through a creator's chunks of package_paths (the "paths"
+// fragment of search.sql): it tests the newest pathsProbe chunks, walks on
+// only if at least one in pathsSparse of those held the text (else the
+// index of creators and trigrams serves the lookup), then pathsBatch
+// chunks at a time, pathsBatches batches in all. A dense text's newest
+// rankCandidates are then found within the 3,200 newest chunks; a sparse
+// one's would be spread over the creator's whole history. Measured at
+// 1,000,000 packages: 1,000 chunks tested in 2.2 ms.
+const (
+	pathsProbe   = 200
+	pathsBatch   = 1000
+	pathsBatches = 4
+	pathsSparse  = 20
+)
+
+// bindPathsWalk binds paths_probe and paths_batch, the chunks a search's
+// path lookup with one creator tests first and then at a time (pathsProbe,
+// pathsBatch; tests set their own).
+func (db *DB) bindPathsWalk(args pgx.NamedArgs) {
+	args["paths_probe"], args["paths_batch"] = pathsProbe, pathsBatch
+	if db.pathsWalk != [2]int{} {
+		args["paths_probe"], args["paths_batch"] = db.pathsWalk[0], db.pathsWalk[1]
+	}
+}
+
 // estimateRows asks the planner how many rows the shape's statement (an
 // EXPLAIN) selects with args; it plans, it does not execute.
 func (db *DB) estimateRows(ctx context.Context, shape string, args pgx.NamedArgs) (float64, error) {
@@ -542,6 +572,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	if lookPaths {
 		bindPaths(args, s.text)
+		db.bindPathsWalk(args)
 	}
 	// A search served by package_words without a path lookup is one
 	// statement for every word (its candidates are parameters): prepared,

@@ -35,6 +35,11 @@ type DB struct {
 	tx   pgx.Tx
 	q    querier
 	warm *warmer // Options.Warm of the pool
+
+	// pathsWalk, set by tests only, replaces pathsProbe and pathsBatch: how
+	// many of a creator's chunks of package_paths a search's lookup tests
+	// first and then at a time.
+	pathsWalk [2]int
 }
 
 // Options tune Open.

@@ -224,8 +224,9 @@ func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) er
 
 // loadFiles draws g's package files (after its packages: the same random
 // source) and copies them into package_files, then fills package_paths
-// from them as migration 021 does (its trigger would, per statement, for
-// the packages the statement touched).
+// from them, with their packages' creators, as migrations 021 and 034 do
+// (their trigger would, per statement, for the packages the statement
+// touched).
 func loadFiles(ctx context.Context, conn *pgxpool.Conn, g *catalogGen) error {
 	p, pending := 0, [][]any(nil)
 	rows := pgx.CopyFromFunc(func() ([]any, error) {
@@ -242,9 +243,10 @@ func loadFiles(ctx context.Context, conn *pgxpool.Conn, g *catalogGen) error {
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"package_files"}, fileColumns, rows); err != nil {
 		return fmt.Errorf("copy files: %w", err)
 	}
-	if _, err := conn.Exec(ctx, `INSERT INTO package_paths (package_id, chunk, paths)
-		SELECT package_id, ordinal / 256, lower(string_agg(path, E'\n' ORDER BY ordinal))
-		FROM package_files GROUP BY package_id, ordinal / 256`); err != nil {
+	if _, err := conn.Exec(ctx, `INSERT INTO package_paths (package_id, chunk, paths, creator)
+		SELECT f.package_id, f.ordinal / 256, lower(string_agg(f.path, E'\n' ORDER BY f.ordinal)), lower(min(p.creator))
+		FROM package_files f JOIN packages p ON p.id = f.package_id
+		GROUP BY f.package_id, f.ordinal / 256`); err != nil {
 		return fmt.Errorf("fill package_paths: %w", err)
 	}
 	return nil
@@ -443,7 +445,12 @@ func catalogKeyTasks(schema *catalogSchema, built map[string][]string) []catalog
 		keys = append(keys, execTask("keys "+t, built[t], stmts...))
 		vacuums = append(vacuums, execTask("vacuum "+t, []string{"keys " + t}, `VACUUM ANALYZE `+t))
 	}
-	vacuums = append(vacuums, execTask("vacuum package_groups", nil, `VACUUM ANALYZE package_groups`))
+	// Not rebuilt, but written row by row during the load: package_groups,
+	// and package_creator_words (by its trigger on packages), which
+	// without a visibility map is read from its heap, and without
+	// statistics is estimated at a hundred rows a creator and word.
+	vacuums = append(vacuums, execTask("vacuum package_groups", nil, `VACUUM ANALYZE package_groups`),
+		execTask("vacuum package_creator_words", nil, `VACUUM ANALYZE package_creator_words`))
 	for _, f := range schema.fkeys {
 		var deps []string
 		for _, t := range []string{f.table, f.refTable} {
