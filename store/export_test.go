@@ -8,3 +8,8 @@ var PrefixQuery = tsQuery
 // creator's chunks of package_paths first and then batch at a time
 // (pathsProbe, pathsBatch).
 func (db *DB) SetPathsWalk(probe, batch int) { db.pathsWalk = [2]int{probe, batch} }
+
+// SetPair makes the DB serve every search it can as a pair whatever the
+// planner expects of it (pairMeetsSoon), reading window entries of each
+// lexeme (pairWindow).
+func (db *DB) SetPair(window int) { db.pairTuning = &pairTuning{window} }

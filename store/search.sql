@@ -231,6 +231,80 @@ f AS MATERIALIZED ({{template "paths"}}),
 {{template "ranked_candidates"}},
 {{template "page" .}}{{end}}
 
+{{/* pair_rest is true when the package of a row of package_words or
+  package_creator_words (the dot) holds a lexeme of each of the rest of
+  the words (rest_group: a word's index, rest_word: one of its lexemes). */}}
+{{define "pair_rest"}}(@rest_group::int[] IS NULL OR NOT EXISTS (
+		SELECT FROM unnest(@rest_group::int[], @rest_word::text[]) AS r(grp, word)
+		GROUP BY r.grp
+		HAVING NOT bool_or(EXISTS (SELECT FROM package_words c
+			WHERE c.word = r.word AND c.created_at = {{.}}.created_at AND c.package_id = {{.}}.package_id)))){{end}}
+
+{{/* pair_matches is t for pair and creator_pair: the newest rankCandidates
+  packages that hold pair_first, pair_second and a lexeme of each of the
+  rest, from the dot, package_words or package_creator_words (of
+  @creator). The two lexemes' lists are read newest first from the index
+  alone, at most pair_window entries each (pa, pb), and where they meet
+  are all the matches down to the older of the two windows' last entries
+  that holds the rest (found): the lists are merged as they are read
+  (not materialized: they stay in the index's order), and the merge
+  stops at the newest rankCandidates. Only when those are fewer than
+  rankCandidates and a window was cut are the older matches looked up in
+  the full-text index (match_lexemes), below that entry: two common words
+  that seldom meet would otherwise read both lists to their ends. */}}
+{{define "pair_matches"}}pa AS NOT MATERIALIZED (
+	SELECT w.created_at, w.package_id FROM {{.}} w
+	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_first::text
+	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+pb AS NOT MATERIALIZED (
+	SELECT w.created_at, w.package_id FROM {{.}} w
+	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_second::text
+	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+found AS MATERIALIZED (
+	SELECT pa.created_at, pa.package_id FROM pa JOIN pb ON pb.created_at = pa.created_at AND pb.package_id = pa.package_id
+	WHERE {{template "pair_rest" "pa"}}
+	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
+cut AS MATERIALIZED (
+	SELECT x.created_at, x.package_id FROM (
+		(SELECT pa.created_at, pa.package_id FROM pa WHERE (SELECT count(*) FROM pa) = @pair_window::int
+			ORDER BY pa.created_at, pa.package_id LIMIT 1)
+		UNION ALL
+		(SELECT pb.created_at, pb.package_id FROM pb WHERE (SELECT count(*) FROM pb) = @pair_window::int
+			ORDER BY pb.created_at, pb.package_id LIMIT 1)) x
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 1),
+t AS MATERIALIZED (
+	SELECT found.package_id AS id FROM found
+	UNION ALL
+	(SELECT p.id FROM packages p, cut
+		WHERE (SELECT count(*) FROM found) < {{rankCandidates}}
+		AND p.search_vector @@ @match_lexemes::tsquery
+		AND {{if eq . "package_creator_words"}}lower(p.creator) = @creator::text{{else}}TRUE{{end}}
+		AND (p.created_at, p.id) < (cut.created_at, cut.package_id)
+		ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}))
+{{end}}
+
+{{/* pair_postings: the candidates of words of which two start one lexeme
+  each (pair_first, pair_second) and the rest at most maxWordLexemes,
+  without filters, from package_words (pair_matches), newest first, with
+  their ranks (ts_rank of the words, every one a prefix: rank_tsquery).
+  The words_* shapes then serve them as one word's. Planned with its
+  arguments: how the lists meet depends on how long they are. */}}
+{{define "pair_postings"}}WITH {{template "pair_matches" "package_words"}},
+{{template "pair_ranked"}}{{end}}
+
+{{/* creator_pair_postings is pair_postings for the packages of one
+  creator, from package_creator_words. */}}
+{{define "creator_pair_postings"}}WITH {{template "pair_matches" "package_creator_words"}},
+{{template "pair_ranked"}}{{end}}
+
+{{/* pair_ranked: what the pair statements return, t's packages newest
+  first and their ranks. */}}
+{{define "pair_ranked"}}ranked AS MATERIALIZED (
+	SELECT p.id, p.created_at, ts_rank(p.search_vector, to_tsquery('english', @rank_tsquery::text))::real AS rank
+	FROM packages p WHERE p.id IN (SELECT id FROM t))
+SELECT ARRAY(SELECT id FROM ranked ORDER BY created_at DESC, id DESC),
+	ARRAY(SELECT rank FROM ranked ORDER BY created_at DESC, id DESC){{end}}
+
 {{/* words_candidates are the candidates of the shapes served by
   package_words (word_ids, newest first, with word_ranks), and what the
   order and the groups need of their rows. */}}

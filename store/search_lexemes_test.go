@@ -17,81 +17,114 @@ import (
 // TestSearchWordsAsLexemesFindWhatPrefixesFind: a search of words matched
 // as the lexemes each starts finds exactly the packages that the words
 // matched as prefixes find (to_tsquery of "w:* & …"), in every mode and
-// order, and is sent as lexemes only where it can be: not for a stop word,
-// a word the parser splits, a word that starts no lexeme or one word
-// alone; a word that starts too many stays a prefix beside the others'
-// lexemes.
+// order, alone and with a creator, and is sent as lexemes only where it
+// can be: not for a stop word, a word the parser splits, a word that
+// starts no lexeme or one word alone; a word that starts too many stays a
+// prefix beside the others' lexemes. Where two words start one lexeme
+// each and none is a prefix, the ranked orders meet the two lexemes'
+// lists in package_words (pair) and test the rest on what they find.
 func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
 	names := []string{"Knight Castle.zip", "Knife Casket.zip", "Knitted Cask.zip", "Knight Bust.zip",
-		"Castle Walls.zip", "Knights of the Castle.zip", "Knight's Keep.zip", "Dragon Castle.zip"}
+		"Castle Walls.zip", "Knights of the Castle.zip", "Knight's Keep.zip", "Dragon Castle.zip",
+		"Knight Castle Walls.zip", "Knitted Castle Walls.zip"}
 	for i := range 40 { // 40 lexemes that start with "zq": more than a word is matched as
 		names = append(names, fmt.Sprintf("zq%c%c knight.zip", 'a'+i%26, 'a'+i/26))
 	}
 	ch := mustChannel(t, db)
 	for _, n := range names {
-		mustPackage(t, db, func(p *hoard.Package) { p.FileName, p.SourceChannelID = n, ch.ID })
+		creator := "Other Hands"
+		if strings.Contains(n, "Walls") || strings.HasPrefix(n, "Knight Castle") {
+			creator = "Stone Works"
+		}
+		mustPackage(t, db, func(p *hoard.Package) { p.FileName, p.SourceChannelID, p.Creator = n, ch.ID, creator })
 	}
 	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	if err != nil {
-		t.Fatal(err)
+	open := func() *store.DB {
+		traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(traced.Close)
+		return traced
 	}
-	t.Cleanup(traced.Close)
+	// as the planner's estimates decide (too few matches here for a pair),
+	// every pair, and every pair with windows of 2 entries, which cut
+	// their lists before they meet often enough
+	tunings := []struct {
+		name   string
+		db     *store.DB
+		window int // 0: the planner's estimates decide
+	}{{"estimated", open(), 0}, {"pair", open(), 100}, {"pair_cut", open(), 2}}
+	for _, tu := range tunings[1:] {
+		tu.db.SetPair(tu.window)
+	}
 	tests := []struct {
 		text    string
 		lexemes bool // sent as lexemes
+		pair    bool // ranked as a pair
 	}{
-		{"kni cas", true},
-		{"knight castle", true},
-		{"knights", true},
-		{"zq kni", true}, // zq stays a prefix, kni is lexemes
-		{"zq knit", true},
-		{"zqa zq", true}, // zqa starts two
-		{"zq zq", false}, // both start too many: prefixes
-		{"zqa knight", true},
-		{"the knight", false},     // a stop word normalises to nothing
-		{"kni nosuchword", false}, // starts no lexeme: nothing matches
+		{"kni cas", true, false}, // three lexemes each
+		{"knight castle", true, true},
+		{"knight castle walls", true, true}, // walls tested on the pair's
+		{"kni castle walls", true, true},    // kni's three tested on castle and walls'
+		{"knights", true, false},
+		{"zq kni", true, false}, // zq stays a prefix, kni is lexemes
+		{"zq knit", true, false},
+		{"zqa zq", true, false}, // zqa starts two
+		{"zq zq", false, false}, // both start too many: prefixes
+		{"zqa knight", true, false},
+		{"the knight", false, false},     // a stop word normalises to nothing
+		{"kni nosuchword", false, false}, // starts no lexeme: nothing matches
 	}
-	for _, tt := range tests {
-		for _, sort := range []store.SearchSort{store.SortRelevance, store.SortNewest, store.SortName} {
-			t.Run(tt.text+"/"+string(sort), func(t *testing.T) {
-				var want []int64
-				rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE search_vector @@ to_tsquery('english', $1) ORDER BY id`,
-					store.PrefixQuery(store.SearchWords(tt.text)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
-					t.Fatal(err)
-				}
-				rec.start()
-				res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: tt.text, Sort: sort, Limit: 100})
-				sent := rec.stop()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got []int64
-				for _, h := range res.Hits {
-					got = append(got, h.Package.ID)
-				}
-				slices.Sort(got)
-				if len(want) == 0 && res.Mode == store.SearchSubstring {
-					got = nil // nothing matched the words: the substring fallback answered
-				}
-				if len(want) == 0 {
-					want = nil
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("packages (-prefixes +search):\n%s", diff)
-				}
-				asLexemes := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "p.search_vector @@ @match_lexemes") })
-				wantLexemes := tt.lexemes && len(store.SearchWords(tt.text)) > 1 // one word stays a prefix
-				if asLexemes != wantLexemes {
-					t.Errorf("sent as lexemes: %v, want %v", asLexemes, wantLexemes)
-				}
-			})
+	for _, tu := range tunings {
+		for _, tt := range tests {
+			for _, q := range []store.SearchQuery{{Sort: store.SortRelevance}, {Sort: store.SortNewest}, {Sort: store.SortName},
+				{Sort: store.SortRelevance, Creator: "Stone Works"}, {Sort: store.SortName, Creator: "Stone Works"}} {
+				t.Run(tu.name+"/"+tt.text+"/"+string(q.Sort)+"/"+q.Creator, func(t *testing.T) {
+					var want []int64
+					rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE search_vector @@ to_tsquery('english', $1)
+					AND ($2 = '' OR creator = $2) ORDER BY id`, store.PrefixQuery(store.SearchWords(tt.text)), q.Creator)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+						t.Fatal(err)
+					}
+					rec.start()
+					q.Text, q.Limit = tt.text, 100
+					res, err := tu.db.SearchPackages(ctx, q)
+					sent := rec.stop()
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []int64
+					for _, h := range res.Hits {
+						got = append(got, h.Package.ID)
+					}
+					slices.Sort(got)
+					if len(want) == 0 && res.Mode == store.SearchSubstring {
+						got = nil // nothing matched the words: the substring fallback answered
+					}
+					if len(want) == 0 {
+						want = nil
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("packages (-prefixes +search):\n%s", diff)
+					}
+					sentAs := func(part string) bool {
+						return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
+					}
+					type way struct{ Lexemes, Pair bool }
+					gotWay := way{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_first")}
+					wantWay := way{tt.lexemes && len(store.SearchWords(tt.text)) > 1, // one word stays a prefix
+						tt.pair && q.Sort != store.SortNewest && tu.window > 0}
+					if gotWay != wantWay {
+						t.Errorf("sent as %+v, want %+v", gotWay, wantWay)
+					}
+				})
+			}
 		}
 	}
 }

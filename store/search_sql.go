@@ -107,6 +107,8 @@ var searchShapes = []struct {
 	{"word_postings", nil},
 	{"word_lexemes", nil},
 	{"creator_word_postings", nil},
+	{"pair_postings", nil},
+	{"creator_pair_postings", nil},
 	{"estimate_creator_word_entries", nil},
 	{"estimate_packages", nil},
 	{"estimate_word_entries", nil},
@@ -192,8 +194,16 @@ type searchPlan struct {
 	tags     [][]string
 
 	// lexemes is the words as a tsquery of the lexemes each one starts
-	// (resolveLexemes), "" when they are matched as prefixes.
-	lexemes string
+	// (resolveLexemes), "" when they are matched as prefixes; wordLexemes
+	// are those lexemes, a list a word (nil for a word matched as a
+	// prefix).
+	lexemes     string
+	wordLexemes [][]string
+
+	// matches caches the planner's estimate of the packages that match
+	// the filters and the text, once asked (estimateMatches).
+	matches      float64
+	matchesKnown bool
 }
 
 // resolveFilters resolves the creator and tag prefixes against the
@@ -302,6 +312,16 @@ func (s *searchPlan) bindFilters(args pgx.NamedArgs) bool {
 	return some
 }
 
+// filtersBeyondCreator reports whether the query has a filter that the
+// path lookup ("paths" in search.sql) does not apply itself: any but one
+// creator's (filtered).
+func (s *searchPlan) filtersBeyondCreator() bool {
+	args := pgx.NamedArgs{}
+	s.bindFilters(args)
+	delete(args, "creator")
+	return len(args) > 0
+}
+
 // hasFilters reports whether the query filters.
 func (s *searchPlan) hasFilters() bool {
 	return s.bindFilters(pgx.NamedArgs{})
@@ -400,6 +420,9 @@ func (db *DB) estimateRows(ctx context.Context, shape string, args pgx.NamedArgs
 // estimateMatches is the planner's estimate of the packages that match:
 // with filters, the query's filters; with match, its text.
 func (db *DB) estimateMatches(ctx context.Context, s *searchPlan, filters, match bool) (float64, error) {
+	if filters && match && s.matchesKnown {
+		return s.matches, nil
+	}
 	args := pgx.NamedArgs{}
 	if filters {
 		s.bindFilters(args)
@@ -407,7 +430,11 @@ func (db *DB) estimateMatches(ctx context.Context, s *searchPlan, filters, match
 	if match {
 		s.bindMatch(args, false)
 	}
-	return db.estimateRows(ctx, "estimate_packages", args)
+	est, err := db.estimateRows(ctx, "estimate_packages", args)
+	if err == nil && filters && match {
+		s.matches, s.matchesKnown = est, true
+	}
+	return est, err
 }
 
 // walkFactor weighs reading one row in the order's index and testing it
@@ -534,6 +561,14 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	if err != nil {
 		return nil, err
 	}
+	if words == nil {
+		if err := db.resolveLexemes(ctx, s); err != nil {
+			return nil, err
+		}
+		if words, err = db.pairPostings(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	order := rankedOrder(s.q.Sort)
 	args := pgx.NamedArgs{"group_rows": s.q.GroupRows, "limit": s.q.Limit + 1}
 	bindAfter(args, order, s.q.After)
@@ -547,7 +582,11 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 		// The only filter package_words' shapes take is the creator's, which
 		// words.ids satisfy already; only the paths need it.
 		args["word_ids"], args["word_ranks"] = words.ids, words.ranks
-		args["filtered"] = words.creators != nil && s.bindFilters(args)
+		args["filtered"] = false
+		if words.creators != nil {
+			s.bindFilters(args)
+			args["filtered"] = s.filtersBeyondCreator()
+		}
 		lookPaths = lookPaths && len(words.ids) < rankCandidates
 		switch {
 		case lookPaths:
@@ -558,10 +597,8 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			shape = "words_" + order.name
 		}
 	} else {
-		if err := db.resolveLexemes(ctx, s); err != nil {
-			return nil, err
-		}
-		args["filtered"] = s.bindFilters(args)
+		s.bindFilters(args)
+		args["filtered"] = s.filtersBeyondCreator()
 		args["rank_tsquery"] = tsQuery(s.words)
 		s.bindMatch(args, false)
 		var walk, fence bool
@@ -583,7 +620,16 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	res.CountExact = !res.Capped
 	if res.Capped {
-		if est < 0 && !s.q.NoEstimate { // the entries of the lexemes: one per package that holds one
+		if est < 0 && words != nil {
+			est = words.matches
+		}
+		switch {
+		case est >= 0 || s.q.NoEstimate:
+		case words.pair:
+			if est, err = db.estimateMatches(ctx, s, true, true); err != nil {
+				return nil, err
+			}
+		default: // the entries of the lexemes: one per package that holds one
 			shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": words.lexemes}
 			if words.creators != nil {
 				shape, args["creators"] = "estimate_creator_word_entries", words.creators

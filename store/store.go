@@ -36,10 +36,11 @@ type DB struct {
 	q    querier
 	warm *warmer // Options.Warm of the pool
 
-	// pathsWalk, set by tests only, replaces pathsProbe and pathsBatch: how
+	// Set by tests only: pathsWalk replaces pathsProbe and pathsBatch (how
 	// many of a creator's chunks of package_paths a search's lookup tests
-	// first and then at a time.
-	pathsWalk [2]int
+	// first and then at a time), pairTuning pairMinMatches and pairWindow.
+	pathsWalk  [2]int
+	pairTuning *pairTuning
 }
 
 // Options tune Open.

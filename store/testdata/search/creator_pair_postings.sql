@@ -1,0 +1,39 @@
+WITH pa AS NOT MATERIALIZED (
+	SELECT w.created_at, w.package_id FROM package_creator_words w
+	WHERE w.creator = @creator::text AND w.word = @pair_first::text
+	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+pb AS NOT MATERIALIZED (
+	SELECT w.created_at, w.package_id FROM package_creator_words w
+	WHERE w.creator = @creator::text AND w.word = @pair_second::text
+	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+found AS MATERIALIZED (
+	SELECT pa.created_at, pa.package_id FROM pa JOIN pb ON pb.created_at = pa.created_at AND pb.package_id = pa.package_id
+	WHERE (@rest_group::int[] IS NULL OR NOT EXISTS (
+		SELECT FROM unnest(@rest_group::int[], @rest_word::text[]) AS r(grp, word)
+		GROUP BY r.grp
+		HAVING NOT bool_or(EXISTS (SELECT FROM package_words c
+			WHERE c.word = r.word AND c.created_at = pa.created_at AND c.package_id = pa.package_id))))
+	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT 200),
+cut AS MATERIALIZED (
+	SELECT x.created_at, x.package_id FROM (
+		(SELECT pa.created_at, pa.package_id FROM pa WHERE (SELECT count(*) FROM pa) = @pair_window::int
+			ORDER BY pa.created_at, pa.package_id LIMIT 1)
+		UNION ALL
+		(SELECT pb.created_at, pb.package_id FROM pb WHERE (SELECT count(*) FROM pb) = @pair_window::int
+			ORDER BY pb.created_at, pb.package_id LIMIT 1)) x
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 1),
+t AS MATERIALIZED (
+	SELECT found.package_id AS id FROM found
+	UNION ALL
+	(SELECT p.id FROM packages p, cut
+		WHERE (SELECT count(*) FROM found) < 200
+		AND p.search_vector @@ @match_lexemes::tsquery
+		AND lower(p.creator) = @creator::text
+		AND (p.created_at, p.id) < (cut.created_at, cut.package_id)
+		ORDER BY p.created_at DESC, p.id DESC LIMIT 200))
+,
+ranked AS MATERIALIZED (
+	SELECT p.id, p.created_at, ts_rank(p.search_vector, to_tsquery('english', @rank_tsquery::text))::real AS rank
+	FROM packages p WHERE p.id IN (SELECT id FROM t))
+SELECT ARRAY(SELECT id FROM ranked ORDER BY created_at DESC, id DESC),
+	ARRAY(SELECT rank FROM ranked ORDER BY created_at DESC, id DESC)
