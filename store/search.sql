@@ -131,7 +131,8 @@ LIMIT @limit::int{{end}}
   filters than the creator apply to the newest of them (filtered), not
   during the lookup: testing them on every matching entry walked the whole
   file index for a rare creator.
-  With a creator (migration 034), the lookup first tests the creator's
+  With one creator (the statements named _creator_paths, migration 034),
+  the lookup first tests the creator's
   newest paths_probe chunks (creator_walk). If those are all the
   creator's, or if at least one in pathsSparse of them holds the text, it
   walks on, batch by batch (at most pathsBatches in all), until it has
@@ -142,9 +143,9 @@ LIMIT @limit::int{{end}}
   those of a fragment common to one part of every model ("arm_left_07")
   are in nearly all of them: collecting them cost 35 ms at 1,000,000
   packages where the walk found the newest 200 in 5. */}}
-{{define "paths"}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
+{{define "paths"}}{{if .CreatorPaths}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
 		SELECT 0, {{maxBigint}}::bigint, {{maxInt}}::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
-		WHERE @creator::text IS NOT NULL AND @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		UNION ALL
 		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size, w.hits + b.hits, w.ids || b.ids
 		FROM creator_walk w
@@ -167,16 +168,22 @@ LIMIT @limit::int{{end}}
 SELECT fp.id FROM ((
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
 		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
-		AND (@creator::text IS NULL OR (SELECT w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int FROM walked w))
+		AND (SELECT w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int FROM walked w)
 		AND pp.paths LIKE lower(@path_like::text)
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
-		AND (@creator::text IS NULL OR pp.creator = @creator::text)
+		AND pp.creator = @creator::text
 		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}})
 	UNION (
 		SELECT DISTINCT u.id FROM walked w, unnest(w.ids) AS u(id)
 		WHERE NOT (w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int)
 		ORDER BY u.id DESC LIMIT {{rankCandidates}})) fp
-	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}
+	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{else}}SELECT fp.id FROM (
+		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
+		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		AND pp.paths LIKE lower(@path_like::text)
+		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
+		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}}) fp
+	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}{{end}}
 
 {{/* page cuts the page from the ranked candidates (CTEs t: the words'
   matches, f: the paths', candidates: both with what the orders need) before
@@ -206,7 +213,7 @@ SELECT fp.id FROM ((
 		ORDER BY p.created_at DESC, p.id DESC OFFSET 0) p
 	WHERE {{template "match" "p"}}
 	ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
-f AS MATERIALIZED ({{template "paths"}}),
+f AS MATERIALIZED ({{template "paths" .}}),
 {{template "ranked_candidates"}},
 {{template "page" .}}{{end}}
 
@@ -217,7 +224,7 @@ f AS MATERIALIZED ({{template "paths"}}),
 	WHERE {{template "filters" "p"}}
 	AND {{template "match" "p"}}),
 t AS MATERIALIZED (SELECT p.id FROM tm p ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
-f AS MATERIALIZED ({{template "paths"}}),
+f AS MATERIALIZED ({{template "paths" .}}),
 {{template "ranked_candidates"}},
 {{template "page" .}}{{end}}
 
@@ -227,7 +234,7 @@ f AS MATERIALIZED ({{template "paths"}}),
 	SELECT p.id, p.created_at FROM (SELECT * FROM packages p WHERE {{template "match" "p"}} OFFSET 0) p
 	WHERE {{template "filters" "p"}}),
 t AS MATERIALIZED (SELECT p.id FROM tm p ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}),
-f AS MATERIALIZED ({{template "paths"}}),
+f AS MATERIALIZED ({{template "paths" .}}),
 {{template "ranked_candidates"}},
 {{template "page" .}}{{end}}
 
@@ -332,7 +339,7 @@ f AS MATERIALIZED (SELECT NULL::bigint AS id WHERE false),
 {{/* words_paths: words, and while they do not fill the candidates, the
   packages whose paths hold the text. Planned with its arguments. */}}
 {{define "words_paths"}}WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
-f AS MATERIALIZED ({{template "paths"}}),
+f AS MATERIALIZED ({{template "paths" .}}),
 {{template "words_candidates"}},
 {{template "page" .}}{{end}}
 

@@ -44,6 +44,19 @@ var (
 	rankedSize = searchOrder{"size", "%s.file_size", "bigint", "%s.row_key", true, func(c *SearchCursor) any { return c.Size }}
 )
 
+// shapeData is what a shape's template is instantiated with: its order,
+// and for the shapes that look paths up, whether they look them up for
+// one creator (the "paths" fragment of search.sql), a statement of its
+// own so that the others neither parse nor plan that lookup.
+type shapeData struct {
+	searchOrder
+	CreatorPaths bool
+}
+
+// creatorPathsSuffix ends the names of the statements instantiated with
+// CreatorPaths.
+const creatorPathsSuffix = "_creator_paths"
+
 // By is the ORDER BY list of the order on the rows aliased alias.
 func (o searchOrder) By(alias string) string {
 	dir := ""
@@ -93,29 +106,30 @@ func rankedOrder(sort SearchSort) searchOrder {
 var searchShapes = []struct {
 	template string
 	orders   []searchOrder
+	paths    bool // also instantiated with CreatorPaths, as name_creator_paths
 }{
-	{"list", []searchOrder{listNewest, listName, listSize}},
-	{"list_walk", []searchOrder{listNewest, listName, listSize}},
-	{"list_collect", []searchOrder{listNewest, listName, listSize}},
-	{"list_collect_fenced", []searchOrder{listNewest, listName, listSize}},
-	{"ranked_walk", []searchOrder{rankedRank, rankedName, rankedSize}},
-	{"ranked_collect", []searchOrder{rankedRank, rankedName, rankedSize}},
-	{"ranked_collect_fenced", []searchOrder{rankedRank, rankedName, rankedSize}},
-	{"words_unjoined", []searchOrder{rankedRank}},
-	{"words", []searchOrder{rankedRank, rankedName, rankedSize}},
-	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}},
-	{"word_postings", nil},
-	{"word_lexemes", nil},
-	{"creator_word_postings", nil},
-	{"pair_postings", nil},
-	{"creator_pair_postings", nil},
-	{"estimate_creator_word_entries", nil},
-	{"estimate_packages", nil},
-	{"estimate_word_entries", nil},
-	{"resolve_creators", nil},
-	{"resolve_tags", nil},
-	{"match_files", nil},
-	{"package_files", nil},
+	{"list", []searchOrder{listNewest, listName, listSize}, false},
+	{"list_walk", []searchOrder{listNewest, listName, listSize}, false},
+	{"list_collect", []searchOrder{listNewest, listName, listSize}, false},
+	{"list_collect_fenced", []searchOrder{listNewest, listName, listSize}, false},
+	{"ranked_walk", []searchOrder{rankedRank, rankedName, rankedSize}, true},
+	{"ranked_collect", []searchOrder{rankedRank, rankedName, rankedSize}, true},
+	{"ranked_collect_fenced", []searchOrder{rankedRank, rankedName, rankedSize}, true},
+	{"words_unjoined", []searchOrder{rankedRank}, false},
+	{"words", []searchOrder{rankedRank, rankedName, rankedSize}, false},
+	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}, true},
+	{"word_postings", nil, false},
+	{"word_lexemes", nil, false},
+	{"creator_word_postings", nil, false},
+	{"pair_postings", nil, false},
+	{"creator_pair_postings", nil, false},
+	{"estimate_creator_word_entries", nil, false},
+	{"estimate_packages", nil, false},
+	{"estimate_word_entries", nil, false},
+	{"resolve_creators", nil, false},
+	{"resolve_tags", nil, false},
+	{"match_files", nil, false},
+	{"package_files", nil, false},
 }
 
 // searchStatements maps every shape's name to its whole statement (the text
@@ -143,7 +157,11 @@ func buildSearchStatements() map[string]searchStatement {
 		}
 		for _, o := range s.orders {
 			name := s.template + "_" + o.name
-			out[name] = newSearchStatement(name, execSearchTemplate(t, s.template, o))
+			out[name] = newSearchStatement(name, execSearchTemplate(t, s.template, shapeData{o, false}))
+			if s.paths {
+				name += creatorPathsSuffix
+				out[name] = newSearchStatement(name, execSearchTemplate(t, s.template, shapeData{o, true}))
+			}
 		}
 	}
 	return out
@@ -609,7 +627,10 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	if lookPaths {
 		bindPaths(args, s.text)
-		db.bindPathsWalk(args)
+		if args["creator"] != nil {
+			db.bindPathsWalk(args)
+			shape += creatorPathsSuffix
+		}
 	}
 	// A search served by package_words without a path lookup is one
 	// statement for every word (its candidates are parameters): prepared,

@@ -1,38 +1,10 @@
 WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
-f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
-		SELECT 0, 9223372036854775807::bigint, 2147483647::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
-		WHERE @creator::text IS NOT NULL AND @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < 200
-		UNION ALL
-		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size, w.hits + b.hits, w.ids || b.ids
-		FROM creator_walk w
-		CROSS JOIN LATERAL (SELECT CASE WHEN w.n = 0 THEN @paths_probe::int
-			ELSE least(@paths_batch::int, ((200 - w.hits) * w.seen / greatest(w.hits, 1) * 3 / 2 + 10)::int) END AS size) l
-		CROSS JOIN LATERAL (
-			SELECT count(*) AS rows, count(*) FILTER (WHERE x.hit) AS hits,
-				(array_agg(x.package_id ORDER BY x.package_id, x.chunk))[1] AS last_id,
-				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
-				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
-			FROM (SELECT pp.package_id, pp.chunk, pp.paths LIKE lower(@path_like::text)
-					AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0) AS hit
-				FROM package_paths pp
-				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
-				ORDER BY pp.package_id DESC, pp.chunk DESC LIMIT l.size) x) b
-		WHERE w.n = 0 OR (w.n < 4 AND w.full_batch AND w.hits < 200
-			AND w.hits * 20 >= @paths_probe::int)
-	),
-	walked AS MATERIALIZED (SELECT * FROM creator_walk ORDER BY n DESC LIMIT 1)
-SELECT fp.id FROM ((
+f AS MATERIALIZED (SELECT fp.id FROM (
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
 		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < 200
-		AND (@creator::text IS NULL OR (SELECT w.n = 1 AND w.full_batch AND w.hits * 20 < @paths_probe::int FROM walked w))
 		AND pp.paths LIKE lower(@path_like::text)
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
-		AND (@creator::text IS NULL OR pp.creator = @creator::text)
-		ORDER BY pp.package_id DESC LIMIT 200)
-	UNION (
-		SELECT DISTINCT u.id FROM walked w, unnest(w.ids) AS u(id)
-		WHERE NOT (w.n = 1 AND w.full_batch AND w.hits * 20 < @paths_probe::int)
-		ORDER BY u.id DESC LIMIT 200)) fp
+		ORDER BY pp.package_id DESC LIMIT 200) fp
 	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND (@creator::text IS NULL OR lower(p.creator) = @creator::text)
 		AND (@creators::text[] IS NULL OR lower(p.creator) = ANY(@creators::text[]))
 		AND (@creator_like::text IS NULL OR lower(p.creator) LIKE lower(@creator_like::text))
