@@ -7,9 +7,17 @@ var PrefixQuery = tsQuery
 // SetPathsWalk makes the DB's searches with one creator test probe of the
 // creator's chunks of package_paths first and then batch at a time
 // (pathsProbe, pathsBatch).
-func (db *DB) SetPathsWalk(probe, batch int) { db.pathsWalk = [2]int{probe, batch} }
+func (db *DB) SetPathsWalk(probe, batch int) {
+	t := db.tuned()
+	t.pathsProbe, t.pathsBatch = probe, batch
+	db.tuning = &t
+}
 
 // SetPair makes the DB serve every search it can as a pair whatever the
 // planner expects of it (pairMeetsSoon), reading window entries of each
 // lexeme (pairWindow).
-func (db *DB) SetPair(window int) { db.pairTuning = &pairTuning{window} }
+func (db *DB) SetPair(window int) {
+	t := db.tuned()
+	t.pairWindow, t.pairAlways = window, true
+	db.tuning = &t
+}

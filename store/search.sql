@@ -143,7 +143,33 @@ LIMIT @limit::int{{end}}
   those of a fragment common to one part of every model ("arm_left_07")
   are in nearly all of them: collecting them cost 35 ms at 1,000,000
   packages where the walk found the newest 200 in 5. */}}
-{{define "paths"}}{{if .CreatorPaths}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
+{{define "paths"}}{{if .CreatorPaths}}{{template "creator_walk"}}
+SELECT fp.id FROM ((
+{{- else}}SELECT fp.id FROM (
+{{- end}}
+		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
+		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		{{- if .CreatorPaths}}
+		AND (SELECT {{template "walk_sparse"}} FROM walked w){{end}}
+		AND {{template "path_holds" "pp"}}
+		{{- if .CreatorPaths}}
+		AND pp.creator = @creator::text{{end}}
+		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}})
+	{{- if .CreatorPaths}}
+	UNION (
+		SELECT DISTINCT u.id FROM walked w, unnest(w.ids) AS u(id)
+		WHERE NOT ({{template "walk_sparse"}})
+		ORDER BY u.id DESC LIMIT {{rankCandidates}})){{end}} fp
+	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}
+
+{{/* path_holds: the chunk of package_paths aliased by the dot holds the
+  text (path_like, and path_text when bound). */}}
+{{define "path_holds"}}{{.}}.paths LIKE lower(@path_like::text)
+		AND (@path_text::text IS NULL OR strpos({{.}}.paths, lower(@path_text::text)) > 0){{end}}
+
+{{/* creator_walk: the walk through one creator's chunks described at
+  "paths", a batch a row (n), the last row (walked) what it found. */}}
+{{define "creator_walk"}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
 		SELECT 0, {{maxBigint}}::bigint, {{maxInt}}::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
 		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		UNION ALL
@@ -156,34 +182,18 @@ LIMIT @limit::int{{end}}
 				(array_agg(x.package_id ORDER BY x.package_id, x.chunk))[1] AS last_id,
 				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
 				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
-			FROM (SELECT pp.package_id, pp.chunk, pp.paths LIKE lower(@path_like::text)
-					AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0) AS hit
+			FROM (SELECT pp.package_id, pp.chunk, {{template "path_holds" "pp"}} AS hit
 				FROM package_paths pp
 				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
 				ORDER BY pp.package_id DESC, pp.chunk DESC LIMIT l.size) x) b
 		WHERE w.n = 0 OR (w.n < {{pathsBatches}} AND w.full_batch AND w.hits < {{rankCandidates}}
 			AND w.hits * {{pathsSparse}} >= @paths_probe::int)
 	),
-	walked AS MATERIALIZED (SELECT * FROM creator_walk ORDER BY n DESC LIMIT 1)
-SELECT fp.id FROM ((
-		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
-		AND (SELECT w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int FROM walked w)
-		AND pp.paths LIKE lower(@path_like::text)
-		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
-		AND pp.creator = @creator::text
-		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}})
-	UNION (
-		SELECT DISTINCT u.id FROM walked w, unnest(w.ids) AS u(id)
-		WHERE NOT (w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int)
-		ORDER BY u.id DESC LIMIT {{rankCandidates}})) fp
-	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{else}}SELECT fp.id FROM (
-		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
-		AND pp.paths LIKE lower(@path_like::text)
-		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
-		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}}) fp
-	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}{{end}}
+	walked AS MATERIALIZED (SELECT * FROM creator_walk ORDER BY n DESC LIMIT 1){{end}}
+
+{{/* walk_sparse: the walk (walked, aliased w) stopped after its probe,
+  whose chunks held the text too seldom: the index serves the lookup. */}}
+{{define "walk_sparse"}}w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int{{end}}
 
 {{/* page cuts the page from the ranked candidates (CTEs t: the words'
   matches, f: the paths', candidates: both with what the orders need) before

@@ -141,29 +141,21 @@ const (
 	pairWindow  = 10000
 )
 
-// pairTuning replaces pairWindow in tests, and skips the estimates.
-type pairTuning struct {
-	window int
-}
-
 // pairPostings returns the candidates of a search of words that the pair
 // statements serve (bindPair) when the planner expects the pair to meet
 // its newest matches within pairMaxRead entries, else nil.
 func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, error) {
-	window := pairWindow
-	if db.pairTuning != nil {
-		window = db.pairTuning.window
-	}
-	args := pgx.NamedArgs{"pair_window": window, "rank_tsquery": tsQuery(s.words)}
+	tuning := db.tuned()
+	args := pgx.NamedArgs{"pair_window": tuning.pairWindow, "rank_tsquery": tsQuery(s.words)}
 	family := s.bindPair(args)
 	if family == "" {
 		return nil, nil
 	}
-	w := &wordMatches{pair: true, matches: -1}
+	w := &wordMatches{pair: true}
 	if family == "creator_pair" {
 		w.creators = s.creators
 	}
-	if db.pairTuning == nil {
+	if !tuning.pairAlways {
 		ok, err := db.pairMeetsSoon(ctx, s, w, args)
 		if err != nil || !ok {
 			return nil, err
@@ -178,13 +170,12 @@ func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	return w, nil
 }
 
-// pairMeetsSoon sets w.matches to the planner's estimate of the search's
-// matches and reports whether the pair bound in args meets the newest
-// rankCandidates of them within pairMaxRead entries of its two lexemes'
-// lists (of w's creators, if any).
+// pairMeetsSoon reports whether the pair bound in args meets the newest
+// rankCandidates of the search's matches (the planner's estimate) within
+// pairMaxRead entries of its two lexemes' lists (of w's creators, if any).
 func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, args pgx.NamedArgs) (bool, error) {
-	var err error
-	if w.matches, err = db.estimateMatches(ctx, s, true, true); err != nil || w.matches < rankCandidates {
+	matches, err := db.estimateMatches(ctx, s, true, true)
+	if err != nil || matches < rankCandidates {
 		return false, err
 	}
 	shape, est := "estimate_word_entries", pgx.NamedArgs{"lexemes": []string{args["pair_first"].(string), args["pair_second"].(string)}}
@@ -195,5 +186,5 @@ func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, 
 	if err != nil {
 		return false, err
 	}
-	return rankCandidates*entries/w.matches <= pairMaxRead, nil
+	return rankCandidates*entries/matches <= pairMaxRead, nil
 }

@@ -78,47 +78,22 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		{"the knight", false, false},     // a stop word normalises to nothing
 		{"kni nosuchword", false, false}, // starts no lexeme: nothing matches
 	}
+	queries := []store.SearchQuery{{Sort: store.SortRelevance}, {Sort: store.SortNewest}, {Sort: store.SortName},
+		{Sort: store.SortRelevance, Creator: "Stone Works"}, {Sort: store.SortName, Creator: "Stone Works"}}
 	for _, tu := range tunings {
 		for _, tt := range tests {
-			for _, q := range []store.SearchQuery{{Sort: store.SortRelevance}, {Sort: store.SortNewest}, {Sort: store.SortName},
-				{Sort: store.SortRelevance, Creator: "Stone Works"}, {Sort: store.SortName, Creator: "Stone Works"}} {
+			for _, q := range queries {
 				t.Run(tu.name+"/"+tt.text+"/"+string(q.Sort)+"/"+q.Creator, func(t *testing.T) {
-					var want []int64
-					rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE search_vector @@ to_tsquery('english', $1)
-					AND ($2 = '' OR creator = $2) ORDER BY id`, store.PrefixQuery(store.SearchWords(tt.text)), q.Creator)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if want, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
-						t.Fatal(err)
-					}
-					rec.start()
 					q.Text, q.Limit = tt.text, 100
-					res, err := tu.db.SearchPackages(ctx, q)
-					sent := rec.stop()
-					if err != nil {
-						t.Fatal(err)
-					}
-					var got []int64
-					for _, h := range res.Hits {
-						got = append(got, h.Package.ID)
-					}
-					slices.Sort(got)
-					if len(want) == 0 && res.Mode == store.SearchSubstring {
-						got = nil // nothing matched the words: the substring fallback answered
-					}
+					want := prefixMatches(t, db, q)
+					got, gotWay := lexemeSearch(t, tu.db, rec, q)
 					if len(want) == 0 {
 						want = nil
 					}
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("packages (-prefixes +search):\n%s", diff)
 					}
-					sentAs := func(part string) bool {
-						return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
-					}
-					type way struct{ Lexemes, Pair bool }
-					gotWay := way{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_first")}
-					wantWay := way{tt.lexemes && len(store.SearchWords(tt.text)) > 1, // one word stays a prefix
+					wantWay := sentWay{tt.lexemes && len(store.SearchWords(tt.text)) > 1, // one word stays a prefix
 						tt.pair && q.Sort != store.SortNewest && tu.window > 0}
 					if gotWay != wantWay {
 						t.Errorf("sent as %+v, want %+v", gotWay, wantWay)
@@ -127,4 +102,48 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sentWay is how a search of words was sent: as the lexemes the words
+// start, and as a pair.
+type sentWay struct{ Lexemes, Pair bool }
+
+// prefixMatches lists the packages, by id, whose search vectors match q's
+// words as prefixes (and that are q's creator's, if any).
+func prefixMatches(t *testing.T, db *store.DB, q store.SearchQuery) []int64 {
+	t.Helper()
+	rows, err := db.Pool().Query(context.Background(), `SELECT id FROM packages WHERE search_vector @@ to_tsquery('english', $1)
+		AND ($2 = '' OR creator = $2) ORDER BY id`, store.PrefixQuery(store.SearchWords(q.Text)), q.Creator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// lexemeSearch runs q through searcher, whose statements rec records, and
+// returns the ids of the packages found, sorted (nil when the substring
+// fallback answered: the words matched nothing), and how it was sent.
+func lexemeSearch(t *testing.T, searcher *store.DB, rec *statements, q store.SearchQuery) ([]int64, sentWay) {
+	t.Helper()
+	rec.start()
+	res, err := searcher.SearchPackages(context.Background(), q)
+	sent := rec.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	if res.Mode != store.SearchSubstring {
+		for _, h := range res.Hits {
+			got = append(got, h.Package.ID)
+		}
+		slices.Sort(got)
+	}
+	sentAs := func(part string) bool {
+		return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
+	}
+	return got, sentWay{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_first")}
 }

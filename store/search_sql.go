@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -330,14 +331,15 @@ func (s *searchPlan) bindFilters(args pgx.NamedArgs) bool {
 	return some
 }
 
-// filtersBeyondCreator reports whether the query has a filter that the
-// path lookup ("paths" in search.sql) does not apply itself: any but one
-// creator's (filtered).
-func (s *searchPlan) filtersBeyondCreator() bool {
-	args := pgx.NamedArgs{}
-	s.bindFilters(args)
-	delete(args, "creator")
-	return len(args) > 0
+// bindFiltersForPaths binds the query's filters and filtered: whether any
+// of them is one that the path lookup ("paths" in search.sql) does not
+// apply itself, any but one creator's.
+func (s *searchPlan) bindFiltersForPaths(args pgx.NamedArgs) {
+	filters := pgx.NamedArgs{}
+	s.bindFilters(filters)
+	maps.Copy(args, filters)
+	delete(filters, "creator")
+	args["filtered"] = len(filters) > 0
 }
 
 // hasFilters reports whether the query filters.
@@ -407,14 +409,30 @@ const (
 	pathsSparse  = 20
 )
 
-// bindPathsWalk binds paths_probe and paths_batch, the chunks a search's
-// path lookup with one creator tests first and then at a time (pathsProbe,
-// pathsBatch; tests set their own).
-func (db *DB) bindPathsWalk(args pgx.NamedArgs) {
-	args["paths_probe"], args["paths_batch"] = pathsProbe, pathsBatch
-	if db.pathsWalk != [2]int{} {
-		args["paths_probe"], args["paths_batch"] = db.pathsWalk[0], db.pathsWalk[1]
+// searchTuning holds the sizes a search reads at most that tests shrink
+// to reach every way a lookup can go.
+type searchTuning struct {
+	pathsProbe, pathsBatch int  // a creator's chunks tested first, then at a time
+	pairWindow             int  // entries read of each of a pair's lexemes
+	pairAlways             bool // serve every pair, whatever the planner expects
+}
+
+// defaultTuning is the search's own tuning.
+var defaultTuning = searchTuning{pathsProbe: pathsProbe, pathsBatch: pathsBatch, pairWindow: pairWindow}
+
+// tuned is the DB's tuning: defaultTuning unless a test set another.
+func (db *DB) tuned() searchTuning {
+	if db.tuning != nil {
+		return *db.tuning
 	}
+	return defaultTuning
+}
+
+// bindPathsWalk binds paths_probe and paths_batch, the chunks a search's
+// path lookup with one creator tests first and then at a time.
+func (db *DB) bindPathsWalk(args pgx.NamedArgs) {
+	t := db.tuned()
+	args["paths_probe"], args["paths_batch"] = t.pathsProbe, t.pathsBatch
 }
 
 // estimateRows asks the planner how many rows the shape's statement (an
@@ -602,8 +620,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 		args["word_ids"], args["word_ranks"] = words.ids, words.ranks
 		args["filtered"] = false
 		if words.creators != nil {
-			s.bindFilters(args)
-			args["filtered"] = s.filtersBeyondCreator()
+			s.bindFiltersForPaths(args)
 		}
 		lookPaths = lookPaths && len(words.ids) < rankCandidates
 		switch {
@@ -615,8 +632,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			shape = "words_" + order.name
 		}
 	} else {
-		s.bindFilters(args)
-		args["filtered"] = s.filtersBeyondCreator()
+		s.bindFiltersForPaths(args)
 		args["rank_tsquery"] = tsQuery(s.words)
 		s.bindMatch(args, false)
 		var walk, fence bool
@@ -641,12 +657,9 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	res.CountExact = !res.Capped
 	if res.Capped {
-		if est < 0 && words != nil {
-			est = words.matches
-		}
 		switch {
 		case est >= 0 || s.q.NoEstimate:
-		case words.pair:
+		case words.pair: // the planner's estimate of the matches, asked already unless tuned away
 			if est, err = db.estimateMatches(ctx, s, true, true); err != nil {
 				return nil, err
 			}

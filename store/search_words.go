@@ -28,10 +28,8 @@ type wordMatches struct {
 	// (package_creator_words), nil for every package (package_words).
 	creators []string
 	// pair tells candidates of several words (pairPostings), whose count
-	// is the planner's estimate of their matches, matches when it was
-	// asked (else -1); lexemes are then nil.
-	pair    bool
-	matches float64
+	// is the planner's estimate of their matches; lexemes are then nil.
+	pair bool
 }
 
 // wordPostings returns the candidates of a search that package_words
@@ -46,7 +44,7 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	}
 	shape := "word_postings"
 	args := pgx.NamedArgs{"word": s.words[0], "max_lexemes": maxPrefixLexemes}
-	w := &wordMatches{matches: -1}
+	w := &wordMatches{}
 	if s.onlyCreators() {
 		shape, args["creators"], w.creators = "creator_word_postings", s.creators, s.creators
 	} else if s.hasFilters() {

@@ -36,11 +36,8 @@ type DB struct {
 	q    querier
 	warm *warmer // Options.Warm of the pool
 
-	// Set by tests only: pathsWalk replaces pathsProbe and pathsBatch (how
-	// many of a creator's chunks of package_paths a search's lookup tests
-	// first and then at a time), pairTuning pairMinMatches and pairWindow.
-	pathsWalk  [2]int
-	pairTuning *pairTuning
+	// tuning, set by tests only, replaces the search's defaultTuning.
+	tuning *searchTuning
 }
 
 // Options tune Open.

@@ -13,7 +13,7 @@ f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, ful
 				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
 				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
 			FROM (SELECT pp.package_id, pp.chunk, pp.paths LIKE lower(@path_like::text)
-					AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0) AS hit
+		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0) AS hit
 				FROM package_paths pp
 				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
 				ORDER BY pp.package_id DESC, pp.chunk DESC LIMIT l.size) x) b
