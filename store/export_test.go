@@ -13,11 +13,11 @@ func (db *DB) SetPathsWalk(probe, batch int) {
 	db.tuning = &t
 }
 
-// SetPair makes the DB serve every search it can as a pair whatever the
-// planner expects of it (pairMeetsSoon), reading window entries of each
-// lexeme (pairWindow).
+// SetPair makes the DB serve every search it can as a pair or a lead
+// whatever the planner expects of it (pairMeetsSoon), reading window
+// entries of each lexeme (pairWindow, leadWindow).
 func (db *DB) SetPair(window int) {
 	t := db.tuned()
-	t.pairWindow, t.pairAlways = window, true
+	t.pairWindow, t.leadWindow, t.pairAlways = window, window, true
 	db.tuning = &t
 }

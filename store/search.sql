@@ -265,14 +265,9 @@ f AS MATERIALIZED ({{template "paths" .}}),
   are all the matches down to the older of the two windows' last entries
   that holds the rest (found): the lists are merged as they are read
   (not materialized: they stay in the index's order), and the merge
-  stops at the newest rankCandidates. Only when those are fewer than
-  rankCandidates and a window was cut are the older matches looked up in
-  the full-text index (match_lexemes), below that entry: two common words
-  that seldom meet would otherwise read both lists to their ends. */}}
-{{define "pair_matches"}}pa AS NOT MATERIALIZED (
-	SELECT w.created_at, w.package_id FROM {{.}} w
-	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_first::text
-	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+  stops at the newest rankCandidates. Below that entry, the older matches
+  are looked up in the full-text index (below_windows). */}}
+{{define "pair_matches"}}{{template "first_window" .}},
 pb AS NOT MATERIALIZED (
 	SELECT w.created_at, w.package_id FROM {{.}} w
 	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_second::text
@@ -281,13 +276,48 @@ found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN pb ON pb.created_at = pa.created_at AND pb.package_id = pa.package_id
 	WHERE {{template "pair_rest" "pa"}}
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
-cut AS MATERIALIZED (
-	SELECT x.created_at, x.package_id FROM (
-		(SELECT pa.created_at, pa.package_id FROM pa WHERE (SELECT count(*) FROM pa) = @pair_window::int
-			ORDER BY pa.created_at, pa.package_id LIMIT 1)
-		UNION ALL
-		(SELECT pb.created_at, pb.package_id FROM pb WHERE (SELECT count(*) FROM pb) = @pair_window::int
-			ORDER BY pb.created_at, pb.package_id LIMIT 1)) x
+ends AS (
+	{{template "window_end" "pa"}}
+	UNION ALL
+	{{template "window_end" "pb"}}),
+{{template "below_windows" .}}{{end}}
+
+{{/* lead_matches is t for lead and creator_lead: the newest rankCandidates
+  packages that match the words (match_lexemes), found by reading the list
+  of one word's one lexeme (pair_first) newest first, at most pair_window
+  entries (pa), and testing the words on each entry's package: for words
+  of which only one starts a single lexeme, the others prefixes or several
+  lexemes that the index cannot meet. Below the window's last entry, the
+  older matches are looked up in the full-text index (below_windows). */}}
+{{define "lead_matches"}}{{template "first_window" .}},
+found AS MATERIALIZED (
+	SELECT pa.created_at, pa.package_id FROM pa JOIN packages p ON p.id = pa.package_id
+	WHERE p.search_vector @@ @match_lexemes::tsquery
+	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
+ends AS ({{template "window_end" "pa"}}),
+{{template "below_windows" .}}{{end}}
+
+{{/* first_window is pa, the newest pair_window entries of pair_first in the
+  dot, package_words or package_creator_words (of @creator), from the
+  index alone. */}}
+{{define "first_window"}}pa AS NOT MATERIALIZED (
+	SELECT w.created_at, w.package_id FROM {{.}} w
+	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_first::text
+	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int){{end}}
+
+{{/* window_end is the last (oldest) entry of the window the dot when it was
+  cut (holds pair_window entries), else no row: one pass over the window
+  in its order (counting it and sorting it read it twice). */}}
+{{define "window_end"}}(SELECT {{.}}.created_at, {{.}}.package_id FROM {{.}}
+		ORDER BY {{.}}.created_at DESC, {{.}}.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1){{end}}
+
+{{/* below_windows is t of pair_matches and lead_matches: what they found,
+  and when that is fewer than rankCandidates and a window was cut (ends:
+  its last entry), the newest matches below the newest such entry from the
+  full-text index (match_lexemes): two common words that seldom meet would
+  otherwise read both lists to their ends. */}}
+{{define "below_windows"}}cut AS MATERIALIZED (
+	SELECT x.created_at, x.package_id FROM ends x
 	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 1),
 t AS MATERIALIZED (
 	SELECT found.package_id AS id FROM found
@@ -297,8 +327,7 @@ t AS MATERIALIZED (
 		AND p.search_vector @@ @match_lexemes::tsquery
 		AND {{if eq . "package_creator_words"}}lower(p.creator) = @creator::text{{else}}TRUE{{end}}
 		AND (p.created_at, p.id) < (cut.created_at, cut.package_id)
-		ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}}))
-{{end}}
+		ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}})){{end}}
 
 {{/* pair_postings: the candidates of words of which two start one lexeme
   each (pair_first, pair_second) and the rest at most maxWordLexemes,
@@ -312,6 +341,17 @@ t AS MATERIALIZED (
 {{/* creator_pair_postings is pair_postings for the packages of one
   creator, from package_creator_words. */}}
 {{define "creator_pair_postings"}}WITH {{template "pair_matches" "package_creator_words"}},
+{{template "pair_ranked"}}{{end}}
+
+{{/* lead_postings: pair_postings of words of which one starts a single
+  lexeme (pair_first) and no other does, or some are prefixes
+  (lead_matches). */}}
+{{define "lead_postings"}}WITH {{template "lead_matches" "package_words"}},
+{{template "pair_ranked"}}{{end}}
+
+{{/* creator_lead_postings is lead_postings for the packages of one creator,
+  from package_creator_words. */}}
+{{define "creator_lead_postings"}}WITH {{template "lead_matches" "package_creator_words"}},
 {{template "pair_ranked"}}{{end}}
 
 {{/* pair_ranked: what the pair statements return, t's packages newest
@@ -431,6 +471,47 @@ newest AS MATERIALIZED (
 	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
 )
 {{template "postings"}}{{end}}
+
+{{/* word_newest is word_postings for a one-word search listed newest
+  first: a page (@limit: its packages and one more) of the packages that
+  hold a lexeme the word starts, after the cursor (@after_key, @after_id)
+  when there is one, each lexeme's newest @limit from its range of the
+  index, merged. What the full-text index gave such a list grew with the
+  word's matches (collected and sorted, or walked past non-matches); this
+  reads about @limit entries of each lexeme, at every catalog size.
+  Prepared. */}}
+{{define "word_newest"}}WITH RECURSIVE {{template "lexemes"}},
+{{template "newest_page" "package_words"}}
+{{template "postings"}}{{end}}
+
+{{/* creator_word_newest is word_newest for the packages of @creators
+  (lower-cased names) alone, from package_creator_words. Prepared. */}}
+{{define "creator_word_newest"}}WITH RECURSIVE {{template "lexemes"}},
+{{template "newest_page" "package_creator_words"}}
+{{template "postings"}}{{end}}
+
+{{/* newest_page is newest for word_newest from the dot, package_words or
+  package_creator_words (of each of @creators). */}}
+{{define "newest_page"}}newest AS MATERIALIZED (
+	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
+	FROM lexemes, unnest(lexemes.words) AS u(word)
+	{{- if eq . "package_creator_words"}}, unnest(@creators::text[]) AS cr(creator){{end}}
+	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM {{.}} w
+		WHERE {{if eq . "package_creator_words"}}w.creator = cr.creator AND {{end}}w.word = u.word
+		AND (@after_id::bigint IS NULL OR (w.created_at, w.package_id) < (@after_key::timestamptz, @after_id::bigint))
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @limit::int) x
+	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
+	GROUP BY x.created_at, x.package_id
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT @limit::int
+){{end}}
+
+{{/* words_list: the page of a list whose packages package_words found
+  (word_ids, in the order), joined to their rows. Prepared. */}}
+{{define "words_list"}}SELECT {{template "list_columns"}}
+FROM unnest(@word_ids::bigint[]) AS m(id) JOIN packages p ON p.id = m.id
+LEFT JOIN package_groups g ON g.id = p.package_group_id AND @group_rows::bool
+ORDER BY {{.By "p"}}
+LIMIT @limit::int{{end}}
 
 {{/* lexemes: q, the word normalised; lexemes, the lexemes of package_words
   that start with it (up to @max_lexemes+1), found by stepping through the

@@ -29,11 +29,12 @@ const maxWordLexemes = 4
 // resolveLexemes sets s.lexemes to the words as a tsquery of the lexemes
 // each starts, for two words or more: a word that starts more than
 // maxWordLexemes stays a prefix, and when every word does, s.lexemes stays
-// empty. One word stays a prefix: a one-word
+// empty; when a word starts none, to its own lexeme, which matches
+// nothing. One word stays a prefix: a one-word
 // search listed newest first paid more for the look-up than it saved
 // (BenchmarkSearch middle_words_newest p50 5.4 → 6.5 ms at 1,000,000). It leaves s.lexemes empty, the words matched as prefixes, when
 // a word does not normalise to exactly one lexeme (a stop word, or one
-// the parser splits) or starts none: to_tsquery decides those.
+// the parser splits): to_tsquery decides those.
 func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	if s.mode != SearchFullText && s.mode != SearchFullTextNewest || len(s.words) < 2 {
 		return nil
@@ -54,10 +55,21 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	if err != nil {
 		return wrap("search packages: lexemes of the words", err)
 	}
+	for _, w := range words {
+		if w.normalised == 1 && len(w.lexemes) == 0 {
+			// No package holds a lexeme the word starts, so none matches
+			// every word: its own lexeme, which no search vector holds,
+			// says so to the index at once, where the other words as
+			// prefixes made it collect every match of each (27 ms for
+			// "arm_left_07" at 10,000,000 packages: "arm" starts "armor").
+			s.lexemes = tsLexeme(w.lexeme)
+			return nil
+		}
+	}
 	terms, some := make([]string, 0, len(words)), false
 	lists := make([][]string, len(words))
 	for i, w := range words {
-		if w.normalised != 1 || len(w.lexemes) == 0 {
+		if w.normalised != 1 {
 			return nil
 		}
 		if len(w.lexemes) > maxWordLexemes {
@@ -78,29 +90,32 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	return nil
 }
 
-// bindPair binds the arguments of the pair shapes (search.sql): the first
-// two words that start one lexeme each (pair_first, pair_second) and the
-// lexemes of the rest (rest_group, rest_word). It returns the shapes'
-// family, pair or, with one creator's filter, creator_pair (their
-// statements are the family's name and _postings); or "", binding
-// nothing, when the search has other filters, a word matched as a prefix,
-// or fewer than two words of one lexeme.
+// bindPair binds the arguments of the pair and lead shapes (search.sql):
+// the first two words that start one lexeme each (pair_first,
+// pair_second) and the lexemes of the rest (rest_group, rest_word) for a
+// pair; for a lead, where only one word starts a single lexeme or another
+// is matched as a prefix (which a pair's rest cannot test), that word's
+// lexeme (pair_first). It returns the shapes' family, pair or lead, with
+// one creator's filter creator_pair or creator_lead (their statements are
+// the family's name and _postings); or "", binding nothing, when the
+// search has other filters or no word of one lexeme.
 func (s *searchPlan) bindPair(args pgx.NamedArgs) string {
-	family := "pair"
+	creator := ""
 	switch {
 	case s.wordLexemes == nil:
 		return ""
 	case s.onlyCreators() && len(s.creators) == 1:
-		family = "creator_pair"
+		creator = "creator_"
 	case s.hasFilters():
 		return ""
 	}
 	var pair, rest []string
 	var groups []int32
+	prefixes := false
 	for i, lexemes := range s.wordLexemes {
 		switch {
 		case lexemes == nil:
-			return ""
+			prefixes = true
 		case len(lexemes) == 1 && len(pair) < 2:
 			pair = append(pair, lexemes[0])
 		default:
@@ -109,14 +124,18 @@ func (s *searchPlan) bindPair(args pgx.NamedArgs) string {
 			}
 		}
 	}
-	if len(pair) < 2 {
-		return ""
+	switch {
+	case len(pair) == 2 && !prefixes:
+		args["pair_first"], args["pair_second"] = pair[0], pair[1]
+		if groups != nil {
+			args["rest_group"], args["rest_word"] = groups, rest
+		}
+		return creator + "pair"
+	case len(pair) > 0:
+		args["pair_first"] = pair[0]
+		return creator + "lead"
 	}
-	args["pair_first"], args["pair_second"] = pair[0], pair[1]
-	if groups != nil {
-		args["rest_group"], args["rest_word"] = groups, rest
-	}
-	return family
+	return ""
 }
 
 // tsLexeme quotes a lexeme for tsquery input, which then takes it as it
@@ -133,33 +152,51 @@ func tsLexeme(l string) string {
 // within 1,260 and 1,716 entries in 1.5 ms, where the full-text index
 // collected or walked them in 7–9 ms; "knight castle" (about 900
 // matches in 65,000 entries) would read 14,000 entries, slower than
-// collecting its matches from the full-text index. pairWindow bounds
-// what a pair reads of each list however wrong the estimates are
-// (pair_matches).
+// collecting its matches from the full-text index. A lead reads one list
+// and each entry's package (a heap page where a pair reads the index
+// alone): it serves when it expects to find them within leadMaxRead
+// entries. pairWindow and leadWindow bound what they read however wrong
+// the estimates are (pair_window).
 const (
 	pairMaxRead = 4000
 	pairWindow  = 10000
+	leadMaxRead = 2000
+	leadWindow  = 4000
+	// creatorPairRead is the entries a creator's pair may read per
+	// package of the creator. The full-text index finds a creator's
+	// words through the creator's whole posting list in the index of
+	// creators and words: at 10,000,000 packages (the benchmark's creator
+	// has 840,000) "goblin wizard" took 11 ms there for 38 matches,
+	// "knight castle" 18 ms for 329, where the pair of "knight castle"
+	// read 24,000 entries in 6.7 ms (0.28 µs each).
+	creatorPairRead = 0.04
 )
 
 // pairPostings returns the candidates of a search of words that the pair
-// statements serve (bindPair) when the planner expects the pair to meet
-// its newest matches within pairMaxRead entries, else nil.
+// or lead statements serve (bindPair) when the planner expects them to
+// find its newest matches soon, else nil.
 func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, error) {
 	tuning := db.tuned()
-	args := pgx.NamedArgs{"pair_window": tuning.pairWindow, "rank_tsquery": tsQuery(s.words)}
+	args := pgx.NamedArgs{"rank_tsquery": tsQuery(s.words)}
 	family := s.bindPair(args)
 	if family == "" {
 		return nil, nil
 	}
+	lead := strings.HasSuffix(family, "lead")
+	args["pair_window"] = tuning.pairWindow
+	if lead {
+		args["pair_window"] = tuning.leadWindow
+	}
 	w := &wordMatches{pair: true}
-	if family == "creator_pair" {
+	if strings.HasPrefix(family, "creator_") {
 		w.creators = s.creators
 	}
 	if !tuning.pairAlways {
-		ok, err := db.pairMeetsSoon(ctx, s, w, args)
-		if err != nil || !ok {
+		window, err := db.pairMeetsSoon(ctx, s, w, args, lead)
+		if err != nil || window == 0 {
 			return nil, err
 		}
+		args["pair_window"] = window
 	}
 	s.bindFilters(args)
 	s.bindMatch(args, false)
@@ -170,21 +207,61 @@ func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	return w, nil
 }
 
-// pairMeetsSoon reports whether the pair bound in args meets the newest
-// rankCandidates of the search's matches (the planner's estimate) within
-// pairMaxRead entries of its two lexemes' lists (of w's creators, if any).
-func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, args pgx.NamedArgs) (bool, error) {
+// pairMeetsSoon returns the entries the pair bound in args may read of
+// each list when it expects to meet the newest rankCandidates of the
+// search's matches (the planner's estimate) within pairMaxRead entries of
+// its two lexemes' lists (of w's creators, if any), or with lead when the
+// lead expects to find them within leadMaxRead entries of its one; a
+// search of fewer matches reads the lists whole (pairSoon). Else 0. A
+// creator's pair may read what the full-text index's look-up of the
+// creator's words would cost (creatorPairRead); its window grows to that.
+func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, args pgx.NamedArgs, lead bool) (int, error) {
 	matches, err := db.estimateMatches(ctx, s, true, true)
-	if err != nil || matches < rankCandidates {
-		return false, err
-	}
-	shape, est := "estimate_word_entries", pgx.NamedArgs{"lexemes": []string{args["pair_first"].(string), args["pair_second"].(string)}}
-	if w.creators != nil {
-		shape, est["creators"] = "estimate_creator_word_entries", w.creators
-	}
-	entries, err := db.estimateRows(ctx, shape, est)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	return rankCandidates*entries/matches <= pairMaxRead, nil
+	lists := &wordMatches{lexemes: []string{args["pair_first"].(string)}, creators: w.creators}
+	if !lead {
+		lists.lexemes = append(lists.lexemes, args["pair_second"].(string))
+	}
+	entries, err := db.estimateEntries(ctx, lists)
+	if err != nil {
+		return 0, err
+	}
+	var creators float64 // the creator's packages, asked only when they may decide
+	if !lead && w.creators != nil && pairRead(matches, entries) > pairMaxRead {
+		if creators, err = db.estimateMatches(ctx, s, true, false); err != nil {
+			return 0, err
+		}
+	}
+	return pairSoon(matches, entries, creators, lead), nil
+}
+
+// pairRead is the entries a pair or lead reads for the newest
+// rankCandidates of matches spread evenly over lists of entries; a search
+// of fewer matches reads the lists whole.
+func pairRead(matches, entries float64) float64 {
+	if matches < rankCandidates {
+		return entries
+	}
+	return rankCandidates * entries / matches
+}
+
+// pairSoon decides for pairMeetsSoon on the planner's estimates: the
+// search's matches, the entries of the lists the pair (or with lead, the
+// lead) reads, and for a creator's pair the creator's packages (else 0).
+// It returns the entries the pair may read of each list, 0 for none.
+func pairSoon(matches, entries, creators float64, lead bool) int {
+	read := pairRead(matches, entries)
+	switch {
+	case lead && read <= leadMaxRead:
+		return leadWindow
+	case lead:
+		return 0
+	case read <= pairMaxRead:
+		return pairWindow
+	case read <= creators*creatorPairRead:
+		return int(creators * creatorPairRead)
+	}
+	return 0
 }

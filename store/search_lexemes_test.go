@@ -22,7 +22,9 @@ import (
 // starts no lexeme or one word alone; a word that starts too many stays a
 // prefix beside the others' lexemes. Where two words start one lexeme
 // each and none is a prefix, the ranked orders meet the two lexemes'
-// lists in package_words (pair) and test the rest on what they find.
+// lists in package_words (pair) and test the rest on what they find;
+// where one word starts one lexeme and no pair can be met, they read its
+// list and test the words on each package (lead).
 func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
@@ -49,9 +51,10 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		t.Cleanup(traced.Close)
 		return traced
 	}
-	// as the planner's estimates decide (too few matches here for a pair),
-	// every pair, and every pair with windows of 2 entries, which cut
-	// their lists before they meet often enough
+	// as the planner's estimates decide (the lists are short enough here
+	// to read whole: every pair and lead), every pair, and every pair with
+	// windows of 2 entries, which cut their lists before they meet often
+	// enough
 	tunings := []struct {
 		name   string
 		db     *store.DB
@@ -64,19 +67,22 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		text    string
 		lexemes bool // sent as lexemes
 		pair    bool // ranked as a pair
+		lead    bool // ranked by one word's lexeme
 	}{
-		{"kni cas", true, false}, // three lexemes each
-		{"knight castle", true, true},
-		{"knight castle walls", true, true}, // walls tested on the pair's
-		{"kni castle walls", true, true},    // kni's three tested on castle and walls'
-		{"knights", true, false},
-		{"zq kni", true, false}, // zq stays a prefix, kni is lexemes
-		{"zq knit", true, false},
-		{"zqa zq", true, false}, // zqa starts two
-		{"zq zq", false, false}, // both start too many: prefixes
-		{"zqa knight", true, false},
-		{"the knight", false, false},     // a stop word normalises to nothing
-		{"kni nosuchword", false, false}, // starts no lexeme: nothing matches
+		{"kni cas", true, false, false}, // three lexemes each
+		{"knight castle", true, true, false},
+		{"knight castle walls", true, true, false}, // walls tested on the pair's
+		{"kni castle walls", true, true, false},    // kni's three tested on castle and walls'
+		{"knights", true, false, false},
+		{"zq kni", true, false, false},          // zq stays a prefix, kni is lexemes
+		{"zq knit", true, false, true},          // knit leads, zq a prefix
+		{"zqa zq", true, false, false},          // zqa starts two
+		{"zq zq", false, false, false},          // both start too many: prefixes
+		{"zqa knight", true, false, true},       // knight leads, zqa's two tested
+		{"zq knight castle", true, false, true}, // a prefix: no pair, knight leads
+		{"the knight", false, false, false},     // a stop word normalises to nothing
+		{"kni nosuchword", true, false, false},  // starts no lexeme: its own matches nothing
+		{"the nosuchword", true, false, false},  // so whatever the other words are
 	}
 	queries := []store.SearchQuery{{Sort: store.SortRelevance}, {Sort: store.SortNewest}, {Sort: store.SortName},
 		{Sort: store.SortRelevance, Creator: "Stone Works"}, {Sort: store.SortName, Creator: "Stone Works"}}
@@ -93,8 +99,9 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("packages (-prefixes +search):\n%s", diff)
 					}
+					ranked := q.Sort != store.SortNewest
 					wantWay := sentWay{tt.lexemes && len(store.SearchWords(tt.text)) > 1, // one word stays a prefix
-						tt.pair && q.Sort != store.SortNewest && tu.window > 0}
+						tt.pair && ranked, tt.lead && ranked}
 					if gotWay != wantWay {
 						t.Errorf("sent as %+v, want %+v", gotWay, wantWay)
 					}
@@ -105,8 +112,8 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 }
 
 // sentWay is how a search of words was sent: as the lexemes the words
-// start, and as a pair.
-type sentWay struct{ Lexemes, Pair bool }
+// start, as a pair, as a lead.
+type sentWay struct{ Lexemes, Pair, Lead bool }
 
 // prefixMatches lists the packages, by id, whose search vectors match q's
 // words as prefixes (and that are q's creator's, if any).
@@ -145,5 +152,89 @@ func lexemeSearch(t *testing.T, searcher *store.DB, rec *statements, q store.Sea
 	sentAs := func(part string) bool {
 		return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
 	}
-	return got, sentWay{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_first")}
+	return got, sentWay{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_second"),
+		sentAs("JOIN packages p ON p.id = pa.package_id")}
+}
+
+// TestSearchOneWordNewestPagesPackageWords: one word listed newest first
+// is read from package_words (alone and with a creator's filter), page by
+// page, and the pages together are every package whose search vector
+// matches the word as a prefix, newest first, as the full-text index
+// lists them; a word that starts too many lexemes, and group rows, are
+// listed by the full-text index, with the same result.
+func TestSearchOneWordNewestPagesPackageWords(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	names := []string{"Knight Castle.zip", "Knife Casket.zip", "Knitted Knights.zip", "Knight Bust.zip",
+		"Castle Walls.zip", "Knights of the Castle.zip", "Knight's Keep.zip", "Knitted Cask.zip"}
+	for i := range 40 { // 40 lexemes that start with "zq": more than package_words serves
+		names = append(names, fmt.Sprintf("zq%c%c knight.zip", 'a'+i%26, 'a'+i/26))
+	}
+	ch := mustChannel(t, db)
+	for i, n := range names {
+		creator := []string{"Stone Works", "Other Hands"}[i%2]
+		mustPackage(t, db, func(p *hoard.Package) {
+			p.FileName, p.SourceChannelID, p.Creator, p.Tags = n, ch.ID, creator, []string{"STL"}
+		})
+	}
+	rec := &statements{}
+	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(traced.Close)
+	tests := []struct {
+		q      store.SearchQuery
+		served bool // by package_words
+	}{
+		{store.SearchQuery{Text: "kni"}, true},
+		{store.SearchQuery{Text: "knights"}, true},
+		{store.SearchQuery{Text: "kni", Creator: "stone"}, true},
+		{store.SearchQuery{Text: "castle", Creator: "Other Hands"}, true},
+		{store.SearchQuery{Text: "zq"}, false},
+		{store.SearchQuery{Text: "kni", GroupRows: true}, false},
+		{store.SearchQuery{Text: "kni", Tags: []string{"st"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%v", tt.q.Text, tt.q.Creator, tt.q.GroupRows), func(t *testing.T) {
+			rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE search_vector @@ to_tsquery('english', $1)
+				AND ($2 = '' OR creator ILIKE $2 || '%') ORDER BY created_at DESC, id DESC`, tt.q.Text+":*", tt.q.Creator)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := tt.q
+			q.Sort, q.Limit = store.SortNewest, 3
+			var got []int64
+			served := true
+			for page := 0; page < 30; page++ {
+				rec.start()
+				res, err := traced.SearchPackages(ctx, q)
+				sent := rec.stop()
+				if err != nil {
+					t.Fatal(err)
+				}
+				served = served && slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "AS m(id) JOIN packages p") })
+				for _, h := range res.Hits {
+					got = append(got, h.Package.ID)
+				}
+				if exact := res.Next == nil && page == 0; res.CountExact != exact || res.Count < int64(len(res.Hits)) {
+					t.Errorf("page %d: count %d (exact %v) of %d hits", page, res.Count, res.CountExact, len(res.Hits))
+				}
+				if res.Next == nil {
+					break
+				}
+				q.After = res.Next
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("packages newest first (-full-text +search):\n%s", diff)
+			}
+			if served != tt.served {
+				t.Errorf("served by package_words: %v, want %v", served, tt.served)
+			}
+		})
+	}
 }

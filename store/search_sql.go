@@ -119,11 +119,16 @@ var searchShapes = []struct {
 	{"words_unjoined", []searchOrder{rankedRank}, false},
 	{"words", []searchOrder{rankedRank, rankedName, rankedSize}, false},
 	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}, true},
+	{"words_list", []searchOrder{listNewest}, false},
 	{"word_postings", nil, false},
+	{"word_newest", nil, false},
+	{"creator_word_newest", nil, false},
 	{"word_lexemes", nil, false},
 	{"creator_word_postings", nil, false},
 	{"pair_postings", nil, false},
 	{"creator_pair_postings", nil, false},
+	{"lead_postings", nil, false},
+	{"creator_lead_postings", nil, false},
 	{"estimate_creator_word_entries", nil, false},
 	{"estimate_packages", nil, false},
 	{"estimate_word_entries", nil, false},
@@ -413,12 +418,12 @@ const (
 // to reach every way a lookup can go.
 type searchTuning struct {
 	pathsProbe, pathsBatch int  // a creator's chunks tested first, then at a time
-	pairWindow             int  // entries read of each of a pair's lexemes
+	pairWindow, leadWindow int  // entries read of each of a pair's lexemes, of a lead's
 	pairAlways             bool // serve every pair, whatever the planner expects
 }
 
 // defaultTuning is the search's own tuning.
-var defaultTuning = searchTuning{pathsProbe: pathsProbe, pathsBatch: pathsBatch, pairWindow: pairWindow}
+var defaultTuning = searchTuning{pathsProbe: pathsProbe, pathsBatch: pathsBatch, pairWindow: pairWindow, leadWindow: leadWindow}
 
 // tuned is the DB's tuning: defaultTuning unless a test set another.
 func (db *DB) tuned() searchTuning {
@@ -544,13 +549,17 @@ func (db *DB) searchMode(ctx context.Context, s *searchPlan) (*SearchResult, err
 }
 
 // searchAll pages through every match in the sort's order (relevance is
-// newest first here). The full-text and short modes walk the order's index
+// newest first here). One word listed newest first is read from
+// package_words where it can be (searchWordNewest); else the full-text and short modes walk the order's index
 // or collect their matches from the text's index as chooseWalk decides; no
 // text walks the order's index, and the substring fallback is planned by
 // PostgreSQL (its trigram estimates are sound). With group rows a group is
 // represented by its newest matching member, so that it appears once
 // across pages.
 func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, error) {
+	if res, err := db.searchWordNewest(ctx, s); err != nil || res != nil {
+		return res, err
+	}
 	shape, walk, est := "list", false, -1.0
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {
 		var fence bool
@@ -664,11 +673,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 				return nil, err
 			}
 		default: // the entries of the lexemes: one per package that holds one
-			shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": words.lexemes}
-			if words.creators != nil {
-				shape, args["creators"] = "estimate_creator_word_entries", words.creators
-			}
-			if est, err = db.estimateRows(ctx, shape, args); err != nil {
+			if est, err = db.estimateEntries(ctx, words); err != nil {
 				return nil, err
 			}
 		}

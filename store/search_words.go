@@ -42,11 +42,19 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	if s.mode != SearchFullText || len(s.words) != 1 {
 		return nil, nil
 	}
-	shape := "word_postings"
-	args := pgx.NamedArgs{"word": s.words[0], "max_lexemes": maxPrefixLexemes}
+	return db.lexemePostings(ctx, s, "word_postings", pgx.NamedArgs{})
+}
+
+// lexemePostings runs shape, word_postings or word_newest (or its
+// creator_ form for a search whose one filter is the creator's), with
+// args and the search's one word, and returns what it found: nil when
+// package_words does not serve the search (other filters, a word that
+// does not normalise to one lexeme or starts more than maxPrefixLexemes).
+func (db *DB) lexemePostings(ctx context.Context, s *searchPlan, shape string, args pgx.NamedArgs) (*wordMatches, error) {
+	args["word"], args["max_lexemes"] = s.words[0], maxPrefixLexemes
 	w := &wordMatches{}
 	if s.onlyCreators() {
-		shape, args["creators"], w.creators = "creator_word_postings", s.creators, s.creators
+		shape, args["creators"], w.creators = "creator_"+shape, s.creators, s.creators
 	} else if s.hasFilters() {
 		return nil, nil
 	}
@@ -59,6 +67,53 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 		return nil, nil
 	}
 	return w, nil
+}
+
+// searchWordNewest serves a one-word search listed newest first from
+// package_words (word_newest), as wordPostings serves a ranked one: the
+// page is the newest of each lexeme the word starts after the cursor,
+// merged, and its rows are read by id (words_list, prepared). It returns
+// nil for a search package_words does not serve (lexemePostings), and
+// with group rows, whose groups are represented by their newest matching
+// member (newest_of_group, the full-text index's shapes).
+func (db *DB) searchWordNewest(ctx context.Context, s *searchPlan) (*SearchResult, error) {
+	if s.mode != SearchFullTextNewest || len(s.words) != 1 || s.q.GroupRows {
+		return nil, nil
+	}
+	args := pgx.NamedArgs{"limit": s.q.Limit + 1}
+	bindAfter(args, listNewest, s.q.After)
+	w, err := db.lexemePostings(ctx, s, "word_newest", args)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	page := pgx.NamedArgs{"word_ids": w.ids, "group_rows": false, "limit": s.q.Limit + 1}
+	res, err := db.runSearch(ctx, s, "words_list_"+listNewest.name, page, true)
+	if err != nil {
+		return nil, err
+	}
+	res.Count, res.CountExact = int64(len(res.Hits)), true
+	if s.q.After != nil || res.Next != nil {
+		res.CountExact = false
+		if !s.q.NoEstimate {
+			est, err := db.estimateEntries(ctx, w)
+			if err != nil {
+				return nil, err
+			}
+			res.Count = max(res.Count, int64(est))
+		}
+	}
+	return res, nil
+}
+
+// estimateEntries is the planner's estimate of the entries of w's lexemes
+// (of its creators, if any) in package_words: one per package that holds
+// one, the count of a one-word search that is not exact.
+func (db *DB) estimateEntries(ctx context.Context, w *wordMatches) (float64, error) {
+	shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": w.lexemes}
+	if w.creators != nil {
+		shape, args["creators"] = "estimate_creator_word_entries", w.creators
+	}
+	return db.estimateRows(ctx, shape, args)
 }
 
 // onlyCreators reports whether the query's one filter is the creator's,

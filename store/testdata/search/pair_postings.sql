@@ -14,13 +14,14 @@ found AS MATERIALIZED (
 		HAVING NOT bool_or(EXISTS (SELECT FROM package_words c
 			WHERE c.word = r.word AND c.created_at = pa.created_at AND c.package_id = pa.package_id))))
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT 200),
+ends AS (
+	(SELECT pa.created_at, pa.package_id FROM pa
+		ORDER BY pa.created_at DESC, pa.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1)
+	UNION ALL
+	(SELECT pb.created_at, pb.package_id FROM pb
+		ORDER BY pb.created_at DESC, pb.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1)),
 cut AS MATERIALIZED (
-	SELECT x.created_at, x.package_id FROM (
-		(SELECT pa.created_at, pa.package_id FROM pa WHERE (SELECT count(*) FROM pa) = @pair_window::int
-			ORDER BY pa.created_at, pa.package_id LIMIT 1)
-		UNION ALL
-		(SELECT pb.created_at, pb.package_id FROM pb WHERE (SELECT count(*) FROM pb) = @pair_window::int
-			ORDER BY pb.created_at, pb.package_id LIMIT 1)) x
+	SELECT x.created_at, x.package_id FROM ends x
 	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 1),
 t AS MATERIALIZED (
 	SELECT found.package_id AS id FROM found
@@ -30,8 +31,7 @@ t AS MATERIALIZED (
 		AND p.search_vector @@ @match_lexemes::tsquery
 		AND TRUE
 		AND (p.created_at, p.id) < (cut.created_at, cut.package_id)
-		ORDER BY p.created_at DESC, p.id DESC LIMIT 200))
-,
+		ORDER BY p.created_at DESC, p.id DESC LIMIT 200)),
 ranked AS MATERIALIZED (
 	SELECT p.id, p.created_at, ts_rank(p.search_vector, to_tsquery('english', @rank_tsquery::text))::real AS rank
 	FROM packages p WHERE p.id IN (SELECT id FROM t))
