@@ -30,11 +30,13 @@ const maxWordLexemes = 4
 // each starts, for two words or more: a word that starts more than
 // maxWordLexemes stays a prefix, and when every word does, s.lexemes stays
 // empty; when a word starts none, to its own lexeme, which matches
-// nothing. One word stays a prefix: a one-word
-// search listed newest first paid more for the look-up than it saved
-// (BenchmarkSearch middle_words_newest p50 5.4 → 6.5 ms at 1,000,000). It leaves s.lexemes empty, the words matched as prefixes, when
-// a word does not normalise to exactly one lexeme (a stop word, or one
-// the parser splits): to_tsquery decides those.
+// nothing. One word is read from package_words itself (wordPostings,
+// searchWordNewest), or where it cannot be stays a prefix: looking its
+// lexemes up for the full-text index cost more than it saved
+// (BenchmarkSearch middle_words_newest p50 5.4 → 6.5 ms at 1,000,000). It
+// leaves s.lexemes empty, the words matched as prefixes, when a word does
+// not normalise to exactly one lexeme (a stop word, or one the parser
+// splits): to_tsquery decides those.
 func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	if s.mode != SearchFullText && s.mode != SearchFullTextNewest || len(s.words) < 2 {
 		return nil

@@ -550,10 +550,11 @@ func (db *DB) searchMode(ctx context.Context, s *searchPlan) (*SearchResult, err
 
 // searchAll pages through every match in the sort's order (relevance is
 // newest first here). One word listed newest first is read from
-// package_words where it can be (searchWordNewest); else the full-text and short modes walk the order's index
-// or collect their matches from the text's index as chooseWalk decides; no
-// text walks the order's index, and the substring fallback is planned by
-// PostgreSQL (its trigram estimates are sound). With group rows a group is
+// package_words where it can be (searchWordNewest); else the full-text and
+// short modes walk the order's index or collect their matches from the
+// text's index as chooseWalk decides; no text walks the order's index,
+// and the substring fallback is planned by PostgreSQL (its trigram
+// estimates are sound). With group rows a group is
 // represented by its newest matching member, so that it appears once
 // across pages.
 func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, error) {
