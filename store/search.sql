@@ -436,63 +436,32 @@ ORDER BY p.id DESC{{end}}
   package_words that start with it, stepping through the index from one
   distinct lexeme to the next. When the word normalised to one lexeme (not
   a stop word, rarely two) and at most @max_lexemes lexemes start with it,
-  it also lists the newest rankCandidates packages that hold any of them,
-  newest first, with their rank for the word: each lexeme's newest from
-  its range of the index, merged, a package's lexemes' ranks summed (as
-  ts_rank sums them). The newest of the union are among the lists' heads,
-  and each of them is in the list of every lexeme it holds: fewer than
-  rankCandidates packages of any one list are newer than one of them. It
+  it also lists the newest @limit packages that hold any of them (after
+  the cursor @after_key, @after_id when there is one), newest first, with
+  their rank for the word: each lexeme's newest from its range of the
+  index, merged, a package's lexemes' ranks summed (as ts_rank sums them).
+  The newest of the union are among the lists' heads, and each of them is
+  in the list of every lexeme it holds: fewer than @limit packages of any
+  one list are newer than one of them. A ranked search takes the newest
+  rankCandidates; a list newest first takes a page and one more, which
+  the full-text index collected and sorted, or walked past non-matches,
+  for every page, at a cost that grew with the word's matches. It
   returns how many lexemes the word normalised to, the lexemes, and the
   packages' ids and ranks. Prepared. */}}
 {{define "word_postings"}}WITH RECURSIVE {{template "lexemes"}},
-newest AS MATERIALIZED (
-	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
-	FROM lexemes, unnest(lexemes.words) AS u(word)
-	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_words w WHERE w.word = u.word
-		ORDER BY w.created_at DESC, w.package_id DESC LIMIT {{rankCandidates}}) x
-	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
-	GROUP BY x.created_at, x.package_id
-	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
-)
+{{template "newest_of_lexemes" "package_words"}}
 {{template "postings"}}{{end}}
 
 {{/* creator_word_postings is word_postings for the packages of @creators
   (lower-cased names) alone: the newest of each creator and lexeme from
   their range of package_creator_words' index. Prepared. */}}
 {{define "creator_word_postings"}}WITH RECURSIVE {{template "lexemes"}},
-newest AS MATERIALIZED (
-	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
-	FROM lexemes, unnest(lexemes.words) AS u(word), unnest(@creators::text[]) AS cr(creator)
-	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_creator_words w
-		WHERE w.creator = cr.creator AND w.word = u.word
-		ORDER BY w.created_at DESC, w.package_id DESC LIMIT {{rankCandidates}}) x
-	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
-	GROUP BY x.created_at, x.package_id
-	ORDER BY x.created_at DESC, x.package_id DESC LIMIT {{rankCandidates}}
-)
+{{template "newest_of_lexemes" "package_creator_words"}}
 {{template "postings"}}{{end}}
 
-{{/* word_newest is word_postings for a one-word search listed newest
-  first: a page (@limit: its packages and one more) of the packages that
-  hold a lexeme the word starts, after the cursor (@after_key, @after_id)
-  when there is one, each lexeme's newest @limit from its range of the
-  index, merged. What the full-text index gave such a list grew with the
-  word's matches (collected and sorted, or walked past non-matches); this
-  reads about @limit entries of each lexeme, at every catalog size.
-  Prepared. */}}
-{{define "word_newest"}}WITH RECURSIVE {{template "lexemes"}},
-{{template "newest_page" "package_words"}}
-{{template "postings"}}{{end}}
-
-{{/* creator_word_newest is word_newest for the packages of @creators
-  (lower-cased names) alone, from package_creator_words. Prepared. */}}
-{{define "creator_word_newest"}}WITH RECURSIVE {{template "lexemes"}},
-{{template "newest_page" "package_creator_words"}}
-{{template "postings"}}{{end}}
-
-{{/* newest_page is newest for word_newest from the dot, package_words or
-  package_creator_words (of each of @creators). */}}
-{{define "newest_page"}}newest AS MATERIALIZED (
+{{/* newest_of_lexemes is newest for word_postings from the dot,
+  package_words or package_creator_words (of each of @creators). */}}
+{{define "newest_of_lexemes"}}newest AS MATERIALIZED (
 	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
 	FROM lexemes, unnest(lexemes.words) AS u(word)
 	{{- if eq . "package_creator_words"}}, unnest(@creators::text[]) AS cr(creator){{end}}

@@ -121,8 +121,6 @@ var searchShapes = []struct {
 	{"words_paths", []searchOrder{rankedRank, rankedName, rankedSize}, true},
 	{"words_list", []searchOrder{listNewest}, false},
 	{"word_postings", nil, false},
-	{"word_newest", nil, false},
-	{"creator_word_newest", nil, false},
 	{"word_lexemes", nil, false},
 	{"creator_word_postings", nil, false},
 	{"pair_postings", nil, false},
@@ -582,17 +580,31 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 	if err != nil {
 		return nil, err
 	}
-	if s.q.After == nil && res.Next == nil {
-		res.Count, res.CountExact = int64(len(res.Hits)), true
-		return res, nil
+	if err := countList(res, s, est, func() (float64, error) { return db.estimateMatches(ctx, s, true, true) }); err != nil {
+		return nil, err
 	}
-	if est < 0 && !s.q.NoEstimate {
-		if est, err = db.estimateMatches(ctx, s, true, true); err != nil {
-			return nil, err
+	return res, nil
+}
+
+// countList sets the count of a page of every match: exact when it is the
+// only page, else the estimate known (≥ 0) or asked of estimate, unless
+// the caller shows no total (NoEstimate), and at least the hits found.
+func countList(res *SearchResult, s *searchPlan, known float64, estimate func() (float64, error)) error {
+	res.Count, res.CountExact = int64(len(res.Hits)), s.q.After == nil && res.Next == nil
+	if res.CountExact {
+		return nil
+	}
+	if known < 0 {
+		if s.q.NoEstimate {
+			return nil
+		}
+		var err error
+		if known, err = estimate(); err != nil {
+			return err
 		}
 	}
-	res.Count = max(int64(est), int64(len(res.Hits)))
-	return res, nil
+	res.Count = max(res.Count, int64(known))
+	return nil
 }
 
 // searchCandidates serves SearchFullText: the newest rankCandidates
@@ -674,7 +686,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 				return nil, err
 			}
 		default: // the entries of the lexemes: one per package that holds one
-			if est, err = db.estimateEntries(ctx, words); err != nil {
+			if est, err = db.estimateEntries(ctx, words.lexemes, words.creators); err != nil {
 				return nil, err
 			}
 		}

@@ -42,19 +42,20 @@ func (db *DB) wordPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	if s.mode != SearchFullText || len(s.words) != 1 {
 		return nil, nil
 	}
-	return db.lexemePostings(ctx, s, "word_postings", pgx.NamedArgs{})
+	return db.lexemePostings(ctx, s, pgx.NamedArgs{"limit": rankCandidates})
 }
 
-// lexemePostings runs shape, word_postings or word_newest (or its
-// creator_ form for a search whose one filter is the creator's), with
-// args and the search's one word, and returns what it found: nil when
-// package_words does not serve the search (other filters, a word that
-// does not normalise to one lexeme or starts more than maxPrefixLexemes).
-func (db *DB) lexemePostings(ctx context.Context, s *searchPlan, shape string, args pgx.NamedArgs) (*wordMatches, error) {
+// lexemePostings runs word_postings (creator_word_postings for a search
+// whose one filter is the creator's) with args (limit, and a cursor's
+// after_key and after_id) and the search's one word, and returns what it
+// found: nil when package_words does not serve the search (other
+// filters, a word that does not normalise to one lexeme or starts more
+// than maxPrefixLexemes).
+func (db *DB) lexemePostings(ctx context.Context, s *searchPlan, args pgx.NamedArgs) (*wordMatches, error) {
 	args["word"], args["max_lexemes"] = s.words[0], maxPrefixLexemes
-	w := &wordMatches{}
+	shape, w := "word_postings", &wordMatches{}
 	if s.onlyCreators() {
-		shape, args["creators"], w.creators = "creator_"+shape, s.creators, s.creators
+		shape, args["creators"], w.creators = "creator_word_postings", s.creators, s.creators
 	} else if s.hasFilters() {
 		return nil, nil
 	}
@@ -70,7 +71,7 @@ func (db *DB) lexemePostings(ctx context.Context, s *searchPlan, shape string, a
 }
 
 // searchWordNewest serves a one-word search listed newest first from
-// package_words (word_newest), as wordPostings serves a ranked one: the
+// package_words (word_postings), as wordPostings serves a ranked one: the
 // page is the newest of each lexeme the word starts after the cursor,
 // merged, and its rows are read by id (words_list, prepared). It returns
 // nil for a search package_words does not serve (lexemePostings), and
@@ -82,7 +83,7 @@ func (db *DB) searchWordNewest(ctx context.Context, s *searchPlan) (*SearchResul
 	}
 	args := pgx.NamedArgs{"limit": s.q.Limit + 1}
 	bindAfter(args, listNewest, s.q.After)
-	w, err := db.lexemePostings(ctx, s, "word_newest", args)
+	w, err := db.lexemePostings(ctx, s, args)
 	if err != nil || w == nil {
 		return nil, err
 	}
@@ -91,27 +92,19 @@ func (db *DB) searchWordNewest(ctx context.Context, s *searchPlan) (*SearchResul
 	if err != nil {
 		return nil, err
 	}
-	res.Count, res.CountExact = int64(len(res.Hits)), true
-	if s.q.After != nil || res.Next != nil {
-		res.CountExact = false
-		if !s.q.NoEstimate {
-			est, err := db.estimateEntries(ctx, w)
-			if err != nil {
-				return nil, err
-			}
-			res.Count = max(res.Count, int64(est))
-		}
+	if err := countList(res, s, -1, func() (float64, error) { return db.estimateEntries(ctx, w.lexemes, w.creators) }); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
-// estimateEntries is the planner's estimate of the entries of w's lexemes
-// (of its creators, if any) in package_words: one per package that holds
-// one, the count of a one-word search that is not exact.
-func (db *DB) estimateEntries(ctx context.Context, w *wordMatches) (float64, error) {
-	shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": w.lexemes}
-	if w.creators != nil {
-		shape, args["creators"] = "estimate_creator_word_entries", w.creators
+// estimateEntries is the planner's estimate of the entries of lexemes (of
+// creators, if not nil) in package_words: one per package that holds one,
+// the count of a one-word search that is not exact.
+func (db *DB) estimateEntries(ctx context.Context, lexemes, creators []string) (float64, error) {
+	shape, args := "estimate_word_entries", pgx.NamedArgs{"lexemes": lexemes}
+	if creators != nil {
+		shape, args["creators"] = "estimate_creator_word_entries", creators
 	}
 	return db.estimateRows(ctx, shape, args)
 }

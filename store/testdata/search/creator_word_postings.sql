@@ -13,10 +13,11 @@ newest AS MATERIALIZED (
 	FROM lexemes, unnest(lexemes.words) AS u(word), unnest(@creators::text[]) AS cr(creator)
 	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_creator_words w
 		WHERE w.creator = cr.creator AND w.word = u.word
-		ORDER BY w.created_at DESC, w.package_id DESC LIMIT 200) x
+		AND (@after_id::bigint IS NULL OR (w.created_at, w.package_id) < (@after_key::timestamptz, @after_id::bigint))
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @limit::int) x
 	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
 	GROUP BY x.created_at, x.package_id
-	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 200
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT @limit::int
 )
 SELECT (SELECT cardinality(lex) FROM q), (SELECT words FROM lexemes),
 	ARRAY(SELECT package_id FROM newest ORDER BY created_at DESC, package_id DESC),
