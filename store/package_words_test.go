@@ -102,7 +102,9 @@ func TestPackageWordsEmptiedByTruncate(t *testing.T) {
 // without filters gives the same page as the full-text index does (the
 // same search with a filter every package passes goes there), for words
 // that are whole lexemes, prefixes of several, stop words and prefixes of
-// too many lexemes; and that it is served by package_words.
+// too many lexemes (only the count may differ: package_words' page leaves
+// the paths to a later page where its words fill it); and that it is
+// served by package_words.
 func TestOneWordSearchesReadPackageWords(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewTx(t)
@@ -128,7 +130,16 @@ func TestOneWordSearchesReadPackageWords(t *testing.T) {
 				q.ArchiveType = hoard.ArchiveZIP // every package: the full-text index's path
 				want, err := db.SearchPackages(ctx, q)
 				must(t, err)
-				if g, w := shown(got), shown(want); !reflect.DeepEqual(g, w) {
+				g, w := shown(got), shown(want)
+				if !got.CountExact && !got.Capped && want.CountExact {
+					// package_words' page left the paths to a later page: its
+					// count is the words' matches, at most all the matches.
+					if got.Count > want.Count {
+						t.Errorf("%+v: package_words counts %d, more than the %d matches", q, got.Count, want.Count)
+					}
+					g.Count, g.CountExact = w.Count, w.CountExact
+				}
+				if !reflect.DeepEqual(g, w) {
 					t.Fatalf("%+v: package_words found\n%+v\nthe full-text index\n%+v", q, g, w)
 				}
 			}

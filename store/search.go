@@ -135,7 +135,8 @@ type SearchResult struct {
 	// by newest to browse them all.
 	Capped bool
 	// Count is how many packages (rows, with GroupRows) match: exact when
-	// CountExact, else PostgreSQL's estimate.
+	// CountExact, else PostgreSQL's estimate, or the word matches of a page
+	// they fill, which leaves the paths to the page that reaches them.
 	Count      int64
 	CountExact bool
 }
@@ -162,7 +163,8 @@ const (
 // GET /api/packages and the bot. Text of 3 or more characters matches
 // names, creators, tags and captions with full-text search (every word as a
 // prefix; name > creator, tags > caption) and the paths of the files inside
-// archives (ranked below), ordered by rank, name or size among the newest
+// archives (ranked below; looked up by the page that reaches them in
+// relevance order), ordered by rank, name or size among the newest
 // matches, or every match newest first; when that finds nothing on the first
 // page, a case-insensitive substring match over file names follows. Text of
 // 1–2 characters matches names holding it inside a word. No text lists the

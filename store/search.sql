@@ -148,7 +148,7 @@ SELECT fp.id FROM ((
 {{- else}}SELECT fp.id FROM (
 {{- end}}
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		WHERE {{template "paths_asked"}} AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		{{- if .CreatorPaths}}
 		AND (SELECT {{template "walk_sparse"}} FROM walked w){{end}}
 		AND {{template "path_holds" "pp"}}
@@ -162,16 +162,24 @@ SELECT fp.id FROM ((
 		ORDER BY u.id DESC LIMIT {{rankCandidates}})){{end}} fp
 	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}
 
+{{/* paths_asked: the search looks paths up, by trigrams (path_like) or by
+  tokens (path_tokens). */}}
+{{define "paths_asked"}}(@path_like::text IS NOT NULL OR @path_tokens::text[] IS NOT NULL){{end}}
+
 {{/* path_holds: the chunk of package_paths aliased by the dot holds the
-  text (path_like, and path_text when bound). */}}
-{{define "path_holds"}}{{.}}.paths LIKE lower(@path_like::text)
+  text: it lists one of the tokens that hold it (path_tokens; '' for a
+  token too long to list) or matches path_like, and holds path_text when
+  bound (always with tokens). Only one of path_tokens and path_like is
+  bound, so that the planner reads one index. */}}
+{{define "path_holds"}}(@path_tokens::text[] IS NULL OR {{.}}.tokens && @path_tokens::text[])
+		AND (@path_like::text IS NULL OR {{.}}.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos({{.}}.paths, lower(@path_text::text)) > 0){{end}}
 
 {{/* creator_walk: the walk through one creator's chunks described at
   "paths", a batch a row (n), the last row (walked) what it found. */}}
 {{define "creator_walk"}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
 		SELECT 0, {{maxBigint}}::bigint, {{maxInt}}::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < {{rankCandidates}}
+		WHERE {{template "paths_asked"}} AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		UNION ALL
 		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size, w.hits + b.hits, w.ids || b.ids
 		FROM creator_walk w
@@ -407,6 +415,15 @@ WHERE {{template "filters" "p"}}
 {{/* resolve_creators and resolve_tags list the catalog's names whose lowered
   form (an expression of their text_pattern_ops index) is LIKE pattern,
   at most limit of them. */}}
+{{/* path_tokens: the tokens of package_paths that hold a text (token_like),
+  by the trigram index of path_tokens. */}}
+{{define "path_tokens"}}SELECT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
+
+{{/* group_row_keys: the key of each package's group row (ids, in their
+  order): minus its group's id, else its own. Prepared. */}}
+{{define "group_row_keys"}}SELECT coalesce(-p.package_group_id, p.id) FROM unnest(@ids::bigint[]) WITH ORDINALITY AS i(id, n)
+JOIN packages p ON p.id = i.id ORDER BY i.n{{end}}
+
 {{define "resolve_creators"}}SELECT DISTINCT lower(creator) FROM catalog_creators WHERE lower(creator) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
 {{define "resolve_tags"}}SELECT DISTINCT tag FROM catalog_tags WHERE lower(tag) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
 

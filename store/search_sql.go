@@ -130,6 +130,8 @@ var searchShapes = []struct {
 	{"estimate_creator_word_entries", nil, false},
 	{"estimate_packages", nil, false},
 	{"estimate_word_entries", nil, false},
+	{"path_tokens", nil, false},
+	{"group_row_keys", nil, false},
 	{"resolve_creators", nil, false},
 	{"resolve_tags", nil, false},
 	{"match_files", nil, false},
@@ -397,6 +399,49 @@ func bindPaths(args pgx.NamedArgs, text string) {
 	}
 }
 
+// maxPathTokens is the most tokens of package_paths a path lookup asks the
+// index of tokens for: a text that more tokens hold (a common fragment,
+// "arm") is looked up by its trigrams.
+const maxPathTokens = 64
+
+// bindPathLookup binds the text of a search's path lookup: a text of ASCII
+// letters and digits alone lies inside one token of a path wherever it
+// occurs in it, so it is looked up by the tokens of package_paths that
+// hold it (migration 035; path_tokens and path_text), while at most
+// maxPathTokens do; any other text by its trigrams (bindPaths).
+func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) error {
+	if !asciiAlphanumeric(text) {
+		bindPaths(args, text)
+		return nil
+	}
+	lower := strings.ToLower(text)
+	rows, err := db.q.Query(ctx, searchSQL("path_tokens", nil), pgx.QueryExecModeExec,
+		pgx.NamedArgs{"token_like": "%" + lower + "%", "limit": maxPathTokens + 1})
+	if err != nil {
+		return wrap("search packages: path tokens", err)
+	}
+	tokens, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return wrap("search packages: path tokens", err)
+	}
+	if len(tokens) > maxPathTokens {
+		bindPaths(args, text)
+		return nil
+	}
+	args["path_tokens"], args["path_text"] = append(tokens, ""), lower
+	return nil
+}
+
+// asciiAlphanumeric reports whether text is ASCII letters and digits alone.
+func asciiAlphanumeric(text string) bool {
+	for _, c := range []byte(text) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return text != ""
+}
+
 // The walk through a creator's chunks of package_paths (the "paths"
 // fragment of search.sql): it tests the newest pathsProbe chunks, walks on
 // only if at least one in pathsSparse of those held the text (else the
@@ -613,7 +658,9 @@ func countList(res *SearchResult, s *searchPlan, known float64, estimate func() 
 // (matches of the path only rank 0, below every word match), name or size;
 // group rows keep each group's best-ranked member. The word matches and
 // their ranks come from package_words for one word without filters
-// (wordPostings), else from the full-text index.
+// (wordPostings), else from the full-text index. The paths are not looked
+// up for a page the word matches fill (wordsFillPage); a text of letters
+// and digits is looked up by its tokens (bindPathLookup).
 func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResult, error) {
 	words, err := db.wordPostings(ctx, s)
 	if err != nil {
@@ -636,6 +683,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	lookPaths := len([]rune(s.text)) >= 3 && !strings.Contains(s.text, "\n")
 	var shape string
 	est := -1.0
+	lazyPaths := false // the page is the words' alone: the paths, which rank below, are not looked up
 	if words != nil {
 		// The only filter package_words' shapes take is the creator's, which
 		// words.ids satisfy already; only the paths need it.
@@ -645,6 +693,12 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			s.bindFiltersForPaths(args)
 		}
 		lookPaths = lookPaths && len(words.ids) < rankCandidates
+		if lookPaths {
+			if lazyPaths, err = db.wordsFillPage(ctx, s, words); err != nil {
+				return nil, err
+			}
+		}
+		lookPaths = lookPaths && !lazyPaths
 		switch {
 		case lookPaths:
 			shape = "words_paths_" + order.name
@@ -664,7 +718,9 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 		shape = collectShape("ranked", walk, fence) + "_" + order.name
 	}
 	if lookPaths {
-		bindPaths(args, s.text)
+		if err := db.bindPathLookup(ctx, args, s.text); err != nil {
+			return nil, err
+		}
 		if args["creator"] != nil {
 			db.bindPathsWalk(args)
 			shape += creatorPathsSuffix
@@ -677,7 +733,8 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	if err != nil {
 		return nil, err
 	}
-	res.CountExact = !res.Capped
+	// Without the paths the count is the words' matches: at least that many.
+	res.CountExact = !res.Capped && !lazyPaths
 	if res.Capped {
 		switch {
 		case est >= 0 || s.q.NoEstimate:
@@ -693,6 +750,57 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 		res.Count = max(res.Count, int64(est))
 	}
 	return res, nil
+}
+
+// wordsFillPage reports whether the word matches w alone fill the page a
+// ranked search asks for. In relevance order a package that matches by its
+// paths only ranks 0, below every word match, so a page whose rows (Limit,
+// and one more for the next page's cursor) are all word matches of a rank
+// above 0 after the cursor shows none of them: the path lookup is left to
+// the page that reaches them. With group rows a row is a group of word
+// matches (ranked by its best) or an ungrouped one, keyed as the page keys
+// it; a package of the paths only joins its group's row without changing
+// its rank, or makes a row of rank 0. In another order the paths are looked
+// up on every page.
+func (db *DB) wordsFillPage(ctx context.Context, s *searchPlan, w *wordMatches) (bool, error) {
+	if s.q.Sort != SortRelevance || len(w.ids) <= s.q.Limit {
+		return false, nil
+	}
+	keys := w.ids
+	if s.q.GroupRows {
+		var err error
+		if keys, err = db.groupRowKeys(ctx, w.ids); err != nil {
+			return false, err
+		}
+	}
+	rows := map[int64]float32{} // row key → its best rank
+	for i, rank := range w.ranks {
+		rows[keys[i]] = max(rows[keys[i]], rank)
+	}
+	after, n := s.q.After, 0
+	for key, rank := range rows {
+		if rank > 0 && (after == nil || rank < after.Rank || (rank == after.Rank && key < after.ID)) {
+			n++
+		}
+	}
+	return n > s.q.Limit, nil
+}
+
+// groupRowKeys returns the key of the group row of each package of ids (in
+// their order): minus its group's id, else its own id.
+func (db *DB) groupRowKeys(ctx context.Context, ids []int64) ([]int64, error) {
+	rows, err := db.q.Query(ctx, searchSQL("group_row_keys", nil), pgx.NamedArgs{"ids": ids})
+	if err != nil {
+		return nil, wrap("search packages: group rows", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, wrap("search packages: group rows", err)
+	}
+	if len(keys) != len(ids) {
+		return nil, fmt.Errorf("search packages: group rows: %d keys for %d packages", len(keys), len(ids))
+	}
+	return keys, nil
 }
 
 // groupRowColumns names the group of a collapsed row and counts its members.

@@ -23,7 +23,7 @@ WITH tm AS MATERIALIZED (
 t AS MATERIALIZED (SELECT p.id FROM tm p ORDER BY p.created_at DESC, p.id DESC LIMIT 200),
 f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
 		SELECT 0, 9223372036854775807::bigint, 2147483647::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < 200
+		WHERE (@path_like::text IS NOT NULL OR @path_tokens::text[] IS NOT NULL) AND (SELECT count(*) FROM t) < 200
 		UNION ALL
 		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size, w.hits + b.hits, w.ids || b.ids
 		FROM creator_walk w
@@ -34,7 +34,8 @@ f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, ful
 				(array_agg(x.package_id ORDER BY x.package_id, x.chunk))[1] AS last_id,
 				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
 				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
-			FROM (SELECT pp.package_id, pp.chunk, pp.paths LIKE lower(@path_like::text)
+			FROM (SELECT pp.package_id, pp.chunk, (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
+		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0) AS hit
 				FROM package_paths pp
 				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
@@ -45,9 +46,10 @@ f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, ful
 	walked AS MATERIALIZED (SELECT * FROM creator_walk ORDER BY n DESC LIMIT 1)
 SELECT fp.id FROM ((
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
-		WHERE @path_like::text IS NOT NULL AND (SELECT count(*) FROM t) < 200
+		WHERE (@path_like::text IS NOT NULL OR @path_tokens::text[] IS NOT NULL) AND (SELECT count(*) FROM t) < 200
 		AND (SELECT w.n = 1 AND w.full_batch AND w.hits * 20 < @paths_probe::int FROM walked w)
-		AND pp.paths LIKE lower(@path_like::text)
+		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
+		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
 		AND pp.creator = @creator::text
 		ORDER BY pp.package_id DESC LIMIT 200)

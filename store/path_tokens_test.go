@@ -1,0 +1,148 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hoard/hoard"
+	"github.com/hoard/hoard/store"
+	"github.com/hoard/hoard/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+// TestPathTokensFollowTheChunks checks that each chunk of package_paths
+// lists the tokens of its lower-cased paths (runs of ASCII letters and
+// digits; one longer than 100 characters as ”), that path_tokens lists
+// every token the chunks have held, by ReplacePackageFiles or any other
+// statement, and that a reset of the catalog's files empties it.
+func TestPathTokensFollowTheChunks(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	p := mustPackage(t, db)
+	long := strings.Repeat("ab", 51) // 102 characters
+	must(t, db.ReplacePackageFiles(ctx, p.ID, []hoard.PackageFile{
+		{Path: "Karavel/Hull_01.STL"}, {Path: "Drachenköpfe/" + long + ".stl"}, {Path: "karavel/mast.stl"}}))
+	type state struct {
+		Chunk, Listed []string
+	}
+	read := func() state {
+		t.Helper()
+		var s state
+		must(t, db.Pool().QueryRow(ctx, `SELECT coalesce((SELECT tokens FROM package_paths WHERE package_id = $1), '{}'),
+			ARRAY(SELECT token FROM path_tokens ORDER BY token)`, p.ID).Scan(&s.Chunk, &s.Listed))
+		return s
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want state
+	}{
+		{"a listing", func() {}, state{[]string{"", "01", "drachenk", "hull", "karavel", "mast", "pfe", "stl"},
+			[]string{"01", "drachenk", "hull", "karavel", "mast", "pfe", "stl"}}},
+		{"an entry renamed by hand", func() {
+			_, err := db.Pool().Exec(ctx, `UPDATE package_files SET path = 'Cog/Sail.stl' WHERE package_id = $1 AND ordinal = 2`, p.ID)
+			must(t, err)
+		}, state{[]string{"", "01", "cog", "drachenk", "hull", "karavel", "pfe", "sail", "stl"},
+			[]string{"01", "cog", "drachenk", "hull", "karavel", "mast", "pfe", "sail", "stl"}}},
+		{"a reset of the files", func() {
+			_, err := db.Pool().Exec(ctx, `TRUNCATE package_files`)
+			must(t, err)
+		}, state{[]string{}, []string{}}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := read(); !reflect.DeepEqual(got, s.want) {
+			t.Fatalf("after %s: %+v, want %+v", s.name, got, s.want)
+		}
+	}
+}
+
+// TestSearchLooksPathsUpByTokens checks that a search's text of ASCII
+// letters and digits is looked up in the paths by the tokens that hold it
+// and finds exactly the packages whose paths hold it (as LIKE finds them):
+// inside a token, at its start, in any case, beside other characters,
+// inside a token too long to list; that another text, or one that more
+// than 64 tokens hold, is looked up by trigrams, with the same result.
+func TestSearchLooksPathsUpByTokens(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	listings := [][]string{
+		{"Karavel/Body_01.STL", "Karavel/Sail.stl"},
+		{"ships/karavella_hull.stl"},
+		{"Mixed/Ravel99.stl"},
+		{"Long/" + strings.Repeat("ab", 60) + "dragonfly.stl"},
+		{"Drachenköpfe/kopf.stl"},
+		{"Parts/arm_left_07.stl"},
+		{"Parts/left_leg.stl"},
+	}
+	for i := range 70 { // 70 tokens that hold "qqx"
+		listings = append(listings, []string{fmt.Sprintf("bits/a%dqqx.stl", i)})
+	}
+	for i, files := range listings {
+		p := mustPackage(t, db, func(p *hoard.Package) {
+			p.FileName, p.Creator = fmt.Sprintf("Box %d.zip", i), []string{"Stone Works", "Other Hands"}[i%2]
+		})
+		var list []hoard.PackageFile
+		for _, f := range files {
+			list = append(list, hoard.PackageFile{Path: f})
+		}
+		must(t, db.ReplacePackageFiles(ctx, p.ID, list))
+	}
+	rec := &statements{}
+	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+	must(t, err)
+	t.Cleanup(traced.Close)
+	type lookup struct {
+		Found    int
+		ByTokens bool
+	}
+	tests := []struct {
+		text, creator string
+		want          lookup
+	}{
+		{"ravel", "", lookup{3, true}},     // inside karavel, karavella, ravel99
+		{"KARAVEL", "", lookup{2, true}},   // any case
+		{"dragonfly", "", lookup{1, true}}, // inside a token of 129 characters
+		{"drachenk", "", lookup{1, true}},  // before a letter that is not ASCII
+		{"köpfe", "", lookup{1, false}},
+		{"arm_left", "", lookup{1, false}},
+		{"left", "", lookup{2, true}},
+		{"body", "", lookup{1, true}},
+		{"qqx", "", lookup{70, false}}, // more than 64 tokens hold it
+		{"nowhere", "", lookup{0, true}},
+		{"ravel", "Stone Works", lookup{2, true}}, // a creator's
+		{"left", "other hands", lookup{1, true}},
+		{"qqx", "Other Hands", lookup{35, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text+"/"+tt.creator, func(t *testing.T) {
+			rows, err := db.Pool().Query(ctx, `SELECT DISTINCT package_id FROM package_paths WHERE paths LIKE '%' || lower($1) || '%'
+				AND ($2 = '' OR creator = lower($2)) ORDER BY 1`, tt.text, tt.creator)
+			must(t, err)
+			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			must(t, err)
+			rec.start()
+			res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: tt.text, Creator: tt.creator, WholeNames: true, Limit: 200})
+			sent := rec.stop()
+			must(t, err)
+			var got []int64
+			if res.Mode != store.SearchSubstring {
+				for _, h := range res.Hits {
+					got = append(got, h.Package.ID)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("found %v, want %v (the packages whose paths hold it)", got, want)
+			}
+			byTokens := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, ".tokens && @path_tokens") })
+			if g := (lookup{len(got), byTokens}); g != tt.want {
+				t.Errorf("looked up %+v, want %+v", g, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+SELECT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int
