@@ -15,17 +15,18 @@
 -- of them: 0.2 ms where the trigrams took 3. Texts with other characters
 -- ("arm_left_07", "dragon head") keep the trigram index.
 --
--- A token longer than 100 characters is listed as '' (the GIN
--- index cannot hold a key of any length); a lookup by tokens always asks
--- for '' too and tests the text on the chunk, so nothing inside one is
--- missed. Tokens are runs of the ASCII letters and digits of the lower-cased
--- paths: any other character ends a token, and a text with one is not
--- looked up by tokens (store/search_sql.go, pathTokens).
-CREATE FUNCTION hoard_path_tokens(paths TEXT) RETURNS TEXT[]
+-- hoard_tokens lists the tokens of a lower-cased text, each once, in
+-- order: its runs of ASCII letters and digits (any other character ends a
+-- token, and a search text with one is not looked up by tokens:
+-- store/search_sql.go, bindPathLookup). A token longer than 100 characters
+-- is listed as '' (the GIN index cannot hold a key of any length); a
+-- lookup by tokens always asks for '' too and tests the text on what it
+-- finds, so nothing inside one is missed.
+CREATE FUNCTION hoard_tokens(lowered TEXT) RETURNS TEXT[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT ARRAY(
         SELECT DISTINCT CASE WHEN length(t) <= 100 THEN t ELSE '' END
-        FROM unnest(regexp_split_to_array(paths, '[^a-z0-9]+')) AS t
+        FROM unnest(regexp_split_to_array(lowered, '[^a-z0-9]+')) AS t
         WHERE t <> ''
         ORDER BY 1)
 $$;
@@ -35,29 +36,32 @@ $$;
 -- of path_tokens by for a scan of the table (1 ms at 16,000 tokens, where
 -- the index takes 0.05). Chunks and new tokens come one package at a time.
 ALTER TABLE package_paths ADD COLUMN tokens TEXT[] COLLATE "C"
-    GENERATED ALWAYS AS (hoard_path_tokens(paths)) STORED;
+    GENERATED ALWAYS AS (hoard_tokens(paths)) STORED;
 CREATE INDEX package_paths_tokens_idx ON package_paths USING gin (tokens) WITH (fastupdate = off);
 
 -- path_tokens lists every token of the chunks, for finding the tokens that
 -- hold a text. It only grows: a token whose packages are gone finds no
 -- chunk, and the next catalog reset (TRUNCATE package_files) empties it.
+-- A token is listed by the first writer that does not see it listed: with
+-- no unique key, two transactions that list the same new token never wait
+-- for each other (with one, writers of several packages deadlocked), and
+-- the rare token listed twice is read once (DISTINCT).
 CREATE TABLE path_tokens (
-    token TEXT COLLATE "C" PRIMARY KEY
+    token TEXT COLLATE "C" NOT NULL
 );
 INSERT INTO path_tokens (token)
-SELECT DISTINCT t FROM package_paths c, unnest(c.tokens) AS t WHERE t <> '' ORDER BY t;
+SELECT DISTINCT t FROM package_paths c, unnest(c.tokens) AS t WHERE t <> '';
+CREATE INDEX path_tokens_token_idx ON path_tokens (token);
 CREATE INDEX path_tokens_trgm_idx ON path_tokens USING gin (token gin_trgm_ops) WITH (fastupdate = off);
 
 -- Every statement that writes chunks, by whoever makes it, lists their new
--- tokens, in order (two writers of the same new tokens wait for each other
--- in the same order, never in a circle).
+-- tokens.
 CREATE FUNCTION hoard_path_tokens_listed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO path_tokens (token)
     SELECT DISTINCT t FROM new_chunks c, unnest(c.tokens) AS t
-    WHERE t <> '' ORDER BY t
-    ON CONFLICT DO NOTHING;
+    WHERE t <> '' AND NOT EXISTS (SELECT FROM path_tokens l WHERE l.token = t);
     RETURN NULL;
 END
 $$;

@@ -16,7 +16,7 @@ import (
 
 // TestPathTokensFollowTheChunks checks that each chunk of package_paths
 // lists the tokens of its lower-cased paths (runs of ASCII letters and
-// digits; one longer than 100 characters as ”), that path_tokens lists
+// digits; one longer than 100 characters as ""), that path_tokens lists
 // every token the chunks have held, by ReplacePackageFiles or any other
 // statement, and that a reset of the catalog's files empties it.
 func TestPathTokensFollowTheChunks(t *testing.T) {
@@ -140,6 +140,107 @@ func TestSearchLooksPathsUpByTokens(t *testing.T) {
 				t.Errorf("found %v, want %v (the packages whose paths hold it)", got, want)
 			}
 			byTokens := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, ".tokens && @path_tokens") })
+			if g := (lookup{len(got), byTokens}); g != tt.want {
+				t.Errorf("looked up %+v, want %+v", g, tt.want)
+			}
+		})
+	}
+}
+
+// TestNameTokensFollowTheNames checks that name_tokens lists every token
+// the packages' lower-cased names have held, from new packages and renames
+// by any statement, and that a reset of the catalog empties it.
+func TestNameTokensFollowTheNames(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	p := mustPackage(t, db, func(p *hoard.Package) { p.FileName = "DragonBust 34mm.zip" })
+	listed := func() []string {
+		t.Helper()
+		var tokens []string
+		must(t, db.Pool().QueryRow(ctx, `SELECT ARRAY(SELECT token FROM name_tokens ORDER BY token)`).Scan(&tokens))
+		return tokens
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"a package", func() {}, []string{"34mm", "dragonbust", "zip"}},
+		{"a renamed package", func() {
+			_, err := db.Pool().Exec(ctx, `UPDATE packages SET file_name = 'Wyrm_Köpfe v2.7z' WHERE id = $1`, p.ID)
+			must(t, err)
+		}, []string{"34mm", "7z", "dragonbust", "k", "pfe", "v2", "wyrm", "zip"}},
+		{"another package of the same tokens", func() { mustPackage(t, db, func(p *hoard.Package) { p.FileName = "Wyrm v2.zip" }) },
+			[]string{"34mm", "7z", "dragonbust", "k", "pfe", "v2", "wyrm", "zip"}},
+		{"a reset of the catalog", func() {
+			_, err := db.Pool().Exec(ctx, `TRUNCATE packages CASCADE`)
+			must(t, err)
+		}, []string{}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := listed(); !reflect.DeepEqual(got, s.want) {
+			t.Fatalf("after %s: name_tokens = %v, want %v", s.name, got, s.want)
+		}
+	}
+}
+
+// TestSearchLooksNamesUpByTokens checks that the substring fallback looks a
+// text of ASCII letters and digits up by the tokens of names that hold it
+// and finds exactly the packages whose names hold it whatever the case (as
+// ILIKE finds them): inside a token, beside other characters, inside a
+// token too long to list; and that another text, or one that more than 64
+// tokens hold, is looked up by ILIKE, with the same result.
+func TestSearchLooksNamesUpByTokens(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	names := []string{"DragonBust 34mm.zip", "Big DRAGONBUSTER.7z", "Wyrm_dragonbust_v2.zip",
+		strings.Repeat("xy", 55) + "gonbuq.zip", "Drachenköpfe Set.zip", "Goblin Camp.zip"}
+	for i := range 70 { // 70 tokens that hold "qqz"
+		names = append(names, fmt.Sprintf("Part%dqqz Kit.zip", i))
+	}
+	for _, n := range names {
+		mustPackage(t, db, func(p *hoard.Package) { p.FileName = n })
+	}
+	rec := &statements{}
+	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+	must(t, err)
+	t.Cleanup(traced.Close)
+	type lookup struct {
+		Found    int
+		ByTokens bool
+	}
+	tests := []struct {
+		text string
+		want lookup
+	}{
+		{"agonbu", lookup{3, true}},
+		{"GONBUST", lookup{3, true}}, // any case
+		{"onbuq", lookup{1, true}},   // inside a token of 125 characters
+		{"achenk", lookup{1, true}},  // before a letter that is not ASCII
+		{"chenkö", lookup{1, false}},
+		{"qqz", lookup{70, false}}, // more than 64 tokens hold it
+		{"gonbux", lookup{0, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE file_name ILIKE '%' || $1 || '%' ORDER BY 1`, tt.text)
+			must(t, err)
+			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			must(t, err)
+			rec.start()
+			res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: tt.text, Limit: 200})
+			sent := rec.stop()
+			must(t, err)
+			var got []int64
+			for _, h := range res.Hits {
+				got = append(got, h.Package.ID)
+			}
+			slices.Sort(got)
+			if res.Mode != store.SearchSubstring || !slices.Equal(got, want) {
+				t.Errorf("found %v (%s), want %v (the packages whose names hold it, by the substring)", got, res.Mode, want)
+			}
+			byTokens := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "file_name)) && @name_tokens") })
 			if g := (lookup{len(got), byTokens}); g != tt.want {
 				t.Errorf("looked up %+v, want %+v", g, tt.want)
 			}

@@ -48,12 +48,16 @@
   scans for a prefix's; grams, the
   name's bigrams (the index of 1–2 characters); likes, the same as LIKE
   patterns of the lower-cased name (cheapest to test on rows read in
-  another index's order); substring, an ILIKE pattern of the name. */}}
+  another index's order); substring, an ILIKE pattern of the name;
+  name_tokens, the same as the tokens that hold the text (one of which the
+  lower-cased name lists) and the text (name_text) it holds. */}}
 {{define "match"}}(@tsquery::text IS NULL OR {{.}}.search_vector @@ to_tsquery('english', @tsquery::text))
 		AND (@match_lexemes::tsquery IS NULL OR {{.}}.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams({{.}}.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower({{.}}.file_name) LIKE ALL(@likes::text[]))
-		AND (@substring::text IS NULL OR {{.}}.file_name ILIKE @substring::text){{end}}
+		AND (@substring::text IS NULL OR {{.}}.file_name ILIKE @substring::text)
+		AND (@name_tokens::text[] IS NULL OR hoard_tokens(lower({{.}}.file_name)) && @name_tokens::text[])
+		AND (@name_text::text IS NULL OR strpos(lower({{.}}.file_name), @name_text::text) > 0){{end}}
 
 {{/* newest_of_group keeps, with group_rows, a grouped package only when no
   newer member of its group matches: a group is represented by its newest
@@ -417,7 +421,11 @@ WHERE {{template "filters" "p"}}
   at most limit of them. */}}
 {{/* path_tokens: the tokens of package_paths that hold a text (token_like),
   by the trigram index of path_tokens. */}}
-{{define "path_tokens"}}SELECT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
+{{define "path_tokens"}}SELECT DISTINCT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
+
+{{/* name_tokens: the tokens of names that hold a text (token_like), by the
+  trigram index of name_tokens. */}}
+{{define "name_tokens"}}SELECT DISTINCT token FROM name_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
 
 {{/* group_row_keys: the key of each package's group row (ids, in their
   order): minus its group's id, else its own. Prepared. */}}

@@ -131,6 +131,7 @@ var searchShapes = []struct {
 	{"estimate_packages", nil, false},
 	{"estimate_word_entries", nil, false},
 	{"path_tokens", nil, false},
+	{"name_tokens", nil, false},
 	{"group_row_keys", nil, false},
 	{"resolve_creators", nil, false},
 	{"resolve_tags", nil, false},
@@ -223,6 +224,10 @@ type searchPlan struct {
 	// prefix).
 	lexemes     string
 	wordLexemes [][]string
+
+	// nameTokens are the tokens of names that hold the text, for the
+	// substring fallback (tokensHolding), nil when it matches by ILIKE.
+	nameTokens []string
 
 	// matches caches the planner's estimate of the packages that match
 	// the filters and the text, once asked (estimateMatches).
@@ -374,6 +379,10 @@ func (s *searchPlan) bindMatch(args pgx.NamedArgs, walked bool) {
 		}
 		args["likes"] = likes
 	case SearchSubstring:
+		if s.nameTokens != nil {
+			args["name_tokens"], args["name_text"] = s.nameTokens, strings.ToLower(s.text)
+			return
+		}
 		args["substring"] = "%" + escapeLike(s.text) + "%"
 	}
 }
@@ -399,36 +408,52 @@ func bindPaths(args pgx.NamedArgs, text string) {
 	}
 }
 
-// maxPathTokens is the most tokens of package_paths a path lookup asks the
-// index of tokens for: a text that more tokens hold (a common fragment,
-// "arm") is looked up by its trigrams.
-const maxPathTokens = 64
+// maxTokens is the most tokens a lookup by tokens (of paths or names) asks
+// the index of tokens for: a text that more tokens hold (a common
+// fragment, "arm") is looked up by its trigrams.
+const maxTokens = 64
 
-// bindPathLookup binds the text of a search's path lookup: a text of ASCII
-// letters and digits alone lies inside one token of a path wherever it
-// occurs in it, so it is looked up by the tokens of package_paths that
-// hold it (migration 035; path_tokens and path_text), while at most
-// maxPathTokens do; any other text by its trigrams (bindPaths).
-func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) error {
+// tokensHolding returns the tokens that the vocabulary of shape
+// (path_tokens, name_tokens: every token of the lower-cased paths or names,
+// migrations 035 and 036) lists holding text, and "" (the tokens too long
+// to list), or nil when text is not looked up by tokens: it has a character
+// other than an ASCII letter or digit (it may span tokens), or more than
+// maxTokens hold it. A text of ASCII letters and digits alone lies inside
+// one token wherever it occurs, so a path or name that holds it lists one
+// of these.
+func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, error) {
 	if !asciiAlphanumeric(text) {
-		bindPaths(args, text)
-		return nil
+		return nil, nil
 	}
-	lower := strings.ToLower(text)
-	rows, err := db.q.Query(ctx, searchSQL("path_tokens", nil), pgx.QueryExecModeExec,
-		pgx.NamedArgs{"token_like": "%" + lower + "%", "limit": maxPathTokens + 1})
+	rows, err := db.q.Query(ctx, searchSQL(shape, nil), pgx.QueryExecModeExec,
+		pgx.NamedArgs{"token_like": "%" + strings.ToLower(text) + "%", "limit": maxTokens + 1})
 	if err != nil {
-		return wrap("search packages: path tokens", err)
+		return nil, wrap("search packages: "+shape, err)
 	}
 	tokens, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return wrap("search packages: path tokens", err)
+		return nil, wrap("search packages: "+shape, err)
 	}
-	if len(tokens) > maxPathTokens {
+	if len(tokens) > maxTokens {
+		return nil, nil
+	}
+	return append(tokens, ""), nil
+}
+
+// bindPathLookup binds the text of a search's path lookup: by the tokens
+// of package_paths that hold it (path_tokens, and path_text to test on
+// what they find) where tokensHolding gives them, else by its trigrams
+// (bindPaths).
+func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) error {
+	tokens, err := db.tokensHolding(ctx, "path_tokens", text)
+	if err != nil {
+		return err
+	}
+	if tokens == nil {
 		bindPaths(args, text)
 		return nil
 	}
-	args["path_tokens"], args["path_text"] = append(tokens, ""), lower
+	args["path_tokens"], args["path_text"] = tokens, strings.ToLower(text)
 	return nil
 }
 
@@ -605,6 +630,12 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		return res, err
 	}
 	shape, walk, est := "list", false, -1.0
+	if s.mode == SearchSubstring {
+		var err error
+		if s.nameTokens, err = db.tokensHolding(ctx, "name_tokens", s.text); err != nil {
+			return nil, err
+		}
+	}
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {
 		var fence bool
 		var err error

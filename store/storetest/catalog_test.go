@@ -20,7 +20,8 @@ const catalogPackagesMD5 = "694755db4294cef3012274820a896794"
 // packages one by one would: the rows of the generator before it, the
 // schema of a freshly migrated database (indexes, keys, foreign keys,
 // statistics targets, triggers on), and the data the triggers derive
-// (search vectors, package_words, package_paths, creators and tags).
+// (search vectors, package_words, package_paths, the tokens of paths and
+// names, creators and tags).
 func TestGenerateCatalog(t *testing.T) {
 	ctx := context.Background()
 	fresh, db := NewDB(t), NewDB(t)
@@ -78,6 +79,12 @@ func TestGenerateCatalog(t *testing.T) {
 		{"package_paths", `CREATE TEMP TABLE loaded_paths AS SELECT * FROM package_paths;
 			SELECT hoard_package_paths_of(ARRAY(SELECT DISTINCT package_id FROM package_files))`,
 			`SELECT count(*) FROM ((TABLE package_paths EXCEPT ALL TABLE loaded_paths) UNION ALL (TABLE loaded_paths EXCEPT ALL TABLE package_paths)) AS d`},
+		{"path tokens", ``, `SELECT count(*) FROM (
+			((SELECT DISTINCT t FROM package_paths, unnest(tokens) AS t WHERE t <> '') EXCEPT ALL SELECT token FROM path_tokens)
+			UNION ALL (SELECT token FROM path_tokens EXCEPT ALL SELECT DISTINCT t FROM package_paths, unnest(tokens) AS t)) AS d`},
+		{"name tokens", ``, `SELECT count(*) FROM (
+			((SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t WHERE t <> '') EXCEPT ALL SELECT token FROM name_tokens)
+			UNION ALL (SELECT token FROM name_tokens EXCEPT ALL SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t)) AS d`},
 		{"creators", ``, `SELECT count(*) FROM ((SELECT DISTINCT creator FROM packages) EXCEPT ALL SELECT creator FROM catalog_creators) AS d`},
 		{"tags", ``, `SELECT count(*) FROM ((SELECT DISTINCT t FROM packages, unnest(tags) AS t) EXCEPT ALL SELECT tag FROM catalog_tags) AS d`},
 		{"search vectors", `CREATE TEMP TABLE loaded AS SELECT id, search_vector FROM packages;

@@ -17,7 +17,7 @@ import (
 // catalogTables are the tables GenerateCatalog loads in bulk: their
 // indexes and primary and unique keys, and the foreign keys from and to
 // them, are dropped before the load and built again after it.
-var catalogTables = []string{"packages", "package_files", "package_paths", "package_words"}
+var catalogTables = []string{"packages", "package_files", "package_paths", "package_words", "path_tokens", "name_tokens"}
 
 // catalogTriggers are the row triggers (table, trigger) whose work the
 // bulk load does itself, set-wise: they are off while it loads.
@@ -25,6 +25,7 @@ var catalogTriggers = [][2]string{
 	{"packages", "packages_search_vector_trg"},
 	{"packages", "packages_catalog_names"},
 	{"packages", "packages_words_insert"},
+	{"packages", "packages_name_tokens_insert"},
 	{"package_files", "package_files_paths_insert"},
 }
 
@@ -386,8 +387,8 @@ func execTask(name string, deps []string, stmts ...string) catalogTask {
 
 // catalogTasks lists what follows the load of g's packages, the longest
 // first (runCatalogTasks starts ready tasks in this order): the indexes of
-// schema, the files and paths, package_words in two halves, the catalogs of
-// creators and tags, schema's keys and statistics targets, a VACUUM
+// schema, the files and paths (with the paths' tokens), package_words in
+// two halves, the names' tokens, the catalogs of creators and tags, schema's keys and statistics targets, a VACUUM
 // ANALYZE of every table (index-only reads of package_words need its
 // visibility map), and schema's foreign keys.
 func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
@@ -402,8 +403,12 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 			return err
 		}},
 		{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }},
+		execTask("name tokens", nil, `INSERT INTO name_tokens (token)
+			SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t WHERE t <> ''`),
 	}
-	loadedBy := map[string][]string{"package_files": {"files"}, "package_paths": {"files"}, "package_words": {"words 1", "words 2"}}
+	// path_tokens is filled by its statement trigger on package_paths.
+	loadedBy := map[string][]string{"package_files": {"files"}, "package_paths": {"files"}, "path_tokens": {"files"},
+		"package_words": {"words 1", "words 2"}, "name_tokens": {"name tokens"}}
 	indexes := slices.Clone(schema.indexes)
 	slices.SortStableFunc(indexes, func(a, b catalogIndex) int { return cmp.Compare(indexCost(b), indexCost(a)) })
 	var tasks []catalogTask

@@ -26,6 +26,8 @@ WHERE (@creator::text IS NULL OR lower(p.creator) = @creator::text)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
+		AND (@name_tokens::text[] IS NULL OR hoard_tokens(lower(p.file_name)) && @name_tokens::text[])
+		AND (@name_text::text IS NULL OR strpos(lower(p.file_name), @name_text::text) > 0)
 	AND (NOT @group_rows::bool OR p.package_group_id IS NULL OR NOT EXISTS (
 		SELECT 1 FROM packages n
 		WHERE n.package_group_id = p.package_group_id AND (n.created_at, n.id) > (p.created_at, p.id)
@@ -48,6 +50,8 @@ WHERE (@creator::text IS NULL OR lower(p.creator) = @creator::text)
 		AND (@match_lexemes::tsquery IS NULL OR n.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(n.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(n.file_name) LIKE ALL(@likes::text[]))
-		AND (@substring::text IS NULL OR n.file_name ILIKE @substring::text)))
+		AND (@substring::text IS NULL OR n.file_name ILIKE @substring::text)
+		AND (@name_tokens::text[] IS NULL OR hoard_tokens(lower(n.file_name)) && @name_tokens::text[])
+		AND (@name_text::text IS NULL OR strpos(lower(n.file_name), @name_text::text) > 0)))
 ORDER BY p.file_size DESC, p.id DESC
 LIMIT @limit::int

@@ -1,1 +1,1 @@
-SELECT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int
+SELECT DISTINCT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int

@@ -3,7 +3,9 @@ WITH tm AS MATERIALIZED (
 		AND (@match_lexemes::tsquery IS NULL OR p.search_vector @@ @match_lexemes::tsquery)
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
-		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text) OFFSET 0) p
+		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
+		AND (@name_tokens::text[] IS NULL OR hoard_tokens(lower(p.file_name)) && @name_tokens::text[])
+		AND (@name_text::text IS NULL OR strpos(lower(p.file_name), @name_text::text) > 0) OFFSET 0) p
 	WHERE (@creator::text IS NULL OR lower(p.creator) = @creator::text)
 		AND (@creators::text[] IS NULL OR lower(p.creator) = ANY(@creators::text[]))
 		AND (@creator_like::text IS NULL OR lower(p.creator) LIKE lower(@creator_like::text))

@@ -21,6 +21,8 @@ WITH t AS MATERIALIZED (
 		AND (@grams::text[] IS NULL OR hoard_name_grams(p.file_name) @> @grams::text[])
 		AND (@likes::text[] IS NULL OR lower(p.file_name) LIKE ALL(@likes::text[]))
 		AND (@substring::text IS NULL OR p.file_name ILIKE @substring::text)
+		AND (@name_tokens::text[] IS NULL OR hoard_tokens(lower(p.file_name)) && @name_tokens::text[])
+		AND (@name_text::text IS NULL OR strpos(lower(p.file_name), @name_text::text) > 0)
 	ORDER BY p.created_at DESC, p.id DESC LIMIT 200),
 f AS MATERIALIZED (SELECT fp.id FROM (
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp

@@ -1,0 +1,1 @@
+SELECT DISTINCT token FROM name_tokens WHERE token LIKE @token_like::text LIMIT @limit::int
