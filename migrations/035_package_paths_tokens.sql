@@ -44,7 +44,8 @@ ALTER TABLE package_paths ADD COLUMN tokens TEXT[] COLLATE "C"
 CREATE INDEX package_paths_tokens_idx ON package_paths USING gin (creator, tokens) WITH (fastupdate = off);
 
 -- path_tokens lists every token of the chunks, for finding the tokens that
--- hold a text. It only grows: a token whose packages are gone finds no
+-- hold a text, and "" once a chunk has a token too long to list: a text no
+-- token holds, while none has, is in no path (no lookup at all). It only grows: a token whose packages are gone finds no
 -- chunk, and the next catalog reset (TRUNCATE package_files) empties it.
 -- A token is listed by the first writer that does not see it listed: with
 -- no unique key, two transactions that list the same new token never wait
@@ -54,7 +55,7 @@ CREATE TABLE path_tokens (
     token TEXT COLLATE "C" NOT NULL
 );
 INSERT INTO path_tokens (token)
-SELECT DISTINCT t FROM package_paths c, unnest(c.tokens) AS t WHERE t <> '';
+SELECT DISTINCT t FROM package_paths c, unnest(c.tokens) AS t;
 CREATE INDEX path_tokens_token_idx ON path_tokens (token);
 CREATE INDEX path_tokens_trgm_idx ON path_tokens USING gin (token gin_trgm_ops) WITH (fastupdate = off);
 
@@ -65,7 +66,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO path_tokens (token)
     SELECT DISTINCT t FROM new_chunks c, unnest(c.tokens) AS t
-    WHERE t <> '' AND NOT EXISTS (SELECT FROM path_tokens l WHERE l.token = t);
+    WHERE NOT EXISTS (SELECT FROM path_tokens l WHERE l.token = t);
     RETURN NULL;
 END
 $$;

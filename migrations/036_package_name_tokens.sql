@@ -12,14 +12,14 @@
 -- whose names list one of them; any other text keeps ILIKE.
 CREATE INDEX packages_name_tokens_idx ON packages USING gin (hoard_tokens(lower(file_name))) WITH (fastupdate = off);
 
--- name_tokens only grows: a token whose packages are gone or renamed finds
+-- name_tokens (with "" once a name has a token too long to list) only grows: a token whose packages are gone or renamed finds
 -- none, and a reset of the catalog (TRUNCATE packages) empties it. As
 -- path_tokens, it has no unique key: writers never wait for each other.
 CREATE TABLE name_tokens (
     token TEXT COLLATE "C" NOT NULL
 );
 INSERT INTO name_tokens (token)
-SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t WHERE t <> '';
+SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t;
 CREATE INDEX name_tokens_token_idx ON name_tokens (token);
 CREATE INDEX name_tokens_trgm_idx ON name_tokens USING gin (token gin_trgm_ops) WITH (fastupdate = off);
 
@@ -30,7 +30,7 @@ LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO name_tokens (token)
     SELECT t FROM unnest(hoard_tokens(lower(NEW.file_name))) AS t
-    WHERE t <> '' AND NOT EXISTS (SELECT FROM name_tokens l WHERE l.token = t);
+    WHERE NOT EXISTS (SELECT FROM name_tokens l WHERE l.token = t);
     RETURN NULL;
 END
 $$;

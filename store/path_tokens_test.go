@@ -17,7 +17,7 @@ import (
 // TestPathTokensFollowTheChunks checks that each chunk of package_paths
 // lists the tokens of its lower-cased paths (runs of ASCII letters and
 // digits; one longer than 100 characters as ""), that path_tokens lists
-// every token the chunks have held, by ReplacePackageFiles or any other
+// every token the chunks have held ("" too), by ReplacePackageFiles or any other
 // statement, and that a reset of the catalog's files empties it.
 func TestPathTokensFollowTheChunks(t *testing.T) {
 	ctx := context.Background()
@@ -42,12 +42,12 @@ func TestPathTokensFollowTheChunks(t *testing.T) {
 		want state
 	}{
 		{"a listing", func() {}, state{[]string{"", "01", "drachenk", "hull", "karavel", "mast", "pfe", "stl"},
-			[]string{"01", "drachenk", "hull", "karavel", "mast", "pfe", "stl"}}},
+			[]string{"", "01", "drachenk", "hull", "karavel", "mast", "pfe", "stl"}}},
 		{"an entry renamed by hand", func() {
 			_, err := db.Pool().Exec(ctx, `UPDATE package_files SET path = 'Cog/Sail.stl' WHERE package_id = $1 AND ordinal = 2`, p.ID)
 			must(t, err)
 		}, state{[]string{"", "01", "cog", "drachenk", "hull", "karavel", "pfe", "sail", "stl"},
-			[]string{"01", "cog", "drachenk", "hull", "karavel", "mast", "pfe", "sail", "stl"}}},
+			[]string{"", "01", "cog", "drachenk", "hull", "karavel", "mast", "pfe", "sail", "stl"}}},
 		{"a reset of the files", func() {
 			_, err := db.Pool().Exec(ctx, `TRUNCATE package_files`)
 			must(t, err)
@@ -245,5 +245,55 @@ func TestSearchLooksNamesUpByTokens(t *testing.T) {
 				t.Errorf("looked up %+v, want %+v", g, tt.want)
 			}
 		})
+	}
+}
+
+// TestSearchLooksNothingUpThatNoTokenHolds: a text of ASCII letters and
+// digits that no token of the paths (or of the names) holds is in no path
+// (no name), so the search sends no lookup for it, until a path (a name)
+// with a token too long to list makes one necessary, which then finds it.
+func TestSearchLooksNothingUpThatNoTokenHolds(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.NewDB(t)
+	rec := &statements{}
+	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+	must(t, err)
+	t.Cleanup(traced.Close)
+	add := func(name, path string) func() {
+		return func() {
+			p := mustPackage(t, db, func(p *hoard.Package) { p.FileName = name })
+			must(t, db.ReplacePackageFiles(ctx, p.ID, []hoard.PackageFile{{Path: path}}))
+		}
+	}
+	long := strings.Repeat("ab", 55)
+	type sent struct {
+		Hits                     int
+		Mode                     store.SearchMode
+		PathsLooked, NamesLooked bool
+	}
+	steps := []struct {
+		name string
+		do   func()
+		text string
+		want sent
+	}{
+		{"short tokens only", add("Goblin Camp.zip", "goblin/camp.stl"), "wyvernx", sent{0, store.SearchSubstring, false, false}},
+		{"a path of a long token", add("Box.zip", "parts/"+long+"wyvernx.stl"), "wyvernx", sent{1, store.SearchFullText, true, false}},
+		{"a name of short tokens", func() {}, "qwyrmz", sent{0, store.SearchSubstring, true, false}},
+		{"a name of a long token", add(long+"qwyrmz.zip", "x.stl"), "qwyrmz", sent{1, store.SearchSubstring, true, true}},
+	}
+	for _, s := range steps {
+		s.do()
+		rec.start()
+		res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: s.text})
+		statements := rec.stop()
+		must(t, err)
+		sentAs := func(part string) bool {
+			return slices.ContainsFunc(statements, func(st sentStatement) bool { return strings.Contains(st.sql, part) })
+		}
+		got := sent{len(res.Hits), res.Mode, sentAs("FROM package_paths"), sentAs("@name_tokens")}
+		if got != s.want {
+			t.Errorf("after %s, %q: %+v, want %+v", s.name, s.text, got, s.want)
+		}
 	}
 }

@@ -420,12 +420,15 @@ WHERE {{template "filters" "p"}}
   form (an expression of their text_pattern_ops index) is LIKE pattern,
   at most limit of them. */}}
 {{/* path_tokens: the tokens of package_paths that hold a text (token_like),
-  by the trigram index of path_tokens. */}}
-{{define "path_tokens"}}SELECT DISTINCT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
+  by the trigram index of path_tokens, and "" if listed (a token too long to
+  list may hold it). */}}
+{{define "path_tokens"}}(SELECT DISTINCT token FROM path_tokens WHERE token LIKE @token_like::text LIMIT @limit::int)
+UNION ALL (SELECT token FROM path_tokens WHERE token = '' LIMIT 1){{end}}
 
 {{/* name_tokens: the tokens of names that hold a text (token_like), by the
-  trigram index of name_tokens. */}}
-{{define "name_tokens"}}SELECT DISTINCT token FROM name_tokens WHERE token LIKE @token_like::text LIMIT @limit::int{{end}}
+  trigram index of name_tokens, and "" if listed. */}}
+{{define "name_tokens"}}(SELECT DISTINCT token FROM name_tokens WHERE token LIKE @token_like::text LIMIT @limit::int)
+UNION ALL (SELECT token FROM name_tokens WHERE token = '' LIMIT 1){{end}}
 
 {{/* group_row_keys: the key of each package's group row (ids, in their
   order): minus its group's id, else its own. Prepared. */}}

@@ -415,12 +415,13 @@ const maxTokens = 64
 
 // tokensHolding returns the tokens that the vocabulary of shape
 // (path_tokens, name_tokens: every token of the lower-cased paths or names,
-// migrations 035 and 036) lists holding text, and "" (the tokens too long
-// to list), or nil when text is not looked up by tokens: it has a character
-// other than an ASCII letter or digit (it may span tokens), or more than
-// maxTokens hold it. A text of ASCII letters and digits alone lies inside
-// one token wherever it occurs, so a path or name that holds it lists one
-// of these.
+// migrations 035 and 036) lists holding text, with "" when it is listed (a
+// token too long to list may hold the text); an empty list when none does,
+// so that no path or name holds the text; or nil when text is not looked up
+// by tokens: it has a character other than an ASCII letter or digit (it may
+// span tokens), or more than maxTokens hold it. A text of ASCII letters and
+// digits alone lies inside one token wherever it occurs, so a path or name
+// that holds it lists one of these.
 func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, error) {
 	if !asciiAlphanumeric(text) {
 		return nil, nil
@@ -434,27 +435,37 @@ func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, 
 	if err != nil {
 		return nil, wrap("search packages: "+shape, err)
 	}
-	if len(tokens) > maxTokens {
+	holding := len(tokens)
+	if slices.Contains(tokens, "") {
+		holding--
+	}
+	if holding > maxTokens {
 		return nil, nil
 	}
-	return append(tokens, ""), nil
+	if tokens == nil { // none: not nil, which is the trigrams'
+		tokens = []string{}
+	}
+	return tokens, nil
 }
 
-// bindPathLookup binds the text of a search's path lookup: by the tokens
-// of package_paths that hold it (path_tokens, and path_text to test on
-// what they find) where tokensHolding gives them, else by its trigrams
+// bindPathLookup binds the text of a search's path lookup and reports
+// whether a path may hold it: by the tokens of package_paths that hold it
+// (path_tokens, and path_text to test on what they find) where
+// tokensHolding gives them, false when it gives none, else by its trigrams
 // (bindPaths).
-func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) error {
+func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) (bool, error) {
 	tokens, err := db.tokensHolding(ctx, "path_tokens", text)
-	if err != nil {
-		return err
-	}
-	if tokens == nil {
+	switch {
+	case err != nil:
+		return false, err
+	case tokens == nil:
 		bindPaths(args, text)
-		return nil
+	case len(tokens) == 0:
+		return false, nil
+	default:
+		args["path_tokens"], args["path_text"] = tokens, strings.ToLower(text)
 	}
-	args["path_tokens"], args["path_text"] = tokens, strings.ToLower(text)
-	return nil
+	return true, nil
 }
 
 // asciiAlphanumeric reports whether text is ASCII letters and digits alone.
@@ -635,6 +646,9 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		if s.nameTokens, err = db.tokensHolding(ctx, "name_tokens", s.text); err != nil {
 			return nil, err
 		}
+		if s.nameTokens != nil && len(s.nameTokens) == 0 { // no name holds the text
+			return &SearchResult{Mode: s.mode, Sort: s.q.Sort, CountExact: true}, nil
+		}
 	}
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {
 		var fence bool
@@ -716,27 +730,8 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	est := -1.0
 	lazyPaths := false // the page is the words' alone: the paths, which rank below, are not looked up
 	if words != nil {
-		// The only filter package_words' shapes take is the creator's, which
-		// words.ids satisfy already; only the paths need it.
-		args["word_ids"], args["word_ranks"] = words.ids, words.ranks
-		args["filtered"] = false
-		if words.creators != nil {
-			s.bindFiltersForPaths(args)
-		}
-		lookPaths = lookPaths && len(words.ids) < rankCandidates
-		if lookPaths {
-			if lazyPaths, err = db.wordsFillPage(ctx, s, words); err != nil {
-				return nil, err
-			}
-		}
-		lookPaths = lookPaths && !lazyPaths
-		switch {
-		case lookPaths:
-			shape = "words_paths_" + order.name
-		case s.q.Sort == SortRelevance && !s.q.GroupRows:
-			shape = "words_unjoined_rank"
-		default:
-			shape = "words_" + order.name
+		if shape, lookPaths, lazyPaths, err = db.wordsShape(ctx, s, words, args, order, lookPaths); err != nil {
+			return nil, err
 		}
 	} else {
 		s.bindFiltersForPaths(args)
@@ -747,15 +742,15 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 			return nil, err
 		}
 		shape = collectShape("ranked", walk, fence) + "_" + order.name
+		if lookPaths {
+			if lookPaths, err = db.bindPathLookup(ctx, args, s.text); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if lookPaths {
-		if err := db.bindPathLookup(ctx, args, s.text); err != nil {
-			return nil, err
-		}
-		if args["creator"] != nil {
-			db.bindPathsWalk(args)
-			shape += creatorPathsSuffix
-		}
+	if lookPaths && args["creator"] != nil {
+		db.bindPathsWalk(args)
+		shape += creatorPathsSuffix
 	}
 	// A search served by package_words without a path lookup is one
 	// statement for every word (its candidates are parameters): prepared,
@@ -767,20 +762,64 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 	// Without the paths the count is the words' matches: at least that many.
 	res.CountExact = !res.Capped && !lazyPaths
 	if res.Capped {
-		switch {
-		case est >= 0 || s.q.NoEstimate:
-		case words.pair: // the planner's estimate of the matches, asked already unless tuned away
-			if est, err = db.estimateMatches(ctx, s, true, true); err != nil {
-				return nil, err
-			}
-		default: // the entries of the lexemes: one per package that holds one
-			if est, err = db.estimateEntries(ctx, words.lexemes, words.creators); err != nil {
-				return nil, err
-			}
+		if err := db.countCapped(ctx, s, words, res, est); err != nil {
+			return nil, err
 		}
-		res.Count = max(res.Count, int64(est))
 	}
 	return res, nil
+}
+
+// wordsShape binds the word matches w of a ranked search (args, in order)
+// and chooses its shape: one that looks the paths up too (lookPaths) while
+// the words fill neither the candidates nor the page (lazy: a page they
+// fill, wordsFillPage) and a path may hold the text (bindPathLookup).
+func (db *DB) wordsShape(ctx context.Context, s *searchPlan, w *wordMatches, args pgx.NamedArgs, order searchOrder, lookPaths bool) (shape string, looked, lazy bool, err error) {
+	// The only filter package_words' shapes take is the creator's, which
+	// w.ids satisfy already; only the paths need it.
+	args["word_ids"], args["word_ranks"] = w.ids, w.ranks
+	args["filtered"] = false
+	if w.creators != nil {
+		s.bindFiltersForPaths(args)
+	}
+	if looked = lookPaths && len(w.ids) < rankCandidates; looked {
+		if lazy, err = db.wordsFillPage(ctx, s, w); err != nil {
+			return "", false, false, err
+		}
+	}
+	if looked = looked && !lazy; looked {
+		if looked, err = db.bindPathLookup(ctx, args, s.text); err != nil {
+			return "", false, false, err
+		}
+	}
+	switch {
+	case looked:
+		shape = "words_paths_" + order.name
+	case s.q.Sort == SortRelevance && !s.q.GroupRows:
+		shape = "words_unjoined_rank"
+	default:
+		shape = "words_" + order.name
+	}
+	return shape, looked, lazy, nil
+}
+
+// countCapped counts a ranked search whose candidates were capped: the
+// estimate est when known (≥ 0), else the planner's estimate of a pair's
+// matches, or of the entries of the word's lexemes (one per package that
+// holds one); none for a caller that shows no total (NoEstimate).
+func (db *DB) countCapped(ctx context.Context, s *searchPlan, words *wordMatches, res *SearchResult, est float64) error {
+	var err error
+	switch {
+	case est >= 0 || s.q.NoEstimate:
+	case words.pair: // asked already unless tuned away
+		est, err = db.estimateMatches(ctx, s, true, true)
+	default:
+		est, err = db.estimateEntries(ctx, words.lexemes, words.creators)
+	}
+	if err != nil {
+		return err
+	}
+	res.Count = max(res.Count, int64(est))
+	return nil
 }
 
 // wordsFillPage reports whether the word matches w alone fill the page a

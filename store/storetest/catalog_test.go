@@ -80,10 +80,10 @@ func TestGenerateCatalog(t *testing.T) {
 			SELECT hoard_package_paths_of(ARRAY(SELECT DISTINCT package_id FROM package_files))`,
 			`SELECT count(*) FROM ((TABLE package_paths EXCEPT ALL TABLE loaded_paths) UNION ALL (TABLE loaded_paths EXCEPT ALL TABLE package_paths)) AS d`},
 		{"path tokens", ``, `SELECT count(*) FROM (
-			((SELECT DISTINCT t FROM package_paths, unnest(tokens) AS t WHERE t <> '') EXCEPT ALL SELECT token FROM path_tokens)
+			((SELECT DISTINCT t FROM package_paths, unnest(tokens) AS t) EXCEPT ALL SELECT token FROM path_tokens)
 			UNION ALL (SELECT token FROM path_tokens EXCEPT ALL SELECT DISTINCT t FROM package_paths, unnest(tokens) AS t)) AS d`},
 		{"name tokens", ``, `SELECT count(*) FROM (
-			((SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t WHERE t <> '') EXCEPT ALL SELECT token FROM name_tokens)
+			((SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t) EXCEPT ALL SELECT token FROM name_tokens)
 			UNION ALL (SELECT token FROM name_tokens EXCEPT ALL SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t)) AS d`},
 		{"creators", ``, `SELECT count(*) FROM ((SELECT DISTINCT creator FROM packages) EXCEPT ALL SELECT creator FROM catalog_creators) AS d`},
 		{"tags", ``, `SELECT count(*) FROM ((SELECT DISTINCT t FROM packages, unnest(tags) AS t) EXCEPT ALL SELECT tag FROM catalog_tags) AS d`},

@@ -404,7 +404,7 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 		}},
 		{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }},
 		execTask("name tokens", nil, `INSERT INTO name_tokens (token)
-			SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t WHERE t <> ''`),
+			SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t`),
 	}
 	// path_tokens is filled by its statement trigger on package_paths.
 	loadedBy := map[string][]string{"package_files": {"files"}, "package_paths": {"files"}, "path_tokens": {"files"},
