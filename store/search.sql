@@ -416,9 +416,6 @@ WHERE {{template "filters" "p"}}
   search's count. */}}
 {{define "estimate_word_entries"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_words WHERE word = ANY(@lexemes::text[]){{end}}
 
-{{/* resolve_creators and resolve_tags list the catalog's names whose lowered
-  form (an expression of their text_pattern_ops index) is LIKE pattern,
-  at most limit of them. */}}
 {{/* path_tokens: the tokens of package_paths that hold a text (token_like),
   by the trigram index of path_tokens, and "" if listed (a token too long to
   list may hold it). */}}
@@ -431,10 +428,14 @@ UNION ALL (SELECT token FROM path_tokens WHERE token = '' LIMIT 1){{end}}
 UNION ALL (SELECT token FROM name_tokens WHERE token = '' LIMIT 1){{end}}
 
 {{/* group_row_keys: the key of each package's group row (ids, in their
-  order): minus its group's id, else its own. Prepared. */}}
-{{define "group_row_keys"}}SELECT coalesce(-p.package_group_id, p.id) FROM unnest(@ids::bigint[]) WITH ORDINALITY AS i(id, n)
-JOIN packages p ON p.id = i.id ORDER BY i.n{{end}}
+  order): minus its group's id, else its own (also for a package deleted
+  since its id was read). Prepared. */}}
+{{define "group_row_keys"}}SELECT coalesce(-p.package_group_id, i.id) FROM unnest(@ids::bigint[]) WITH ORDINALITY AS i(id, n)
+LEFT JOIN packages p ON p.id = i.id ORDER BY i.n{{end}}
 
+{{/* resolve_creators and resolve_tags list the catalog's names whose lowered
+  form (an expression of their text_pattern_ops index) is LIKE pattern,
+  at most limit of them. */}}
 {{define "resolve_creators"}}SELECT DISTINCT lower(creator) FROM catalog_creators WHERE lower(creator) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
 {{define "resolve_tags"}}SELECT DISTINCT tag FROM catalog_tags WHERE lower(tag) LIKE lower(@pattern::text) LIMIT @limit::int{{end}}
 
