@@ -92,10 +92,7 @@ func TestSearchLooksPathsUpByTokens(t *testing.T) {
 		}
 		must(t, db.ReplacePackageFiles(ctx, p.ID, list))
 	}
-	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	must(t, err)
-	t.Cleanup(traced.Close)
+	traced, rec := tracedDB(t, db)
 	type lookup struct {
 		Found    int
 		ByTokens bool
@@ -139,7 +136,7 @@ func TestSearchLooksPathsUpByTokens(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("found %v, want %v (the packages whose paths hold it)", got, want)
 			}
-			byTokens := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, ".tokens && @path_tokens") })
+			byTokens := sentWith(sent, ".tokens && @path_tokens")
 			if g := (lookup{len(got), byTokens}); g != tt.want {
 				t.Errorf("looked up %+v, want %+v", g, tt.want)
 			}
@@ -202,10 +199,7 @@ func TestSearchLooksNamesUpByTokens(t *testing.T) {
 	for _, n := range names {
 		mustPackage(t, db, func(p *hoard.Package) { p.FileName = n })
 	}
-	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	must(t, err)
-	t.Cleanup(traced.Close)
+	traced, rec := tracedDB(t, db)
 	type lookup struct {
 		Found    int
 		ByTokens bool
@@ -240,7 +234,7 @@ func TestSearchLooksNamesUpByTokens(t *testing.T) {
 			if res.Mode != store.SearchSubstring || !slices.Equal(got, want) {
 				t.Errorf("found %v (%s), want %v (the packages whose names hold it, by the substring)", got, res.Mode, want)
 			}
-			byTokens := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "file_name)) && @name_tokens") })
+			byTokens := sentWith(sent, "file_name)) && @name_tokens")
 			if g := (lookup{len(got), byTokens}); g != tt.want {
 				t.Errorf("looked up %+v, want %+v", g, tt.want)
 			}
@@ -255,10 +249,7 @@ func TestSearchLooksNamesUpByTokens(t *testing.T) {
 func TestSearchLooksNothingUpThatNoTokenHolds(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
-	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	must(t, err)
-	t.Cleanup(traced.Close)
+	traced, rec := tracedDB(t, db)
 	add := func(name, path string) func() {
 		return func() {
 			p := mustPackage(t, db, func(p *hoard.Package) { p.FileName = name })
@@ -288,10 +279,7 @@ func TestSearchLooksNothingUpThatNoTokenHolds(t *testing.T) {
 		res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: s.text})
 		statements := rec.stop()
 		must(t, err)
-		sentAs := func(part string) bool {
-			return slices.ContainsFunc(statements, func(st sentStatement) bool { return strings.Contains(st.sql, part) })
-		}
-		got := sent{len(res.Hits), res.Mode, sentAs("FROM package_paths"), sentAs("@name_tokens")}
+		got := sent{len(res.Hits), res.Mode, sentWith(statements, "FROM package_paths"), sentWith(statements, "@name_tokens")}
 		if got != s.want {
 			t.Errorf("after %s, %q: %+v, want %+v", s.name, s.text, got, s.want)
 		}

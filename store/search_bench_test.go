@@ -197,6 +197,24 @@ type sentStatement struct {
 	args []any
 }
 
+// tracedDB opens another store on db's database whose statements the
+// returned recorder records (between its start and stop).
+func tracedDB(t testing.TB, db *store.DB) (*store.DB, *statements) {
+	t.Helper()
+	rec := &statements{}
+	traced, err := store.Open(context.Background(), db.Pool().Config().ConnString(), store.Options{Tracer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(traced.Close)
+	return traced, rec
+}
+
+// sentWith reports whether one of the statements sent holds part.
+func sentWith(sent []sentStatement, part string) bool {
+	return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
+}
+
 func (s *statements) start() { s.mu.Lock(); s.on, s.sent = true, nil; s.mu.Unlock() }
 
 func (s *statements) stop() []sentStatement {

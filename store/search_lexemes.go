@@ -258,6 +258,7 @@ func pairRead(matches, entries float64) float64 {
 // It returns the entries the pair may read of each list, 0 for none.
 func pairSoon(matches, entries, creators float64, lead bool) int {
 	read := pairRead(matches, entries)
+	grown := min(creators*creatorPairRead, creatorPairMaxWindow) // a creator's pair's window
 	switch {
 	case lead && read <= leadMaxRead:
 		return leadWindow
@@ -265,8 +266,8 @@ func pairSoon(matches, entries, creators float64, lead bool) int {
 		return 0
 	case read <= pairMaxRead:
 		return pairWindow
-	case read <= min(creators*creatorPairRead, creatorPairMaxWindow):
-		return int(min(creators*creatorPairRead, creatorPairMaxWindow))
+	case read <= grown:
+		return int(grown)
 	}
 	return 0
 }

@@ -149,11 +149,8 @@ func lexemeSearch(t *testing.T, searcher *store.DB, rec *statements, q store.Sea
 		}
 		slices.Sort(got)
 	}
-	sentAs := func(part string) bool {
-		return slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, part) })
-	}
-	return got, sentWay{sentAs("p.search_vector @@ @match_lexemes") || sentAs("@pair_first"), sentAs("@pair_second"),
-		sentAs("JOIN packages p ON p.id = pa.package_id")}
+	return got, sentWay{sentWith(sent, "p.search_vector @@ @match_lexemes") || sentWith(sent, "@pair_first"), sentWith(sent, "@pair_second"),
+		sentWith(sent, "JOIN packages p ON p.id = pa.package_id")}
 }
 
 // TestSearchOneWordNewestPagesPackageWords: one word listed newest first
@@ -177,12 +174,7 @@ func TestSearchOneWordNewestPagesPackageWords(t *testing.T) {
 			p.FileName, p.SourceChannelID, p.Creator, p.Tags = n, ch.ID, creator, []string{"STL"}
 		})
 	}
-	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(traced.Close)
+	traced, rec := tracedDB(t, db)
 	tests := []struct {
 		q      store.SearchQuery
 		served bool // by package_words
@@ -217,7 +209,7 @@ func TestSearchOneWordNewestPagesPackageWords(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				served = served && slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "AS m(id) JOIN packages p") })
+				served = served && sentWith(sent, "AS m(id) JOIN packages p")
 				for _, h := range res.Hits {
 					got = append(got, h.Package.ID)
 				}

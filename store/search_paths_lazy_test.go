@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,10 +66,7 @@ func TestSearchLeavesPathsToThePageThatReachesThem(t *testing.T) {
 			WHEN file_name ~ '^Wyvern Roost [6-9]\.zip$' THEN (SELECT id FROM b) END
 		WHERE file_name ~ '^(Wyvern Roost [0-9]|Misc Pack 0)\.zip$'`)
 	must(t, err)
-	rec := &statements{}
-	traced, err := store.Open(ctx, db.Pool().Config().ConnString(), store.Options{Tracer: rec})
-	must(t, err)
-	t.Cleanup(traced.Close)
+	traced, rec := tracedDB(t, db)
 
 	// page is what a page shows and whether the paths were looked up for it.
 	type page struct {
@@ -110,7 +106,7 @@ func TestSearchLeavesPathsToThePageThatReachesThem(t *testing.T) {
 				res, err := traced.SearchPackages(ctx, q)
 				sent := rec.stop()
 				must(t, err)
-				looked := slices.ContainsFunc(sent, func(s sentStatement) bool { return strings.Contains(s.sql, "package_paths") })
+				looked := sentWith(sent, "package_paths")
 				got = append(got, page{len(res.Hits), looked, res.Count, res.CountExact})
 				for _, h := range res.Hits {
 					rows = append(rows, hitRow(h))

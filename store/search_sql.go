@@ -857,20 +857,14 @@ func (db *DB) wordsFillPage(ctx context.Context, s *searchPlan, w *wordMatches) 
 }
 
 // groupRowKeys returns the key of the group row of each package of ids (in
-// their order): minus its group's id, else its own id.
+// their order, one each): minus its group's id, else its own id.
 func (db *DB) groupRowKeys(ctx context.Context, ids []int64) ([]int64, error) {
 	rows, err := db.q.Query(ctx, searchSQL("group_row_keys", nil), pgx.NamedArgs{"ids": ids})
 	if err != nil {
 		return nil, wrap("search packages: group rows", err)
 	}
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, wrap("search packages: group rows", err)
-	}
-	if len(keys) != len(ids) {
-		return nil, fmt.Errorf("search packages: group rows: %d keys for %d packages", len(keys), len(ids))
-	}
-	return keys, nil
+	return keys, wrap("search packages: group rows", err)
 }
 
 // groupRowColumns names the group of a collapsed row and counts its members.
