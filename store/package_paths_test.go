@@ -133,7 +133,10 @@ func TestSearchFindsPathsInLaterChunks(t *testing.T) {
 // way the lookup can go: the creator's chunks in one probe, walked batch
 // by batch after a probe that holds the text densely (four in all), and
 // from the index of creators and trigrams after a probe that holds it
-// sparsely.
+// sparsely or a walk that ends short. Those ways are taken to find the newest rankCandidates (with
+// group rows); in relevance order each page finds its own (one more than
+// it shows), and page after page reaches every match, past the
+// candidates' bound, in the same order.
 func TestSearchFindsACreatorsPaths(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -152,10 +155,11 @@ func TestSearchFindsACreatorsPaths(t *testing.T) {
 	}{
 		{1000, 1000, map[string]found{"Ann": ann, "Cyd": cyd, "Bob": {store.SearchFullText, bob, 200, false}}},
 		{100, 100, map[string]found{"Ann": ann, "Cyd": cyd, "Bob": {store.SearchFullText, bob, 200, false}}}, // Cyd: from the index
-		// the bound of a walk, four batches: Bob's newest 5 + 3 × 50, and
-		// Cyd's seven among his (one hit in the first 5 counts as dense)
-		{5, 50, map[string]found{"Ann": ann, "Cyd": {store.SearchFullText, hits("Cyd 250.zip", "Cyd 225.zip", "Cyd 200.zip"), 7, true},
-			"Bob": {store.SearchFullText, bob, 155, true}}},
+		// the bound of a walk, four batches: Bob's newest 5 + 3 × 50 hold
+		// 155, Cyd's seven (one hit in the first 5 counts as dense); short
+		// of what they want, both go on from the index (they stopped there,
+		// and lost the rest, before the walk said so)
+		{5, 50, map[string]found{"Ann": ann, "Cyd": cyd, "Bob": {store.SearchFullText, bob, 200, false}}},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("probe=%d,batch=%d", tt.probe, tt.batch), func(t *testing.T) {
@@ -178,12 +182,35 @@ func TestSearchFindsACreatorsPaths(t *testing.T) {
 				FROM packages p CROSS JOIN generate_series(0, 1) AS o(n) WHERE p.id = ANY($1)`, ids)
 			execTx(t, db, `UPDATE packages SET file_count = 2 WHERE id = ANY($1)`, ids)
 			for _, creator := range []string{"Ann", "Cyd", "Bob"} {
-				res, err := db.SearchPackages(ctx, store.SearchQuery{Text: "relic_crown", Creator: creator, Limit: 3})
+				res, err := db.SearchPackages(ctx, store.SearchQuery{Text: "relic_crown", Creator: creator, Limit: 3, GroupRows: true})
 				must(t, err)
 				if got := foundOf(res); !reflect.DeepEqual(got, tt.want[creator]) {
 					t.Errorf("creator %s: got %+v, want %+v", creator, got, tt.want[creator])
 				}
+				var every []string
+				must(t, db.Tx().QueryRow(ctx, `SELECT array_agg(p.file_name ORDER BY p.id DESC) FROM packages p
+					WHERE p.id = ANY($1) AND p.creator = $2 AND EXISTS (SELECT FROM package_files f WHERE f.package_id = p.id AND f.path LIKE '%Relic_Crown%')`,
+					ids, creator+" Prints").Scan(&every))
+				if got := pagedNames(t, db, store.SearchQuery{Text: "relic_crown", Creator: creator, Limit: 40}); !reflect.DeepEqual(got, every) {
+					t.Errorf("creator %s, page by page: got %d packages %v, want %d %v", creator, len(got), got, len(every), every)
+				}
 			}
 		})
+	}
+}
+
+// pagedNames pages through q's results and returns their packages' names.
+func pagedNames(t *testing.T, db *store.DB, q store.SearchQuery) []string {
+	t.Helper()
+	var names []string
+	for {
+		res, err := db.SearchPackages(context.Background(), q)
+		must(t, err)
+		for _, h := range res.Hits {
+			names = append(names, h.Package.FileName)
+		}
+		if q.After = res.Next; q.After == nil {
+			return names
+		}
 	}
 }

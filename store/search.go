@@ -139,6 +139,8 @@ type SearchResult struct {
 	// they fill, which leaves the paths to the page that reaches them.
 	Count      int64
 	CountExact bool
+
+	wordsCapped bool // more packages matched the words than the candidates hold
 }
 
 // Bounds of a search.

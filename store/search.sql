@@ -127,26 +127,29 @@ LIMIT @limit::int{{end}}
 	AND {{.After "p"}})
 {{template "list_of_collected" .}}{{end}}
 
-{{/* paths are the newest packages whose archives hold a path containing the
-  text (path_like: its first characters as a LIKE pattern, path_text: the
-  whole text when longer), looked up only with path_like and while the
-  words' matches (t) do not fill the candidates: paths rank below every
-  word match, and a common fragment costs the most to look up. The other
-  filters than the creator apply to the newest of them (filtered), not
-  during the lookup: testing them on every matching entry walked the whole
-  file index for a rare creator.
+{{/* paths are the newest paths_want packages below paths_below whose
+  archives hold a path containing the text, other than the words' matches
+  (t), looked up only while those do not fill the candidates: paths rank
+  below every word match, and a common fragment costs the most to look up
+  (store/search_sql.go, bindPathsPage, says how many a page wants). The
+  text is looked up by its tokens (path_tokens, path_text) or its first
+  characters (path_like, and path_text when longer). The other filters
+  than the creator apply to the newest of them (filtered), not during the
+  lookup: testing them on every matching entry walked the whole file index
+  for a rare creator.
   With one creator (the statements named _creator_paths, migration 034),
-  the lookup first tests the creator's
-  newest paths_probe chunks (creator_walk). If those are all the
-  creator's, or if at least one in pathsSparse of them holds the text, it
-  walks on, batch by batch (at most pathsBatches in all), until it has
-  found rankCandidates; each batch is what the hits so far say it takes
-  to find the rest, half as much again, and at most paths_batch. Else the
-  chunks come from the index of creators and trigrams. That index lists
-  the chunks that hold the text's trigrams, and
-  those of a fragment common to one part of every model ("arm_left_07")
-  are in nearly all of them: collecting them cost 35 ms at 1,000,000
-  packages where the walk found the newest 200 in 5. */}}
+  the lookup first tests the creator's newest paths_probe chunks
+  (creator_walk). If those are all the creator's, or if at least one in
+  pathsSparse of them holds the text, it walks on, batch by batch (at most
+  pathsBatches in all), until it has found paths_want packages; each batch
+  is what the hits so far say it takes to find the rest, half as much
+  again, and at most paths_batch. A walk that stops short of them before
+  the creator's chunks end (a sparse probe, or the last batch) leaves the
+  lookup to the index of creators and tokens (or trigrams). That index
+  lists the chunks that hold the text, and those of a fragment common to
+  one part of every model ("arm_left_07") are in nearly all of them:
+  collecting them cost 35 ms at 1,000,000 packages where the walk found
+  the newest 200 in 5. */}}
 {{define "paths"}}{{if .CreatorPaths}}{{template "creator_walk"}}
 SELECT fp.id FROM ((
 {{- else}}SELECT fp.id FROM (
@@ -154,16 +157,17 @@ SELECT fp.id FROM ((
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
 		WHERE {{template "paths_asked"}} AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		{{- if .CreatorPaths}}
-		AND (SELECT {{template "walk_sparse"}} FROM walked w){{end}}
+		AND (SELECT {{template "walk_short"}} FROM walked w){{end}}
 		AND {{template "path_holds" "pp"}}
+		AND pp.package_id < @paths_below::bigint AND pp.package_id NOT IN (SELECT id FROM t)
 		{{- if .CreatorPaths}}
 		AND pp.creator = @creator::text{{end}}
-		ORDER BY pp.package_id DESC LIMIT {{rankCandidates}})
+		ORDER BY pp.package_id DESC LIMIT @paths_want::int)
 	{{- if .CreatorPaths}}
 	UNION (
 		SELECT DISTINCT u.id FROM walked w, unnest(w.ids) AS u(id)
-		WHERE NOT ({{template "walk_sparse"}})
-		ORDER BY u.id DESC LIMIT {{rankCandidates}})){{end}} fp
+		WHERE NOT ({{template "walk_short"}})
+		ORDER BY u.id DESC LIMIT @paths_want::int)){{end}} fp
 	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND {{template "filters" "p"}}){{end}}
 
 {{/* paths_asked: the search looks paths up, by trigrams (path_like) or by
@@ -182,30 +186,34 @@ SELECT fp.id FROM ((
 {{/* creator_walk: the walk through one creator's chunks described at
   "paths", a batch a row (n), the last row (walked) what it found. */}}
 {{define "creator_walk"}}WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, full_batch, hits, ids) AS (
-		SELECT 0, {{maxBigint}}::bigint, {{maxInt}}::int, 0::bigint, true, 0::bigint, '{}'::bigint[]
+		SELECT 0, @paths_below::bigint, 0, 0::bigint, true, 0::bigint, '{}'::bigint[]
 		WHERE {{template "paths_asked"}} AND (SELECT count(*) FROM t) < {{rankCandidates}}
 		UNION ALL
-		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size, w.hits + b.hits, w.ids || b.ids
+		SELECT w.n + 1, b.last_id, b.last_chunk, w.seen + b.rows, b.rows = l.size,
+			(SELECT count(DISTINCT u) FROM unnest(w.ids || b.ids) AS u), w.ids || b.ids
 		FROM creator_walk w
 		CROSS JOIN LATERAL (SELECT CASE WHEN w.n = 0 THEN @paths_probe::int
-			ELSE least(@paths_batch::int, (({{rankCandidates}} - w.hits) * w.seen / greatest(w.hits, 1) * 3 / 2 + 10)::int) END AS size) l
+			ELSE least(@paths_batch::int, ((@paths_want::int - w.hits) * w.seen / greatest(w.hits, 1) * 3 / 2 + 10)::int) END AS size) l
 		CROSS JOIN LATERAL (
-			SELECT count(*) AS rows, count(*) FILTER (WHERE x.hit) AS hits,
+			SELECT count(*) AS rows,
 				(array_agg(x.package_id ORDER BY x.package_id, x.chunk))[1] AS last_id,
 				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
 				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
-			FROM (SELECT pp.package_id, pp.chunk, {{template "path_holds" "pp"}} AS hit
+			FROM (SELECT pp.package_id, pp.chunk, {{template "path_holds" "pp"}}
+					AND pp.package_id NOT IN (SELECT id FROM t) AS hit
 				FROM package_paths pp
 				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
 				ORDER BY pp.package_id DESC, pp.chunk DESC LIMIT l.size) x) b
-		WHERE w.n = 0 OR (w.n < {{pathsBatches}} AND w.full_batch AND w.hits < {{rankCandidates}}
+		WHERE w.n = 0 OR (w.n < {{pathsBatches}} AND w.full_batch AND w.hits < @paths_want::int
 			AND w.hits * {{pathsSparse}} >= @paths_probe::int)
 	),
 	walked AS MATERIALIZED (SELECT * FROM creator_walk ORDER BY n DESC LIMIT 1){{end}}
 
-{{/* walk_sparse: the walk (walked, aliased w) stopped after its probe,
-  whose chunks held the text too seldom: the index serves the lookup. */}}
-{{define "walk_sparse"}}w.n = 1 AND w.full_batch AND w.hits * {{pathsSparse}} < @paths_probe::int{{end}}
+{{/* walk_short: the walk (walked, aliased w) stopped short of the packages
+  it wants before the creator's chunks ended: after a probe whose chunks
+  held the text too seldom, or after its last batch. The index serves the
+  lookup. */}}
+{{define "walk_short"}}w.full_batch AND w.hits < @paths_want::int{{end}}
 
 {{/* page cuts the page from the ranked candidates (CTEs t: the words'
   matches, f: the paths', candidates: both with what the orders need) before
@@ -411,6 +419,12 @@ f AS MATERIALIZED ({{template "paths" .}}),
 WHERE {{template "filters" "p"}}
 	AND {{template "match" "p"}}{{end}}
 
+{{/* estimate_paths asks the planner how many chunks of package_paths (of
+  the creator, when bound) hold the bound text. */}}
+{{define "estimate_paths"}}EXPLAIN (FORMAT JSON) SELECT 1 FROM package_paths pp
+WHERE {{template "path_holds" "pp"}}
+	AND (@creator::text IS NULL OR pp.creator = @creator::text){{end}}
+
 {{/* estimate_word_entries: the planner's estimate of package_words' entries
   of the lexemes, one per package that holds one: a capped one-word
   search's count. */}}
@@ -561,7 +575,8 @@ WHERE creator = ANY(@creators::text[]) AND word = ANY(@lexemes::text[]){{end}}
 {{/* page_rows: the page cut from the rows r (of candidates t and f), joined
   to their packages and, for a group's row, its group. */}}
 {{define "page_rows"}}SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
-	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= {{rankCandidates}} AS capped,
+	(SELECT count(*) FROM t) >= {{rankCandidates}} OR (SELECT count(*) FROM f) >= @paths_want::int AS capped,
+	(SELECT count(*) FROM t) >= {{rankCandidates}} AS words_capped,
 	(SELECT count(*) FROM r) AS total_rows,
 	{{packageColumns "p"}},
 	{{groupColumns}}

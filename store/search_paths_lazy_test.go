@@ -147,3 +147,75 @@ func hitRow(h store.SearchHit) string {
 	}
 	return row
 }
+
+// TestSearchPagesThroughPathMatches: in relevance order a page looks up
+// only the packages of the paths it shows (one more for its cursor), below
+// the last page's, so that page after page reaches every package whose
+// paths hold the text, past the candidates' bound (rankCandidates, 200),
+// after the word matches and newest first, with a creator (the walk of
+// its chunks) and without, for a text of tokens and one of trigrams. A page
+// that finds more than it shows says its count is about.
+func TestSearchPagesThroughPathMatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.NewTx(t)
+	// 230 packs that hold the text in a path, and amid them three nests
+	// named for it, one of which holds it in a path too.
+	var ids []int64
+	for i := range 230 {
+		if i == 115 {
+			for k := range 3 {
+				mustPackage(t, db, func(p *hoard.Package) { p.FileName, p.Creator = fmt.Sprintf("Wyvern Nest %d.zip", k), "Stone Works" })
+			}
+		}
+		creator := []string{"Stone Works", "Other Hands"}[i%2]
+		ids = append(ids, mustPackage(t, db, func(p *hoard.Package) { p.FileName, p.Creator = fmt.Sprintf("Part Pack %d.zip", i), creator }).ID)
+	}
+	execTx(t, db, `INSERT INTO package_files (package_id, ordinal, path, file_name)
+		SELECT p.id, 0, CASE WHEN p.id = ANY($1) THEN 'parts/Wyvern_Tail_' || p.id || '.stl' ELSE 'nest/Wyvern_Tail_Egg.stl' END, 'x.stl'
+		FROM packages p WHERE p.id = ANY($1) OR p.file_name = 'Wyvern Nest 1.zip'`, ids)
+	execTx(t, db, `UPDATE packages SET file_count = 1 WHERE id = ANY($1) OR file_name = 'Wyvern Nest 1.zip'`, ids)
+
+	type first struct {
+		Rows  int
+		Exact bool
+		More  bool
+	}
+	tests := []struct {
+		q       store.SearchQuery
+		creator string // of the path matches, "" for any
+		words   int    // the word matches that come first (the nests, else they match by a path)
+		first   first
+	}{
+		{store.SearchQuery{Text: "wyvern", Limit: 25}, "", 3, first{25, false, true}},
+		{store.SearchQuery{Text: "wyvern", Creator: "stone works", Limit: 25}, "Stone Works", 3, first{25, false, true}},
+		{store.SearchQuery{Text: "wyvern_tail", Limit: 40}, "", 0, first{40, false, true}},
+		{store.SearchQuery{Text: "wyvern", Creator: "other hands", Limit: 200}, "Other Hands", 0, first{115, true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s/%d", tt.q.Text, tt.q.Creator, tt.q.Limit), func(t *testing.T) {
+			res, err := db.SearchPackages(ctx, tt.q)
+			must(t, err)
+			if got := (first{len(res.Hits), res.CountExact, res.Next != nil}); got != tt.first {
+				t.Errorf("first page %+v, want %+v", got, tt.first)
+			}
+			if res.Count < int64(len(res.Hits)) {
+				t.Errorf("count %d, below the page's %d rows", res.Count, len(res.Hits))
+			}
+			var want []string
+			must(t, db.Tx().QueryRow(ctx, `SELECT array_agg(p.file_name ORDER BY p.id DESC) FROM packages p
+				WHERE EXISTS (SELECT FROM package_files f WHERE f.package_id = p.id AND f.path ILIKE '%wyvern\_tail%')
+				AND ($1 = '' OR p.creator = $1) AND NOT ($2 AND p.file_name LIKE 'Wyvern Nest%')`,
+				tt.creator, tt.words > 0).Scan(&want))
+			got := pagedNames(t, db, tt.q)
+			if len(got) != tt.words+len(want) || !reflect.DeepEqual(got[tt.words:], want) {
+				t.Errorf("page by page %d packages, want %d words' then the %d paths' newest first:\n%v", len(got), tt.words, len(want), got)
+			}
+			for _, name := range got[:tt.words] {
+				if !strings.HasPrefix(name, "Wyvern Nest") {
+					t.Errorf("%s before the paths' matches, want the words'", name)
+				}
+			}
+		})
+	}
+}

@@ -130,7 +130,7 @@ var (
 // foreign keys of the catalog's tables are dropped first and rebuilt after
 // the rows are in (several at once, on connections of its own), and what
 // the row triggers would derive (search vectors, package_words,
-// package_paths, the names' tokens, the creators and tags lists) is computed set-wise by the
+// package_paths, package_creator_words, the names' tokens, the creators and tags lists) is computed set-wise by the
 // same expressions. The result is the schema and rows that inserting the
 // packages one by one would give (TestGenerateCatalog checks it).
 func GenerateCatalog(b testing.TB, pool *pgxpool.Pool, n int) string {

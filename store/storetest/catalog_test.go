@@ -76,6 +76,12 @@ func TestGenerateCatalog(t *testing.T) {
 			UNION ALL
 			(SELECT w.word, p.created_at, p.id, w.rank FROM packages p, hoard_words_of(p.search_vector) AS w
 			 EXCEPT ALL SELECT word, created_at, package_id, rank FROM package_words)) AS d`},
+		{"package_creator_words", ``, `SELECT count(*) FROM (
+			(SELECT creator, word, created_at, package_id, rank FROM package_creator_words
+			 EXCEPT ALL SELECT lower(p.creator), w.word, p.created_at, p.id, w.rank FROM packages p, hoard_words_of(p.search_vector) AS w WHERE p.creator IS NOT NULL)
+			UNION ALL
+			(SELECT lower(p.creator), w.word, p.created_at, p.id, w.rank FROM packages p, hoard_words_of(p.search_vector) AS w WHERE p.creator IS NOT NULL
+			 EXCEPT ALL SELECT creator, word, created_at, package_id, rank FROM package_creator_words)) AS d`},
 		{"package_paths", `CREATE TEMP TABLE loaded_paths AS SELECT * FROM package_paths;
 			SELECT hoard_package_paths_of(ARRAY(SELECT DISTINCT package_id FROM package_files))`,
 			`SELECT count(*) FROM ((TABLE package_paths EXCEPT ALL TABLE loaded_paths) UNION ALL (TABLE loaded_paths EXCEPT ALL TABLE package_paths)) AS d`},

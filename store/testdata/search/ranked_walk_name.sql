@@ -30,7 +30,8 @@ f AS MATERIALIZED (SELECT fp.id FROM (
 		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
 		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
-		ORDER BY pp.package_id DESC LIMIT 200) fp
+		AND pp.package_id < @paths_below::bigint AND pp.package_id NOT IN (SELECT id FROM t)
+		ORDER BY pp.package_id DESC LIMIT @paths_want::int) fp
 	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND (@creator::text IS NULL OR lower(p.creator) = @creator::text)
 		AND (@creators::text[] IS NULL OR lower(p.creator) = ANY(@creators::text[]))
 		AND (@creator_like::text IS NULL OR lower(p.creator) LIKE lower(@creator_like::text))
@@ -56,7 +57,8 @@ r AS (
 	CROSS JOIN LATERAL (SELECT CASE WHEN @group_rows::bool THEN coalesce(-c.package_group_id, c.id) ELSE c.id END AS row_key) k
 	ORDER BY k.row_key, c.rank DESC, c.created_at DESC, c.id DESC)
 SELECT r.row_key, r.rank, lower(p.file_name) AS sort_name,
-	(SELECT count(*) FROM t) >= 200 OR (SELECT count(*) FROM f) >= 200 AS capped,
+	(SELECT count(*) FROM t) >= 200 OR (SELECT count(*) FROM f) >= @paths_want::int AS capped,
+	(SELECT count(*) FROM t) >= 200 AS words_capped,
 	(SELECT count(*) FROM r) AS total_rows,
 	p.id, p.file_name, p.file_size, p.archive_type, coalesce(p.content_hash, '') AS content_hash, p.part_count, p.file_count, coalesce(p.creator, '') AS creator, p.tags, coalesce(p.source_channel_id, 0) AS source_channel_id, coalesce(p.source_message_id, 0) AS source_message_id, p.source_message_ids, coalesce(p.source_topic_id, 0) AS source_topic_id, coalesce(p.source_caption, '') AS source_caption, coalesce(p.source_posted_at, '0001-01-01 00:00:00+00') AS source_posted_at, coalesce(p.reply_to_message_id, 0) AS reply_to_message_id, coalesce(p.media_album_id, 0) AS media_album_id, coalesce(p.remote_unique_id, '') AS remote_unique_id, coalesce(p.dest_channel_id, 0) AS dest_channel_id, coalesce(p.dest_message_id, 0) AS dest_message_id, p.dest_message_ids, coalesce(p.preview_msg_id, 0) AS preview_msg_id, p.has_preview, p.inspection_note, coalesce(p.package_group_id, 0) AS package_group_id, coalesce(p.ingestion_run_id, 0) AS ingestion_run_id, p.created_at, p.updated_at,
 	coalesce(g.name, '') AS group_name,
