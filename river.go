@@ -27,8 +27,9 @@ const (
 var Queues = []string{QueueIngest, QueueTransfer, QueueMaintenance, QueueBot}
 
 // CleanupArgs removes rows nobody needs any more: expired web sessions and
-// link codes, stale sign-in throttles, and dismissed notifications older than
-// the retention period. It runs periodically on the worker.
+// link codes, stale sign-in throttles, dismissed notifications older than
+// the retention period, and the search's tokens that nothing holds. It runs
+// periodically on the worker.
 type CleanupArgs struct{}
 
 // Kind implements river.JobArgs.
