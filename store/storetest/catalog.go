@@ -150,6 +150,9 @@ type catalogGen struct {
 	n        int
 	vocab    []string
 	creators []string
+	// nameTokens gathers the tokens of the names drawn (catalogTokens),
+	// which name_tokens lists.
+	nameTokens map[string]struct{}
 }
 
 var (
@@ -164,7 +167,7 @@ var (
 // newCatalogGen draws the vocabulary and the creators of a catalog of n
 // packages.
 func newCatalogGen(n int) *catalogGen {
-	g := &catalogGen{rng: rand.New(rand.NewPCG(42, 7)), n: n, vocab: slices.Clone(CatalogWords)}
+	g := &catalogGen{rng: rand.New(rand.NewPCG(42, 7)), n: n, vocab: slices.Clone(CatalogWords), nameTokens: map[string]struct{}{}}
 	for len(g.vocab) < 40_000 {
 		w := ""
 		for k := 2 + g.rng.IntN(2); k > 0; k-- {
@@ -213,8 +216,26 @@ func (g *catalogGen) packageRow(i int) []any {
 	if i%100_000 == 7 {
 		name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
 	}
+	for _, t := range catalogTokens(name) {
+		g.nameTokens[t] = struct{}{}
+	}
 	return []any{int64(i + 1), name, int64(1<<20) + rng.Int64N(1<<30), catalogTypes[ext], c,
 		[]string{catalogTags[rng.IntN(len(catalogTags))]}, catalogEpoch.Add(time.Duration(i) * time.Minute), catalogGroup(i), catalogFileCount(g.n, i+1)}
+}
+
+// catalogTokens are the tokens of a name as hoard_tokens(lower(name))
+// (migration 035) gives them for the generator's ASCII names: its runs of
+// letters and digits, lower-cased, "" for one longer than 100.
+func catalogTokens(name string) []string {
+	tokens := strings.FieldsFunc(strings.ToLower(name), func(c rune) bool {
+		return !('a' <= c && c <= 'z' || '0' <= c && c <= '9')
+	})
+	for i, t := range tokens {
+		if len(t) > 100 {
+			tokens[i] = ""
+		}
+	}
+	return tokens
 }
 
 // fileColumns are the columns of fileRows, in its order.

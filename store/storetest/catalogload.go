@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -406,8 +407,17 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 			return err
 		}},
 		{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }},
-		execTask("name tokens", nil, `INSERT INTO name_tokens (token)
-			SELECT DISTINCT t FROM packages p, unnest(hoard_tokens(lower(p.file_name))) AS t`),
+		// Gathered while the names were drawn: computing them again from
+		// the names took 31 s at 1,000,000 packages.
+		{name: "name tokens", run: func(ctx context.Context, conn *pgxpool.Conn) error {
+			tokens := slices.Sorted(maps.Keys(g.nameTokens))
+			rows := make([][]any, len(tokens))
+			for i, t := range tokens {
+				rows[i] = []any{t}
+			}
+			_, err := conn.CopyFrom(ctx, pgx.Identifier{"name_tokens"}, []string{"token"}, pgx.CopyFromRows(rows))
+			return err
+		}},
 		// As migration 032 fills it: a creator's words are the package's.
 		execTask("creator words", []string{"words 1", "words 2"}, `INSERT INTO package_creator_words (creator, word, created_at, package_id, rank)
 			SELECT lower(p.creator), w.word, w.created_at, w.package_id, w.rank
