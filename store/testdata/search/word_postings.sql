@@ -8,12 +8,20 @@ WITH RECURSIVE q AS MATERIALIZED (
 ), lexemes AS MATERIALIZED (
 	SELECT ARRAY(SELECT word FROM l WHERE starts_with(word, (SELECT lex[1] FROM q)) LIMIT @max_lexemes::int + 1) AS words
 ),
+cut AS MATERIALIZED (
+	SELECT coalesce(c.created_at, '-infinity') AS created_at, coalesce(c.package_id, 0) AS package_id
+	FROM lexemes LEFT JOIN LATERAL (SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = lexemes.words[1]
+		AND (@after_id::bigint IS NULL OR (w.created_at, w.package_id) < (@after_key::timestamptz, @after_id::bigint))
+		ORDER BY w.created_at DESC, w.package_id DESC OFFSET @limit::int - 1 LIMIT 1) c ON cardinality(lexemes.words) > 1
+),
 newest AS MATERIALIZED (
 	SELECT x.created_at, x.package_id, sum(x.rank)::real AS rank
 	FROM lexemes, unnest(lexemes.words) AS u(word)
 	CROSS JOIN LATERAL (SELECT w.created_at, w.package_id, w.rank FROM package_words w
 		WHERE w.word = u.word
 		AND (@after_id::bigint IS NULL OR (w.created_at, w.package_id) < (@after_key::timestamptz, @after_id::bigint))
+		AND (w.created_at, w.package_id) >= ((SELECT created_at FROM cut), (SELECT package_id FROM cut))
 		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @limit::int) x
 	WHERE (SELECT cardinality(lex) FROM q) = 1 AND cardinality(lexemes.words) <= @max_lexemes::int
 	GROUP BY x.created_at, x.package_id
