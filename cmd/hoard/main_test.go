@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -269,14 +270,26 @@ func TestServeAnswersHealthAndReadyAndStopsOnSignal(t *testing.T) {
 	}
 }
 
+// freeAddr returns a loopback address that is free now, for a process to
+// listen on later, with a port below the kernel's range of ephemeral ports
+// (32768 and up on Linux). A port from that range (what listening on :0
+// gives) goes back to the range when the test closes it, and the next
+// outgoing connection of a busy machine (every test's pool to PostgreSQL)
+// may take it as its own before the process binds it: TestDemoInBrowser's
+// demo failed so ("bind: address already in use") in a CI run.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000)))
+		if err != nil {
+			continue // taken: another one
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port between 10000 and 32000 in 100 draws")
+	return ""
 }
 
 func waitFor(t *testing.T, url string, timeout time.Duration, log *syncBuffer) {
