@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -344,11 +343,17 @@ func (s *searchPlan) bindFilters(args pgx.NamedArgs) bool {
 // of them is one that the path lookup ("paths" in search.sql) does not
 // apply itself, any but one creator's.
 func (s *searchPlan) bindFiltersForPaths(args pgx.NamedArgs) {
+	s.bindFilters(args)
+	args["filtered"] = s.filteredForPaths()
+}
+
+// filteredForPaths reports whether the query has a filter that the path
+// lookup does not apply itself: any but one creator's.
+func (s *searchPlan) filteredForPaths() bool {
 	filters := pgx.NamedArgs{}
 	s.bindFilters(filters)
-	maps.Copy(args, filters)
 	delete(filters, "creator")
-	args["filtered"] = len(filters) > 0
+	return len(filters) > 0
 }
 
 // hasFilters reports whether the query filters.
@@ -794,7 +799,7 @@ func (db *DB) searchCandidates(ctx context.Context, s *searchPlan) (*SearchResul
 // that ranks 0. Otherwise the lookup finds the newest rankCandidates.
 func (s *searchPlan) bindPathsPage(args pgx.NamedArgs, lookPaths bool) (paged, below bool) {
 	args["paths_want"], args["paths_below"] = rankCandidates, int64(math.MaxInt64)
-	if !lookPaths || s.q.Sort != SortRelevance || s.q.GroupRows || args["filtered"] != false {
+	if !lookPaths || s.q.Sort != SortRelevance || s.q.GroupRows || s.filteredForPaths() {
 		return false, false
 	}
 	args["paths_want"] = s.q.Limit + 1

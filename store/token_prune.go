@@ -28,6 +28,9 @@ const pruneBatch = 500
 // list: a batch it cannot lock by then is left to the next clean-up.
 const pruneLockWait = "2s"
 
+// pgLockNotAvailable is PostgreSQL's error when lock_timeout ran out.
+const pgLockNotAvailable = "55P03"
+
 // PruneStats reports what PruneTokens did.
 type PruneStats struct {
 	Removed int64 // tokens no chunk or name held any more
@@ -69,7 +72,7 @@ func (db *DB) PruneTokens(ctx context.Context, slice, slices int) (PruneStats, e
 			n, err := db.pruneBatch(ctx, list.table, list.held, batch)
 			var pgErr *pgconn.PgError
 			switch {
-			case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+			case errors.As(err, &pgErr) && pgErr.Code == pgLockNotAvailable:
 				st.Skipped++
 			case err != nil:
 				return st, err

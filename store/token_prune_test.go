@@ -13,15 +13,16 @@ import (
 	"github.com/hoard/hoard/store/storetest"
 )
 
-// tokenLists reads path_tokens and name_tokens, and the tokens the chunks
-// and the names hold, each distinct and sorted.
-type tokenLists struct {
+// listedAndHeld is what path_tokens and name_tokens list, and the tokens
+// the chunks and the names hold, each distinct and sorted.
+type listedAndHeld struct {
 	Paths, Names, HeldByChunks, HeldByNames []string
 }
 
-func readTokenLists(t *testing.T, db *store.DB) tokenLists {
+// readTokenLists reads db's listedAndHeld.
+func readTokenLists(t *testing.T, db *store.DB) listedAndHeld {
 	t.Helper()
-	var l tokenLists
+	var l listedAndHeld
 	for _, q := range []struct {
 		dst *[]string
 		sql string
@@ -66,7 +67,7 @@ func TestPruneTokensTakesBackWhatNothingHolds(t *testing.T) {
 		removed += st.Removed
 	}
 	after := readTokenLists(t, db)
-	want := tokenLists{Paths: after.HeldByChunks, Names: after.HeldByNames, HeldByChunks: before.HeldByChunks, HeldByNames: before.HeldByNames}
+	want := listedAndHeld{Paths: after.HeldByChunks, Names: after.HeldByNames, HeldByChunks: before.HeldByChunks, HeldByNames: before.HeldByNames}
 	if diff := cmp.Diff(want, after); diff != "" {
 		t.Errorf("lists after the prune (-want +got):\n%s", diff)
 	}
