@@ -391,7 +391,8 @@ func execTask(name string, deps []string, stmts ...string) catalogTask {
 // first (runCatalogTasks starts ready tasks in this order): the indexes of
 // schema, the files and paths (with the paths' tokens), package_words in
 // two halves and from it package_creator_words (which the trigger wrote
-// row by row into its index: a minute of the load at 1,000,000 packages),
+// row by row into its index: 3 min 16 s of the 3 min 43 s the packages'
+// rows took at 1,000,000),
 // the names' tokens, the catalogs of creators and tags, schema's keys and
 // statistics targets, a VACUUM ANALYZE of every table (index-only reads of
 // package_words need its visibility map), and schema's foreign keys.
