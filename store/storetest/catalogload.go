@@ -390,14 +390,13 @@ func execTask(name string, deps []string, stmts ...string) catalogTask {
 // catalogTasks lists what follows the load of g's packages, in the order
 // runCatalogTasks starts ready tasks: the indexes of schema (the GIN
 // indexes on functions' results first, then the rest of packages', since
-// its VACUUM ANALYZE, 45 s at 1,000,000, waits for all of them: last, they
-// held it back by 31 s), the files and paths (with the paths' tokens), package_words in
-// two halves and from it package_creator_words (which the trigger wrote
-// row by row into its index: 3 min 16 s of the 3 min 43 s the packages'
-// rows took at 1,000,000),
-// the names' tokens, the catalogs of creators and tags, schema's keys and
-// statistics targets, a VACUUM ANALYZE of every table (index-only reads of
-// package_words need its visibility map), and schema's foreign keys.
+// its ANALYZE, 45 s at 1,000,000, waits for all of them: last, they held it
+// back by 31 s), the files and paths (with the paths' tokens),
+// package_words in two halves and from it package_creator_words (which the
+// trigger wrote row by row into its index: 3 min 16 s of the 3 min 43 s
+// the packages' rows took at 1,000,000), the names' tokens, the catalogs
+// of creators and tags, then each table's statistics, keys and foreign
+// keys and a last VACUUM (catalogKeyTasks).
 func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 	half := int64(g.n / 2)
 	load := []catalogTask{
@@ -445,52 +444,83 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 	heavy := func(x catalogIndex) bool { return indexCost(x) == 3 }
 	ofPackages := func(x catalogIndex) bool { return !heavy(x) && x.table == "packages" }
 	// The GIN indexes on functions' results first, then the other indexes
-	// of packages: its ANALYZE (the longest task after them) waits for all
-	// of them, and the tables loaded after the packages wait for nothing.
+	// of packages and its ANALYZE (the longest task after them, which
+	// waits for all of them): the tables loaded after the packages wait
+	// for nothing.
 	index(heavy)
 	index(ofPackages)
+	tasks = append(tasks, analyzeTask(schema, "packages", built["packages"]))
 	tasks = append(tasks, load...)
 	index(func(x catalogIndex) bool { return !heavy(x) && !ofPackages(x) })
 	tasks = append(tasks, execTask("creators and tags", nil,
 		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages WHERE coalesce(creator, '') <> '' ON CONFLICT DO NOTHING`,
 		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) AS t WHERE t <> '' ON CONFLICT DO NOTHING`))
-	return append(tasks, catalogKeyTasks(schema, built)...)
+	// The tasks that read a table other than the one they fill: its keys
+	// (ALTER TABLE, an exclusive lock) wait for them, not they for it.
+	readBy := map[string][]string{
+		"packages":      {"words 1", "words 2", "files", "creator words", "creators and tags"},
+		"package_words": {"creator words"},
+	}
+	return append(tasks, catalogKeyTasks(schema, built, readBy)...)
 }
 
 // catalogKeyTasks lists the tasks that follow the indexes (built: a
-// table's index tasks): each table's keys (which take over their indexes,
-// and lock out CREATE INDEX) and statistics targets, then its VACUUM
-// ANALYZE, and once both sides are done, each foreign key (which would
-// otherwise wait for or hold up a VACUUM).
-func catalogKeyTasks(schema *catalogSchema, built map[string][]string) []catalogTask {
-	var keys, vacuums, fkeys []catalogTask
+// table's index tasks): each table's statistics targets and ANALYZE once
+// its indexes are built (ANALYZE gathers the statistics of their
+// expressions), then its keys, which take over their indexes with an
+// exclusive lock, once the tasks of readBy that read the table are done
+// (at 10,000,000 packages the keys of packages, waiting for the paths' fill
+// to release the table, held its ANALYZE back by minutes), and once both
+// sides' keys are in, each foreign key. Last, when every other task is
+// done, a VACUUM of each table: index-only reads of package_words need its
+// visibility map, and a VACUUM beside a statement that began before the
+// table's rows were written (a long CREATE INDEX) cannot mark their pages
+// visible to all.
+func catalogKeyTasks(schema *catalogSchema, built, readBy map[string][]string) []catalogTask {
+	var analyses, keys, fkeys, vacuums []catalogTask
 	for _, t := range catalogTables {
-		var stmts []string
+		var keyStmts []string
 		for _, x := range schema.indexes {
 			if x.table == t && x.constraint != "" {
-				stmts = append(stmts, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s`, x.table, x.conname, x.constraint, x.name))
+				keyStmts = append(keyStmts, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s`, x.table, x.conname, x.constraint, x.name))
 			}
 		}
-		for _, x := range schema.indexes {
-			if x.table == t {
-				stmts = append(stmts, x.stats...)
-			}
+		if t != "packages" { // catalogTasks analyzes packages first
+			analyses = append(analyses, analyzeTask(schema, t, built[t]))
 		}
-		keys = append(keys, execTask("keys "+t, built[t], stmts...))
-		vacuums = append(vacuums, execTask("vacuum "+t, []string{"keys " + t}, `VACUUM ANALYZE `+t))
+		keys = append(keys, execTask("keys "+t, append([]string{"analyze " + t}, readBy[t]...), keyStmts...))
 	}
-	// Not rebuilt, but written row by row during the load: package_groups.
-	vacuums = append(vacuums, execTask("vacuum package_groups", nil, `VACUUM ANALYZE package_groups`))
 	for _, f := range schema.fkeys {
 		var deps []string
 		for _, t := range []string{f.table, f.refTable} {
-			if slices.Contains(catalogTables, t) || t == "package_groups" {
-				deps = append(deps, "vacuum "+t)
+			if slices.Contains(catalogTables, t) {
+				deps = append(deps, "keys "+t)
 			}
 		}
 		fkeys = append(fkeys, execTask("foreign key "+f.name, deps, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s`, f.table, f.name, f.def)))
 	}
-	return slices.Concat(keys, vacuums, fkeys)
+	all := []string{"analyze packages"}
+	for _, t := range slices.Concat(analyses, keys, fkeys) {
+		all = append(all, t.name)
+	}
+	for _, t := range catalogTables {
+		vacuums = append(vacuums, execTask("vacuum "+t, all, `VACUUM `+t))
+	}
+	// Not rebuilt, but written row by row during the load.
+	vacuums = append(vacuums, execTask("vacuum package_groups", all, `VACUUM ANALYZE package_groups`))
+	return slices.Concat(analyses, keys, fkeys, vacuums)
+}
+
+// analyzeTask sets the statistics targets of table's indexes in schema
+// and analyzes it, once the index tasks built are done.
+func analyzeTask(schema *catalogSchema, table string, built []string) catalogTask {
+	var stmts []string
+	for _, x := range schema.indexes {
+		if x.table == table {
+			stmts = append(stmts, x.stats...)
+		}
+	}
+	return execTask("analyze "+table, built, append(stmts, `ANALYZE `+table)...)
 }
 
 // runCatalogTasks runs tasks on up to workers connections of pool at once,
