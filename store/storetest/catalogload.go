@@ -388,17 +388,19 @@ func execTask(name string, deps []string, stmts ...string) catalogTask {
 }
 
 // catalogTasks lists what follows the load of g's packages, in the order
-// runCatalogTasks starts ready tasks: the indexes of schema (the GIN
-// indexes on functions' results first, then the rest of packages', since
-// its ANALYZE, 45 s at 1,000,000, waits for all of them: last, they held it
-// back by 31 s), the files and paths (with the paths' tokens),
-// package_words in two halves and from it package_creator_words (which the
-// trigger wrote row by row into its index: 3 min 16 s of the 3 min 43 s
-// the packages' rows took at 1,000,000), the names' tokens, the catalogs
-// of creators and tags, then each table's statistics, keys and foreign
-// keys and a last VACUUM (catalogKeyTasks).
+// runCatalogTasks starts ready tasks: the GIN indexes on functions'
+// results (the names' pieces take longest), the files and paths (with the
+// paths' tokens; then their indexes, the longest chain after those), the
+// rest of packages' indexes and its ANALYZE (45 s at 1,000,000, which waits
+// for all of them: last, they held it back by 31 s), package_words in two
+// halves and from it package_creator_words (which the trigger wrote row
+// by row into its index: 3 min 16 s of the 3 min 43 s the packages' rows
+// took at 1,000,000), the names' tokens, the other tables' indexes, the
+// catalogs of creators and tags, then each table's statistics, keys and
+// foreign keys and a last VACUUM (catalogKeyTasks).
 func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 	half := int64(g.n / 2)
+	files := catalogTask{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }}
 	load := []catalogTask{
 		{name: "words 1", run: func(ctx context.Context, conn *pgxpool.Conn) error {
 			_, err := conn.Exec(ctx, insertPackageWords, 0, half)
@@ -408,7 +410,6 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 			_, err := conn.Exec(ctx, insertPackageWords, half, int64(g.n))
 			return err
 		}},
-		{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }},
 		// Gathered while the names were drawn: computing them again from
 		// the names took 31 s at 1,000,000 packages.
 		{name: "name tokens", run: func(ctx context.Context, conn *pgxpool.Conn) error {
@@ -443,11 +444,11 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 	}
 	heavy := func(x catalogIndex) bool { return indexCost(x) == 3 }
 	ofPackages := func(x catalogIndex) bool { return !heavy(x) && x.table == "packages" }
-	// The GIN indexes on functions' results first, then the other indexes
-	// of packages and its ANALYZE (the longest task after them, which
-	// waits for all of them): the tables loaded after the packages wait
-	// for nothing.
+	// The GIN indexes on functions' results first, the files, then the
+	// other indexes of packages and its ANALYZE (the longest task after
+	// the names' pieces' index, which waits for all of them).
 	index(heavy)
+	tasks = append(tasks, files)
 	index(ofPackages)
 	tasks = append(tasks, analyzeTask(schema, "packages", built["packages"]))
 	tasks = append(tasks, load...)
