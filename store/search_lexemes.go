@@ -175,6 +175,14 @@ const (
 	// creatorPairMaxWindow bounds what a creator's pair reads of each list
 	// however many packages the creator has: 100,000 entries, about 28 ms.
 	creatorPairMaxWindow = 100000
+	// pairReadPerMatch is the entries a pair may read per match the
+	// full-text index would collect instead: that reads the two lexemes'
+	// lists in its own index and each match's row for its date. At
+	// 10,000,000 packages "knight castle" (3,838 matches, 443,993 entries)
+	// took 23–35 ms to collect, where its pair met the newest 200 within
+	// 24,577 entries in 9 ms (0.36 µs each); at 1,000,000 (900 matches,
+	// 14,000 entries to read) collecting was the cheaper.
+	pairReadPerMatch = 8
 )
 
 // pairPostings returns the candidates of a search of words that the pair
@@ -258,7 +266,8 @@ func pairRead(matches, entries float64) float64 {
 // It returns the entries the pair may read of each list, 0 for none.
 func pairSoon(matches, entries, creators float64, lead bool) int {
 	read := pairRead(matches, entries)
-	grown := min(creators*creatorPairRead, creatorPairMaxWindow) // a creator's pair's window
+	// A creator's pair's window, or one that many matches make worth it.
+	grown := min(max(creators*creatorPairRead, matches*pairReadPerMatch), creatorPairMaxWindow)
 	switch {
 	case lead && read <= leadMaxRead:
 		return leadWindow

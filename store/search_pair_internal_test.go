@@ -16,6 +16,8 @@ func TestPairSoon(t *testing.T) {
 	}{
 		{"dragon bust: 23,465 matches met within 2,638 entries", 23465, 309430, 0, false, pairWindow},
 		{"knight castle: 900 matches, 14,000 entries to read", 900, 65000, 0, false, 0},
+		{"knight castle at 10M: 4,708 matches, 18,861 entries to read", 4708, 443993, 0, false, 37664},
+		{"many matches far apart in long lists", 4708, 1500000, 0, false, 0},
 		{"a rare pair of short lists, read whole", 38, 1400, 0, false, pairWindow},
 		{"a rare pair of long lists", 38, 13700, 0, false, 0},
 		{"a creator's rare pair at 10M: the creator's 840,000 packages", 38, 13700, 840000, false, 33600},
