@@ -172,9 +172,10 @@ const (
 	// "knight castle" 18 ms for 329, where the pair of "knight castle"
 	// read 24,000 entries in 6.7 ms (0.28 µs each).
 	creatorPairRead = 0.04
-	// creatorPairMaxWindow bounds what a creator's pair reads of each list
-	// however many packages the creator has: 100,000 entries, about 28 ms.
-	creatorPairMaxWindow = 100000
+	// pairMaxWindow bounds what a pair reads of each list however many
+	// packages the creator has or matches the words have: 100,000
+	// entries, about 28 ms.
+	pairMaxWindow = 100000
 	// pairReadPerMatch is the entries a pair may read per match the
 	// full-text index would collect instead: that reads the two lexemes'
 	// lists in its own index and each match's row for its date. At
@@ -267,7 +268,7 @@ func pairRead(matches, entries float64) float64 {
 func pairSoon(matches, entries, creators float64, lead bool) int {
 	read := pairRead(matches, entries)
 	// A creator's pair's window, or one that many matches make worth it.
-	grown := min(max(creators*creatorPairRead, matches*pairReadPerMatch), creatorPairMaxWindow)
+	grown := min(max(creators*creatorPairRead, matches*pairReadPerMatch), pairMaxWindow)
 	switch {
 	case lead && read <= leadMaxRead:
 		return leadWindow

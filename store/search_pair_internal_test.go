@@ -24,7 +24,7 @@ func TestPairSoon(t *testing.T) {
 		{"a creator's knight castle at 10M", 329, 37250, 840000, false, 33600},
 		{"a creator's knight castle at 1M: the index is cheap", 33, 3725, 84000, false, pairWindow},
 		{"a creator's pair of long lists at 1M", 33, 13700, 84000, false, 0},
-		{"a creator of 10,000,000 packages: the window's bound", 329, 90000, 10000000, false, creatorPairMaxWindow},
+		{"a creator of 10,000,000 packages: the window's bound", 329, 90000, 10000000, false, pairMaxWindow},
 		{"beyond the bound", 329, 200000, 10000000, false, 0},
 		{"drag bus led by bust: 1,516 entries", 23465, 177869, 0, true, leadWindow},
 		{"a lead through a long list", 900, 65000, 0, true, 0},

@@ -397,11 +397,61 @@ func execTask(name string, deps []string, stmts ...string) catalogTask {
 // by row into its index: 3 min 16 s of the 3 min 43 s the packages' rows
 // took at 1,000,000), the names' tokens, the other tables' indexes, the
 // catalogs of creators and tags, then each table's statistics, keys and
-// foreign keys and a last VACUUM (catalogKeyTasks).
+// foreign keys (catalogKeyTasks) and a last VACUUM (vacuumTasks).
 func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
+	files, load := catalogLoads(g)
+	// path_tokens is filled by its statement trigger on package_paths.
+	loadedBy := map[string][]string{"package_files": {"files"}, "package_paths": {"files"}, "path_tokens": {"files"},
+		"package_words": {"words 1", "words 2"}, "package_creator_words": {"creator words"}, "name_tokens": {"name tokens"}}
+	indexes := slices.Clone(schema.indexes)
+	slices.SortStableFunc(indexes, func(a, b catalogIndex) int { return cmp.Compare(indexCost(b), indexCost(a)) })
+	var tasks []catalogTask
+	built := map[string][]string{} // table → its index tasks
+	index := func(which func(catalogIndex) bool) {
+		for _, x := range indexes {
+			if which(x) {
+				tasks = append(tasks, execTask("index "+x.name, loadedBy[x.table], x.create))
+				built[x.table] = append(built[x.table], "index "+x.name)
+			}
+		}
+	}
+	heavy := func(x catalogIndex) bool { return indexCost(x) == 3 }
+	ofPackages := func(x catalogIndex) bool { return !heavy(x) && x.table == "packages" }
+	// The GIN indexes on functions' results first, the files, then the
+	// other indexes of packages and its ANALYZE (the longest task after
+	// the names' pieces' index, which waits for all of them).
+	index(heavy)
+	tasks = append(tasks, files)
+	index(ofPackages)
+	tasks = append(tasks, analyzeTask(schema, "packages", built["packages"]))
+	analyzed := map[string]bool{"packages": true}
+	tasks = append(tasks, load...)
+	index(func(x catalogIndex) bool { return !heavy(x) && !ofPackages(x) })
+	tasks = append(tasks, execTask("creators and tags", nil,
+		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages WHERE coalesce(creator, '') <> '' ON CONFLICT DO NOTHING`,
+		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) AS t WHERE t <> '' ON CONFLICT DO NOTHING`))
+	for _, t := range catalogTables {
+		if !analyzed[t] {
+			tasks = append(tasks, analyzeTask(schema, t, built[t]))
+		}
+	}
+	// The tasks that read a table other than the one they fill: its keys
+	// (ALTER TABLE, an exclusive lock) wait for them, not they for it.
+	readBy := map[string][]string{
+		"packages":      {"words 1", "words 2", "files", "creator words", "creators and tags"},
+		"package_words": {"creator words"},
+	}
+	tasks = append(tasks, catalogKeyTasks(schema, readBy)...)
+	return append(tasks, vacuumTasks(tasks)...)
+}
+
+// catalogLoads lists the tasks that fill the tables derived from g's
+// packages: the files and paths (with the paths' tokens), package_words in
+// two halves and from it package_creator_words, and the names' tokens.
+func catalogLoads(g *catalogGen) (files catalogTask, load []catalogTask) {
 	half := int64(g.n / 2)
-	files := catalogTask{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }}
-	load := []catalogTask{
+	files = catalogTask{name: "files", run: func(ctx context.Context, conn *pgxpool.Conn) error { return loadFiles(ctx, conn, g) }}
+	load = []catalogTask{
 		{name: "words 1", run: func(ctx context.Context, conn *pgxpool.Conn) error {
 			_, err := conn.Exec(ctx, insertPackageWords, 0, half)
 			return err
@@ -427,69 +477,25 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 			FROM package_words w JOIN packages p ON p.id = w.package_id
 			WHERE p.creator IS NOT NULL`),
 	}
-	// path_tokens is filled by its statement trigger on package_paths.
-	loadedBy := map[string][]string{"package_files": {"files"}, "package_paths": {"files"}, "path_tokens": {"files"},
-		"package_words": {"words 1", "words 2"}, "package_creator_words": {"creator words"}, "name_tokens": {"name tokens"}}
-	indexes := slices.Clone(schema.indexes)
-	slices.SortStableFunc(indexes, func(a, b catalogIndex) int { return cmp.Compare(indexCost(b), indexCost(a)) })
-	var tasks []catalogTask
-	built := map[string][]string{} // table → its index tasks
-	index := func(which func(catalogIndex) bool) {
-		for _, x := range indexes {
-			if which(x) {
-				tasks = append(tasks, execTask("index "+x.name, loadedBy[x.table], x.create))
-				built[x.table] = append(built[x.table], "index "+x.name)
-			}
-		}
-	}
-	heavy := func(x catalogIndex) bool { return indexCost(x) == 3 }
-	ofPackages := func(x catalogIndex) bool { return !heavy(x) && x.table == "packages" }
-	// The GIN indexes on functions' results first, the files, then the
-	// other indexes of packages and its ANALYZE (the longest task after
-	// the names' pieces' index, which waits for all of them).
-	index(heavy)
-	tasks = append(tasks, files)
-	index(ofPackages)
-	tasks = append(tasks, analyzeTask(schema, "packages", built["packages"]))
-	tasks = append(tasks, load...)
-	index(func(x catalogIndex) bool { return !heavy(x) && !ofPackages(x) })
-	tasks = append(tasks, execTask("creators and tags", nil,
-		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages WHERE coalesce(creator, '') <> '' ON CONFLICT DO NOTHING`,
-		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) AS t WHERE t <> '' ON CONFLICT DO NOTHING`))
-	// The tasks that read a table other than the one they fill: its keys
-	// (ALTER TABLE, an exclusive lock) wait for them, not they for it.
-	readBy := map[string][]string{
-		"packages":      {"words 1", "words 2", "files", "creator words", "creators and tags"},
-		"package_words": {"creator words"},
-	}
-	return append(tasks, catalogKeyTasks(schema, built, readBy)...)
+	return files, load
 }
 
-// catalogKeyTasks lists the tasks that follow the indexes (built: a
-// table's index tasks): each table's statistics targets and ANALYZE once
-// its indexes are built (ANALYZE gathers the statistics of their
-// expressions), then its keys, which take over their indexes with an
-// exclusive lock, once the tasks of readBy that read the table are done
-// (at 10,000,000 packages the keys of packages, waiting for the paths' fill
-// to release the table, held its ANALYZE back by minutes), and once both
-// sides' keys are in, each foreign key. Last, when every other task is
-// done, a VACUUM of each table: index-only reads of package_words need its
-// visibility map, and a VACUUM beside a statement that began before the
-// table's rows were written (a long CREATE INDEX) cannot mark their pages
-// visible to all.
-func catalogKeyTasks(schema *catalogSchema, built, readBy map[string][]string) []catalogTask {
-	var analyses, keys, fkeys, vacuums []catalogTask
+// catalogKeyTasks lists the tasks that follow each table's ANALYZE: its
+// keys, which take over their indexes with an exclusive lock, once the
+// tasks of readBy that read the table are done too (at 10,000,000 packages
+// the keys of packages, waiting for the paths' fill to release the table,
+// held back its VACUUM ANALYZE by minutes), and once both sides' keys are
+// in, each foreign key.
+func catalogKeyTasks(schema *catalogSchema, readBy map[string][]string) []catalogTask {
+	var keys, fkeys []catalogTask
 	for _, t := range catalogTables {
-		var keyStmts []string
+		var stmts []string
 		for _, x := range schema.indexes {
 			if x.table == t && x.constraint != "" {
-				keyStmts = append(keyStmts, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s`, x.table, x.conname, x.constraint, x.name))
+				stmts = append(stmts, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s`, x.table, x.conname, x.constraint, x.name))
 			}
 		}
-		if t != "packages" { // catalogTasks analyzes packages first
-			analyses = append(analyses, analyzeTask(schema, t, built[t]))
-		}
-		keys = append(keys, execTask("keys "+t, append([]string{"analyze " + t}, readBy[t]...), keyStmts...))
+		keys = append(keys, execTask("keys "+t, append([]string{"analyze " + t}, readBy[t]...), stmts...))
 	}
 	for _, f := range schema.fkeys {
 		var deps []string
@@ -500,20 +506,31 @@ func catalogKeyTasks(schema *catalogSchema, built, readBy map[string][]string) [
 		}
 		fkeys = append(fkeys, execTask("foreign key "+f.name, deps, fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s`, f.table, f.name, f.def)))
 	}
-	all := []string{"analyze packages"}
-	for _, t := range slices.Concat(analyses, keys, fkeys) {
-		all = append(all, t.name)
+	return append(keys, fkeys...)
+}
+
+// vacuumTasks lists a VACUUM of each of catalogTables (and a VACUUM
+// ANALYZE of package_groups, written row by row during the load) that runs
+// once every task of before is done: index-only reads of package_words
+// need its visibility map, and a VACUUM beside a statement that began
+// before a table's rows were written (a long CREATE INDEX) cannot mark
+// their pages visible to all (at 10,000,000 packages this VACUUM still
+// found 16 s of work in package_words and package_creator_words each).
+func vacuumTasks(before []catalogTask) []catalogTask {
+	all := make([]string, len(before))
+	for i, t := range before {
+		all[i] = t.name
 	}
+	var vacuums []catalogTask
 	for _, t := range catalogTables {
 		vacuums = append(vacuums, execTask("vacuum "+t, all, `VACUUM `+t))
 	}
-	// Not rebuilt, but written row by row during the load.
-	vacuums = append(vacuums, execTask("vacuum package_groups", all, `VACUUM ANALYZE package_groups`))
-	return slices.Concat(analyses, keys, fkeys, vacuums)
+	return append(vacuums, execTask("vacuum package_groups", all, `VACUUM ANALYZE package_groups`))
 }
 
 // analyzeTask sets the statistics targets of table's indexes in schema
-// and analyzes it, once the index tasks built are done.
+// and analyzes it, once the index tasks built are done: ANALYZE gathers
+// the statistics of the indexes' expressions.
 func analyzeTask(schema *catalogSchema, table string, built []string) catalogTask {
 	var stmts []string
 	for _, x := range schema.indexes {
