@@ -178,10 +178,13 @@ SELECT fp.id FROM ((
   text: it lists one of the tokens that hold it (path_tokens; '' for a
   token too long to list) or matches path_like, and holds path_text when
   bound (always with tokens). Only one of path_tokens and path_like is
-  bound, so that the planner reads one index. */}}
-{{define "path_holds"}}(@path_tokens::text[] IS NULL OR {{.}}.tokens && @path_tokens::text[])
+  bound, so that the planner reads one index. path_text comes first: a
+  chunk's tokens (about 50) overlap a prefix's list (tens of tokens) by
+  comparing every pair, 15 µs a chunk, where strpos over its paths takes
+  0.5 µs, and few chunks a walk (creator_walk) tests hold the text. */}}
+{{define "path_holds"}}(@path_text::text IS NULL OR strpos({{.}}.paths, lower(@path_text::text)) > 0)
 		AND (@path_like::text IS NULL OR {{.}}.paths LIKE lower(@path_like::text))
-		AND (@path_text::text IS NULL OR strpos({{.}}.paths, lower(@path_text::text)) > 0){{end}}
+		AND (@path_tokens::text[] IS NULL OR {{.}}.tokens && @path_tokens::text[]){{end}}
 
 {{/* creator_walk: the walk through one creator's chunks described at
   "paths", a batch a row (n), the last row (walked) what it found. */}}

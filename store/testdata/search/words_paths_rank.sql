@@ -2,9 +2,9 @@ WITH t AS MATERIALIZED (SELECT unnest(@word_ids::bigint[]) AS id),
 f AS MATERIALIZED (SELECT fp.id FROM (
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
 		WHERE (@path_like::text IS NOT NULL OR @path_tokens::text[] IS NOT NULL) AND (SELECT count(*) FROM t) < 200
-		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
-		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
+		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
+		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
 		AND pp.package_id < @paths_below::bigint AND pp.package_id NOT IN (SELECT id FROM t)
 		ORDER BY pp.package_id DESC LIMIT @paths_want::int) fp
 	WHERE NOT @filtered::bool OR EXISTS (SELECT FROM packages p WHERE p.id = fp.id AND (@creator::text IS NULL OR lower(p.creator) = @creator::text)

@@ -13,9 +13,9 @@ f AS MATERIALIZED (WITH RECURSIVE creator_walk(n, last_id, last_chunk, seen, ful
 				(array_agg(x.package_id ORDER BY x.package_id, x.chunk))[1] AS last_id,
 				(array_agg(x.chunk ORDER BY x.package_id, x.chunk))[1] AS last_chunk,
 				coalesce(array_agg(x.package_id ORDER BY x.package_id DESC, x.chunk DESC) FILTER (WHERE x.hit), '{}') AS ids
-			FROM (SELECT pp.package_id, pp.chunk, (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
+			FROM (SELECT pp.package_id, pp.chunk, (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
 		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
-		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
+		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
 					AND pp.package_id NOT IN (SELECT id FROM t) AS hit
 				FROM package_paths pp
 				WHERE pp.creator = @creator::text AND (pp.package_id, pp.chunk) < (w.last_id, w.last_chunk)
@@ -28,9 +28,9 @@ SELECT fp.id FROM ((
 		SELECT DISTINCT pp.package_id AS id FROM package_paths pp
 		WHERE (@path_like::text IS NOT NULL OR @path_tokens::text[] IS NOT NULL) AND (SELECT count(*) FROM t) < 200
 		AND (SELECT w.full_batch AND w.hits < @paths_want::int FROM walked w)
-		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
-		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
 		AND (@path_text::text IS NULL OR strpos(pp.paths, lower(@path_text::text)) > 0)
+		AND (@path_like::text IS NULL OR pp.paths LIKE lower(@path_like::text))
+		AND (@path_tokens::text[] IS NULL OR pp.tokens && @path_tokens::text[])
 		AND pp.package_id < @paths_below::bigint AND pp.package_id NOT IN (SELECT id FROM t)
 		AND pp.creator = @creator::text
 		ORDER BY pp.package_id DESC LIMIT @paths_want::int)
