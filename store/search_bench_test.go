@@ -30,7 +30,11 @@ func BenchmarkSearch(b *testing.B) {
 	if err := db.Pool().QueryRow(ctx, `SELECT creator FROM packages GROUP BY creator ORDER BY count(*) DESC LIMIT 1`).Scan(&creator); err != nil {
 		b.Fatal(err)
 	}
-	middle := middleWords(b, db)
+	var total int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&total); err != nil {
+		b.Fatal(err)
+	}
+	middle := middleWords(b, db, total)
 	b.Logf("middle-frequency words: %v", middle)
 	yes := true
 	shapes := []struct {
@@ -47,7 +51,7 @@ func BenchmarkSearch(b *testing.B) {
 		{"two_chars_inside", []string{"ag", "on", "ra"}, store.SearchQuery{}},
 		{"rare_two_chars_inside", []string{"jw", "qk", "xz"}, store.SearchQuery{}},
 		{"one_char", []string{"x", "k"}, store.SearchQuery{}},
-		{"substring_in_word", []string{benchSubstring}, store.SearchQuery{}},
+		{"substring_in_word", []string{substringText(b, db, total)}, store.SearchQuery{}},
 		{"file_path_common", []string{"wings"}, store.SearchQuery{}},
 		{"file_path_rare", []string{"arm_left_07"}, store.SearchQuery{}},
 		{"newest", []string{""}, store.SearchQuery{}},
@@ -132,6 +136,19 @@ const benchRareWord = "quetzalcoatl"
 // catalog's search did less work than the 1M one's for a different result.
 const benchSubstring = "ragonb"
 
+// substringText returns benchSubstring, failing when it is not in 0.02 to
+// 0.2 % of the catalog's total names (the generator changed).
+func substringText(b *testing.B, db *store.DB, total int) string {
+	var n int
+	if err := db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM packages WHERE file_name ILIKE $1`, "%"+benchSubstring+"%").Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	if n*5000 < total || n*500 > total {
+		b.Fatalf("%q is in %d of %d names, not 0.02 to 0.2 %%: pick another substring", benchSubstring, n, total)
+	}
+	return benchSubstring
+}
+
 // benchMiddleWords match 0.24 to 0.45 % of the generated catalog's
 // packages (2,431 to 4,514 of 1,000,000): the frequencies where walking
 // the newest packages and collecting the full-text matches cost about the
@@ -143,13 +160,9 @@ const benchSubstring = "ragonb"
 var benchMiddleWords = []string{"angel", "archer", "armor", "bricor", "bridg", "brilo", "cordun", "creatur"}
 
 // middleWords returns benchMiddleWords, failing when one of them does not
-// match 0.1 to 1 % of the catalog's packages (the generator changed).
-func middleWords(b *testing.B, db *store.DB) []string {
+// match 0.1 to 1 % of the catalog's total packages (the generator changed).
+func middleWords(b *testing.B, db *store.DB, total int) []string {
 	ctx := context.Background()
-	var total int
-	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages`).Scan(&total); err != nil {
-		b.Fatal(err)
-	}
 	for _, w := range benchMiddleWords {
 		var n int
 		if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM packages WHERE search_vector @@ to_tsquery('english', $1)`, w+":*").Scan(&n); err != nil {
