@@ -21,3 +21,13 @@ func (db *DB) SetPair(window int) {
 	t.pairWindow, t.leadWindow, t.pairAlways = window, window, true
 	db.tuning = &t
 }
+
+// SetNameSample makes the DB's substring fallback probe a window of three
+// characters alone once its sample holds minNames names, when at most one
+// sampled name in share holds it (rareWindowMinSample, rareWindowShare).
+func (db *DB) SetNameSample(minNames, share int) {
+	db.names = &nameSample{minNames: minNames, share: share}
+}
+
+// CountWindows is countWindows, for tests.
+var CountWindows = countWindows

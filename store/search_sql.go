@@ -226,6 +226,9 @@ type searchPlan struct {
 	// nameTokens are the tokens of names that hold the text, for the
 	// substring fallback (tokensHolding), nil when it matches by ILIKE.
 	nameTokens []string
+	// nameWindow is the text's window of three characters that the
+	// trigram index is asked for alone (rareWindow), "" for the whole text.
+	nameWindow string
 
 	// matches caches the planner's estimate of the packages that match
 	// the filters and the text, once asked (estimateMatches).
@@ -385,6 +388,10 @@ func (s *searchPlan) bindMatch(args pgx.NamedArgs, walked bool) {
 	case SearchSubstring:
 		if s.nameTokens != nil {
 			args["name_tokens"], args["name_text"] = s.nameTokens, strings.ToLower(s.text)
+			return
+		}
+		if s.nameWindow != "" {
+			args["substring"], args["name_text"] = "%"+s.nameWindow+"%", strings.ToLower(s.text)
 			return
 		}
 		args["substring"] = "%" + escapeLike(s.text) + "%"
@@ -552,7 +559,9 @@ func (db *DB) estimateMatches(ctx context.Context, s *searchPlan, filters, match
 		s.bindFilters(args)
 	}
 	if match {
-		s.bindMatch(args, false)
+		whole := *s // a window and strpos estimate a third of the window's names: ask for the text itself
+		whole.nameWindow = ""
+		whole.bindMatch(args, false)
 	}
 	est, err := db.estimateRows(ctx, "estimate_packages", args)
 	if err == nil && filters && match {
@@ -652,6 +661,11 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 		}
 		if s.nameTokens != nil && len(s.nameTokens) == 0 { // no name holds the text
 			return &SearchResult{Mode: s.mode, Sort: s.q.Sort, CountExact: true}, nil
+		}
+		if s.nameTokens == nil {
+			if s.nameWindow, err = db.rareWindow(ctx, s.text); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {

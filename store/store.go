@@ -35,6 +35,9 @@ type DB struct {
 	tx   pgx.Tx
 	q    querier
 	warm *warmer // Options.Warm of the pool
+	// names samples the catalog's names for the substring fallback
+	// (rareWindow); nil for a DB made by WithTx.
+	names *nameSample
 
 	// tuning, set by tests only, replaces the search's defaultTuning.
 	tuning *searchTuning
@@ -115,7 +118,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 
 // New wraps an existing pool (without Open's per-context statement
 // timeouts).
-func New(pool *pgxpool.Pool) *DB { return &DB{pool: pool, q: pool} }
+func New(pool *pgxpool.Pool) *DB { return &DB{pool: pool, q: pool, names: &nameSample{}} }
 
 // WithTx returns a DB whose methods run inside tx. InTx on it nests a
 // savepoint. River workers use it with the transaction they complete the job
