@@ -120,11 +120,20 @@ var (
 		"hal", "ith", "jor", "kel", "lum", "mor", "nar", "oth", "pra", "qua", "ryn", "sol", "tha", "ul", "vor", "wyn", "xal"}
 )
 
+// CatalogRareNames is how many of GenerateCatalog's names hold its rare
+// word, whatever the catalog's size (from 64 packages up), half of them by
+// the most frequent creator: a search for it, with that creator or not,
+// does the same work at 100,000 packages as at 10,000,000 (one in every
+// 100,000 names made it 1 match at 100k and 10 at 1M, and whether the
+// creator held one was chance).
+const CatalogRareNames = 8
+
 // GenerateCatalog fills packages (and package_files for a tenth of them)
 // with realistic, Zipf-skewed names, creators and tags, for benchmarks, and
-// returns the most frequent creator. The names are deterministic, every
-// 100,000th package is a "Quetzalcoatl Temple" (a rare word), and a third
-// of the packages belong to groups of CatalogGroupSize consecutive ones.
+// returns the most frequent creator. The names are deterministic,
+// CatalogRareNames packages at every size are a "Quetzalcoatl Temple" (a
+// rare word), and a third of the packages belong to groups of
+// CatalogGroupSize consecutive ones.
 //
 // It loads in bulk, as a restore would: the indexes, primary keys and
 // foreign keys of the catalog's tables are dropped first and rebuilt after
@@ -213,8 +222,11 @@ func (g *catalogGen) packageRow(i int) []any {
 	default:
 		name = fmt.Sprintf("%s-%s-%s.%s", word(), word(), word(), ext)
 	}
-	if i%100_000 == 7 {
+	if every := g.n / CatalogRareNames; every > 7 && i%every == 7 {
 		name = "Quetzalcoatl Temple " + strconv.Itoa(i) + ".zip"
+		if i/every%2 == 0 { // half by the most frequent creator: the rare word with it finds 4 at every size
+			c = g.creators[0]
+		}
 	}
 	for _, t := range catalogTokens(name) {
 		g.nameTokens[t] = struct{}{}
