@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,7 +72,7 @@ func (db *DB) rareWindow(ctx context.Context, text string) (string, error) {
 	}
 	best, fewest := "", s.names+1
 	for i := 0; i+3 <= len(text); i++ {
-		w := lowerASCII(text[i : i+3])
+		w := strings.ToLower(text[i : i+3])
 		if n := s.windows[w]; n < fewest {
 			best, fewest = w, n
 		}
@@ -82,24 +83,14 @@ func (db *DB) rareWindow(ctx context.Context, text string) (string, error) {
 	return best, nil
 }
 
-// take reads about nameSampleRows names from pages of packages drawn with
-// a fixed seed (the same table gives the same sample) and counts their
+// take reads about nameSampleRows names (name_sample) and counts their
 // windows.
 func (s *nameSample) take(ctx context.Context, q querier) error {
-	var rows float64
-	if err := q.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'packages'::regclass`).Scan(&rows); err != nil {
-		return wrap("sample names", err)
-	}
-	percent := 100.0
-	if rows > nameSampleRows {
-		percent = 100 * nameSampleRows / rows
-	}
-	res, err := q.Query(ctx, `SELECT lower(file_name) FROM packages TABLESAMPLE SYSTEM ($1) REPEATABLE (42) LIMIT $2`,
-		percent, 2*nameSampleRows)
+	rows, err := q.Query(ctx, searchSQL("name_sample", nil), pgx.NamedArgs{"rows": nameSampleRows})
 	if err != nil {
 		return wrap("sample names", err)
 	}
-	names, err := pgx.CollectRows(res, pgx.RowTo[string])
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return wrap("sample names", err)
 	}
@@ -126,15 +117,4 @@ func countWindows(names []string) map[string]int {
 		}
 	}
 	return counts
-}
-
-// lowerASCII lower-cases the ASCII letters of s.
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

@@ -444,6 +444,15 @@ UNION ALL (SELECT token FROM path_tokens WHERE token = '' LIMIT 1){{end}}
 {{define "name_tokens"}}(SELECT DISTINCT token FROM name_tokens WHERE token LIKE @token_like::text LIMIT @limit::int)
 UNION ALL (SELECT token FROM name_tokens WHERE token = '' LIMIT 1){{end}}
 
+{{/* name_sample: about @rows lower-cased names, from the share of
+  packages' pages that the planner's count of its rows says holds them
+  (all of them before any ANALYZE), drawn with a fixed seed so that the
+  same table gives the same sample; twice @rows at most. The substring
+  fallback's choice of a rare window (store/name_sample.go). */}}
+{{define "name_sample"}}SELECT lower(file_name) FROM packages
+TABLESAMPLE SYSTEM ((SELECT least(100, 100 * @rows::int / greatest(reltuples, 1)) FROM pg_class WHERE oid = 'packages'::regclass))
+REPEATABLE (42) LIMIT 2 * @rows::int{{end}}
+
 {{/* group_row_keys: the key of each package's group row (ids, in their
   order): minus its group's id, else its own (also for a package deleted
   since its id was read). Prepared. */}}

@@ -132,6 +132,7 @@ var searchShapes = []struct {
 	{"estimate_word_entries", nil, false},
 	{"path_tokens", nil, false},
 	{"name_tokens", nil, false},
+	{"name_sample", nil, false},
 	{"group_row_keys", nil, false},
 	{"resolve_creators", nil, false},
 	{"resolve_tags", nil, false},

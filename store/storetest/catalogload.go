@@ -424,14 +424,13 @@ func catalogTasks(g *catalogGen, schema *catalogSchema) []catalogTask {
 	tasks = append(tasks, files)
 	index(ofPackages)
 	tasks = append(tasks, analyzeTask(schema, "packages", built["packages"]))
-	analyzed := map[string]bool{"packages": true}
 	tasks = append(tasks, load...)
 	index(func(x catalogIndex) bool { return !heavy(x) && !ofPackages(x) })
 	tasks = append(tasks, execTask("creators and tags", nil,
 		`INSERT INTO catalog_creators (creator) SELECT DISTINCT creator FROM packages WHERE coalesce(creator, '') <> '' ON CONFLICT DO NOTHING`,
 		`INSERT INTO catalog_tags (tag) SELECT DISTINCT t FROM packages, unnest(tags) AS t WHERE t <> '' ON CONFLICT DO NOTHING`))
 	for _, t := range catalogTables {
-		if !analyzed[t] {
+		if t != "packages" { // analyzed above
 			tasks = append(tasks, analyzeTask(schema, t, built[t]))
 		}
 	}
@@ -484,7 +483,7 @@ func catalogLoads(g *catalogGen) (files catalogTask, load []catalogTask) {
 // keys, which take over their indexes with an exclusive lock, once the
 // tasks of readBy that read the table are done too (at 10,000,000 packages
 // the keys of packages, waiting for the paths' fill to release the table,
-// held back its VACUUM ANALYZE by minutes), and once both sides' keys are
+// held back its ANALYZE by minutes), and once both sides' keys are
 // in, each foreign key.
 func catalogKeyTasks(schema *catalogSchema, readBy map[string][]string) []catalogTask {
 	var keys, fkeys []catalogTask
