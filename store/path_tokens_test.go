@@ -187,7 +187,9 @@ func TestNameTokensFollowTheNames(t *testing.T) {
 // and finds exactly the packages whose names hold it whatever the case (as
 // ILIKE finds them): inside a token, beside other characters, inside a
 // token too long to list; and that another text, or one that more than 64
-// tokens hold, is looked up by ILIKE, with the same result.
+// tokens hold, is looked up by ILIKE, with the same result. By name, the
+// names' index of tokens is asked; newest first, the lists of
+// package_name_tokens (search_token_lists_test.go).
 func TestSearchLooksNamesUpByTokens(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
@@ -217,28 +219,33 @@ func TestSearchLooksNamesUpByTokens(t *testing.T) {
 		{"gonbux", lookup{0, true}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.text, func(t *testing.T) {
-			rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE file_name ILIKE '%' || $1 || '%' ORDER BY 1`, tt.text)
-			must(t, err)
-			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			must(t, err)
-			rec.start()
-			res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: tt.text, Limit: 200})
-			sent := rec.stop()
-			must(t, err)
-			var got []int64
-			for _, h := range res.Hits {
-				got = append(got, h.Package.ID)
-			}
-			slices.Sort(got)
-			if res.Mode != store.SearchSubstring || !slices.Equal(got, want) {
-				t.Errorf("found %v (%s), want %v (the packages whose names hold it, by the substring)", got, res.Mode, want)
-			}
-			byTokens := sentWith(sent, "file_name)) && @name_tokens")
-			if g := (lookup{len(got), byTokens}); g != tt.want {
-				t.Errorf("looked up %+v, want %+v", g, tt.want)
-			}
-		})
+		for _, sort := range []store.SearchSort{store.SortRelevance, store.SortName} {
+			t.Run(tt.text+" by "+string(sort), func(t *testing.T) {
+				rows, err := db.Pool().Query(ctx, `SELECT id FROM packages WHERE file_name ILIKE '%' || $1 || '%' ORDER BY 1`, tt.text)
+				must(t, err)
+				want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				must(t, err)
+				rec.start()
+				res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: tt.text, Limit: 200, Sort: sort})
+				sent := rec.stop()
+				must(t, err)
+				var got []int64
+				for _, h := range res.Hits {
+					got = append(got, h.Package.ID)
+				}
+				slices.Sort(got)
+				if res.Mode != store.SearchSubstring || !slices.Equal(got, want) {
+					t.Errorf("found %v (%s), want %v (the packages whose names hold it, by the substring)", got, res.Mode, want)
+				}
+				byTokens := sentWith(sent, "file_name)) && @name_tokens")
+				if sort == store.SortRelevance {
+					byTokens = sentWith(sent, "FROM package_name_tokens")
+				}
+				if g := (lookup{len(got), byTokens}); g != tt.want {
+					t.Errorf("looked up %+v, want %+v", g, tt.want)
+				}
+			})
+		}
 	}
 }
 
@@ -279,7 +286,8 @@ func TestSearchLooksNothingUpThatNoTokenHolds(t *testing.T) {
 		res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: s.text})
 		statements := rec.stop()
 		must(t, err)
-		got := sent{len(res.Hits), res.Mode, sentWith(statements, "FROM package_paths"), sentWith(statements, "@name_tokens")}
+		names := sentWith(statements, "@name_tokens") || sentWith(statements, "FROM package_name_tokens")
+		got := sent{len(res.Hits), res.Mode, sentWith(statements, "FROM package_paths"), names}
 		if got != s.want {
 			t.Errorf("after %s, %q: %+v, want %+v", s.name, s.text, got, s.want)
 		}

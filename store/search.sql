@@ -127,6 +127,26 @@ LIMIT @limit::int{{end}}
 	AND {{.After "p"}})
 {{template "list_of_collected" .}}{{end}}
 
+{{/* list_token_lists: the newest matches, without group rows or filters
+  other than one creator (creator), of a fragment of four ASCII letters or
+  digits or more that the tokens of token_list hold (name_tokens): the
+  first @limit entries of each token's range of package_name_tokens
+  (migration 039; of the creator's range with one), read from the index
+  alone, merged, the newest @limit of them; a name holding two of the
+  tokens counts once. An entry of '' (a token too long to list) is a match
+  only when the name holds the text (name_text). */}}
+{{define "list_token_lists"}}WITH m AS MATERIALIZED (
+	SELECT DISTINCT e.created_at, e.id FROM unnest(@token_list::text[]) AS tk(token)
+	CROSS JOIN LATERAL (
+		SELECT e.created_at, e.id FROM (SELECT token, created_at, package_id AS id, creator FROM package_name_tokens) e
+		WHERE e.token = tk.token AND (@creator::text IS NULL OR e.creator = @creator::text) AND {{.After "e"}}
+			AND (e.token <> '' OR EXISTS (SELECT FROM packages p WHERE p.id = e.id AND strpos(lower(p.file_name), @name_text::text) > 0))
+		ORDER BY {{.By "e"}}
+		LIMIT @limit::int) e
+	ORDER BY {{.By "e"}}
+	LIMIT @limit::int)
+{{template "list_of_collected" .}}{{end}}
+
 {{/* paths are the newest paths_want packages below paths_below whose
   archives hold a path containing the text, other than the words' matches
   (t), looked up only while those do not fill the candidates: paths rank

@@ -112,6 +112,7 @@ var searchShapes = []struct {
 	{"list_walk", []searchOrder{listNewest, listName, listSize}, false},
 	{"list_collect", []searchOrder{listNewest, listName, listSize}, false},
 	{"list_collect_fenced", []searchOrder{listNewest, listName, listSize}, false},
+	{"list_token_lists", []searchOrder{listNewest}, false},
 	{"ranked_walk", []searchOrder{rankedRank, rankedName, rankedSize}, true},
 	{"ranked_collect", []searchOrder{rankedRank, rankedName, rankedSize}, true},
 	{"ranked_collect_fenced", []searchOrder{rankedRank, rankedName, rankedSize}, true},
@@ -431,15 +432,15 @@ const maxTokens = 64
 // token too long to list may hold the text); an empty list when none does,
 // so that no path or name holds the text; or nil when text is not looked up
 // by tokens: it has a character other than an ASCII letter or digit (it may
-// span tokens), or more than maxTokens hold it. A text of ASCII letters and
+// span tokens), or more than most hold it. A text of ASCII letters and
 // digits alone lies inside one token wherever it occurs, so a path or name
 // that holds it lists one of these.
-func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, error) {
+func (db *DB) tokensHolding(ctx context.Context, shape, text string, most int) ([]string, error) {
 	if !asciiAlphanumeric(text) {
 		return nil, nil
 	}
 	rows, err := db.q.Query(ctx, searchSQL(shape, nil), pgx.QueryExecModeExec,
-		pgx.NamedArgs{"token_like": "%" + strings.ToLower(text) + "%", "limit": maxTokens + 1})
+		pgx.NamedArgs{"token_like": "%" + strings.ToLower(text) + "%", "limit": most + 1})
 	if err != nil {
 		return nil, wrap("search packages: "+shape, err)
 	}
@@ -451,7 +452,7 @@ func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, 
 	if slices.Contains(tokens, "") {
 		holding--
 	}
-	if holding > maxTokens {
+	if holding > most {
 		return nil, nil
 	}
 	if tokens == nil { // none: not nil, which is the trigrams'
@@ -466,7 +467,7 @@ func (db *DB) tokensHolding(ctx context.Context, shape, text string) ([]string, 
 // tokensHolding gives them, false when it gives none, else by its trigrams
 // (bindPaths).
 func (db *DB) bindPathLookup(ctx context.Context, args pgx.NamedArgs, text string) (bool, error) {
-	tokens, err := db.tokensHolding(ctx, "path_tokens", text)
+	tokens, err := db.tokensHolding(ctx, "path_tokens", text, maxTokens)
 	switch {
 	case err != nil:
 		return false, err
@@ -646,8 +647,9 @@ func (db *DB) searchMode(ctx context.Context, s *searchPlan) (*SearchResult, err
 // package_words where it can be (searchWordNewest); else the full-text and
 // short modes walk the order's index or collect their matches from the
 // text's index as chooseWalk decides; no text walks the order's index,
-// and the substring fallback is planned by PostgreSQL (its trigram
-// estimates are sound). With group rows a group is
+// and the substring fallback reads its newest matches from the token lists
+// of package_name_tokens where it can (searchSubstringTokens), else is
+// planned by PostgreSQL (its trigram estimates are sound). With group rows a group is
 // represented by its newest matching member, so that it appears once
 // across pages.
 func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, error) {
@@ -656,17 +658,8 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 	}
 	shape, walk, est := "list", false, -1.0
 	if s.mode == SearchSubstring {
-		var err error
-		if s.nameTokens, err = db.tokensHolding(ctx, "name_tokens", s.text); err != nil {
-			return nil, err
-		}
-		if s.nameTokens != nil && len(s.nameTokens) == 0 { // no name holds the text
-			return &SearchResult{Mode: s.mode, Sort: s.q.Sort, CountExact: true}, nil
-		}
-		if s.nameTokens == nil {
-			if s.nameWindow, err = db.rareWindow(ctx, s.text); err != nil {
-				return nil, err
-			}
+		if res, err := db.searchSubstringTokens(ctx, s); err != nil || res != nil {
+			return res, err
 		}
 	}
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {

@@ -47,9 +47,9 @@ func CatalogDB(b testing.TB, n int, maxConns int32) *store.DB {
 		if have == n {
 			// A kept catalog may have been migrated since it was made, and
 			// nothing vacuums it where autovacuum is off: the index-only
-			// reads of package_words and package_creator_words need their
-			// visibility maps.
-			if _, err := db.Pool().Exec(ctx, `VACUUM ANALYZE package_words, package_creator_words, package_paths`); err != nil {
+			// reads of package_words, package_creator_words and
+			// package_name_tokens need their visibility maps.
+			if _, err := db.Pool().Exec(ctx, `VACUUM ANALYZE package_words, package_creator_words, package_paths, package_name_tokens`); err != nil {
 				b.Fatal(err)
 			}
 			return db

@@ -22,7 +22,7 @@ const catalogPackagesMD5 = "f36b957e915ce1c8de76e251bead74f9"
 // schema of a freshly migrated database (indexes, keys, foreign keys,
 // statistics targets, triggers on), and the data the triggers derive
 // (search vectors, package_words, package_paths, the tokens of paths and
-// names, creators and tags).
+// names, the names' token entries, creators and tags).
 func TestGenerateCatalog(t *testing.T) {
 	ctx := context.Background()
 	fresh, db := NewDB(t), NewDB(t)
@@ -102,6 +102,12 @@ func TestGenerateCatalog(t *testing.T) {
 		{"name tokens", ``, `SELECT count(*) FROM (
 			((SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t) EXCEPT ALL SELECT token FROM name_tokens)
 			UNION ALL (SELECT token FROM name_tokens EXCEPT ALL SELECT DISTINCT t FROM packages, unnest(hoard_tokens(lower(file_name))) AS t)) AS d`},
+		{"package_name_tokens", ``, `SELECT count(*) FROM (
+			(SELECT token, created_at, package_id, creator FROM package_name_tokens
+			 EXCEPT ALL SELECT t, p.created_at, p.id, lower(p.creator) FROM packages p, unnest(hoard_listed_name_tokens(p.file_name)) AS t)
+			UNION ALL
+			(SELECT t, p.created_at, p.id, lower(p.creator) FROM packages p, unnest(hoard_listed_name_tokens(p.file_name)) AS t
+			 EXCEPT ALL SELECT token, created_at, package_id, creator FROM package_name_tokens)) AS d`},
 		{"creators", ``, `SELECT count(*) FROM ((SELECT DISTINCT creator FROM packages) EXCEPT ALL SELECT creator FROM catalog_creators) AS d`},
 		{"tags", ``, `SELECT count(*) FROM ((SELECT DISTINCT t FROM packages, unnest(tags) AS t) EXCEPT ALL SELECT tag FROM catalog_tags) AS d`},
 		{"search vectors", `CREATE TEMP TABLE loaded AS SELECT id, search_vector FROM packages;

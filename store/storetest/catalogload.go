@@ -18,7 +18,7 @@ import (
 // catalogTables are the tables GenerateCatalog loads in bulk: their
 // indexes and primary and unique keys, and the foreign keys from and to
 // them, are dropped before the load and built again after it.
-var catalogTables = []string{"packages", "package_files", "package_paths", "package_words", "package_creator_words", "path_tokens", "name_tokens"}
+var catalogTables = []string{"packages", "package_files", "package_paths", "package_words", "package_creator_words", "path_tokens", "name_tokens", "package_name_tokens"}
 
 // catalogTriggers are the row triggers (table, trigger) whose work the
 // bulk load does itself, set-wise: they are off while it loads.
@@ -28,6 +28,7 @@ var catalogTriggers = [][2]string{
 	{"packages", "packages_words_insert"},
 	{"packages", "packages_creator_words_insert"},
 	{"packages", "packages_name_tokens_insert"},
+	{"packages", "packages_name_token_entries_insert"},
 	{"package_files", "package_files_paths_insert"},
 }
 
@@ -197,7 +198,8 @@ func stageTable(k int) string {
 
 // stageBatch copies rows into a temporary table of a connection of its
 // own, and from there, with their search vectors (stagedPackages), into
-// batch k's staging table, which other connections can read.
+// batch k's staging table, which other connections can read; and their
+// names' listed tokens into package_name_tokens (nameTokenRows).
 func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -217,12 +219,34 @@ func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) er
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"catalog_load"}, packageColumns, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("copy packages: %w", err)
 	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"package_name_tokens"}, []string{"token", "created_at", "package_id", "creator"},
+		pgx.CopyFromRows(nameTokenRows(rows))); err != nil {
+		return fmt.Errorf("copy name tokens: %w", err)
+	}
 	for _, stmt := range []string{`CREATE UNLOGGED TABLE ` + table + ` AS ` + stagedPackages, `DROP TABLE catalog_load`} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("stage packages: %w", err)
 		}
 	}
 	return nil
+}
+
+// nameTokenRows are the entries of package_name_tokens for packageRow's
+// rows, as migration 039's trigger writes them: each token of four
+// characters or more of a name once, "" for one too long
+// (hoard_listed_name_tokens), with the package's lower-cased creator.
+func nameTokenRows(rows [][]any) [][]any {
+	var out [][]any
+	for _, r := range rows {
+		var seen []string
+		for _, t := range catalogTokens(r[1].(string)) {
+			if (len(t) >= 4 || t == "") && !slices.Contains(seen, t) {
+				seen = append(seen, t)
+				out = append(out, []any{t, r[6], r[0], strings.ToLower(r[4].(string))})
+			}
+		}
+	}
+	return out
 }
 
 // loadFiles draws g's package files (after its packages: the same random
