@@ -67,12 +67,12 @@ lint: ## gofmt, go vet and staticcheck (installed on demand)
 bench: ## run the benchmarks (figures for README's performance section)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
-# The catalog of bench-10m: a database of its own (about 25 GB), generated
+# The catalog of bench-10m: a database of its own (about 36 GB), generated
 # on the first run and kept for the next ones.
 BENCH_10M_URL ?= postgres://postgres@127.0.0.1:5432/hoard_bench_10m?sslmode=disable
 
 .PHONY: bench-10m
-bench-10m: ## BenchmarkSearch over 10,000,000 packages in BENCH_10M_URL (kept; the first run generates it, about 25 GB); not for CI
+bench-10m: ## BenchmarkSearch over 10,000,000 packages in BENCH_10M_URL (kept; the first run generates it, about 36 GB); not for CI
 	HOARD_BENCH_DB_URL='$(BENCH_10M_URL)' HOARD_BENCH_PACKAGES=10000000 \
 		$(GO) test -run '^$$' -bench BenchmarkSearch -benchtime 100x -timeout 0 -v ./store/
 
