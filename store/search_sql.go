@@ -231,6 +231,10 @@ type searchPlan struct {
 	// nameWindow is the text's window of three characters that the
 	// trigram index is asked for alone (rareWindow), "" for the whole text.
 	nameWindow string
+	// tokenLists are the tokens of names that hold the text when the
+	// page is read from their lists in package_name_tokens instead
+	// (servedByTokenLists, the list_token_lists shape).
+	tokenLists []string
 
 	// matches caches the planner's estimate of the packages that match
 	// the filters and the text, once asked (estimateMatches).
@@ -388,6 +392,10 @@ func (s *searchPlan) bindMatch(args pgx.NamedArgs, walked bool) {
 		}
 		args["likes"] = likes
 	case SearchSubstring:
+		if s.tokenLists != nil {
+			args["token_list"], args["name_text"] = s.tokenLists, strings.ToLower(s.text)
+			return
+		}
 		if s.nameTokens != nil {
 			args["name_tokens"], args["name_text"] = s.nameTokens, strings.ToLower(s.text)
 			return
@@ -561,8 +569,11 @@ func (db *DB) estimateMatches(ctx context.Context, s *searchPlan, filters, match
 		s.bindFilters(args)
 	}
 	if match {
-		whole := *s // a window and strpos estimate a third of the window's names: ask for the text itself
-		whole.nameWindow = ""
+		// A window and strpos estimate a third of the window's names, and an
+		// overlap with hundreds of tokens most of the catalog: ask for the
+		// text itself.
+		whole := *s
+		whole.nameWindow, whole.tokenLists = "", nil
 		whole.bindMatch(args, false)
 	}
 	est, err := db.estimateRows(ctx, "estimate_packages", args)
@@ -648,7 +659,7 @@ func (db *DB) searchMode(ctx context.Context, s *searchPlan) (*SearchResult, err
 // short modes walk the order's index or collect their matches from the
 // text's index as chooseWalk decides; no text walks the order's index,
 // and the substring fallback reads its newest matches from the token lists
-// of package_name_tokens where it can (searchSubstringTokens), else is
+// of package_name_tokens where it can (resolveSubstring), else is
 // planned by PostgreSQL (its trigram estimates are sound). With group rows a group is
 // represented by its newest matching member, so that it appears once
 // across pages.
@@ -658,8 +669,15 @@ func (db *DB) searchAll(ctx context.Context, s *searchPlan) (*SearchResult, erro
 	}
 	shape, walk, est := "list", false, -1.0
 	if s.mode == SearchSubstring {
-		if res, err := db.searchSubstringTokens(ctx, s); err != nil || res != nil {
-			return res, err
+		none, err := db.resolveSubstring(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if none {
+			return &SearchResult{Mode: s.mode, Sort: s.q.Sort, CountExact: true}, nil
+		}
+		if s.tokenLists != nil {
+			shape = "list_token_lists"
 		}
 	}
 	if s.mode == SearchFullTextNewest || s.mode == SearchShort {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,13 +17,14 @@ const maxTokenLists = 1000
 // it lists the tokens of four characters or more (migration 039).
 const minTokenListRunes = 4
 
-// searchSubstringTokens resolves the substring fallback's text into what
-// it is looked up by: the tokens of names that hold it (tokensHolding), and
-// where those can serve the search's page alone (servedByTokenLists), the
-// page itself, read from their lists (list_token_lists); else it sets
-// nameTokens, or nameWindow for the trigram index (rareWindow), and
-// returns nil. An empty result when no name holds the text.
-func (db *DB) searchSubstringTokens(ctx context.Context, s *searchPlan) (*SearchResult, error) {
+// resolveSubstring resolves the substring fallback's text into what it is
+// looked up by: the tokens of names that hold it (tokensHolding), whose
+// lists in package_name_tokens give the page where they can serve it
+// alone (tokenLists, servedByTokenLists), else whose entries in the names'
+// index of tokens give the matches (nameTokens); or, when too many tokens
+// hold it, the trigram index, asked for its rarest window where the sample
+// of names knows one (nameWindow). none: no name holds the text.
+func (db *DB) resolveSubstring(ctx context.Context, s *searchPlan) (none bool, err error) {
 	lists := s.servedByTokenLists()
 	most := maxTokens
 	if lists {
@@ -33,17 +33,17 @@ func (db *DB) searchSubstringTokens(ctx context.Context, s *searchPlan) (*Search
 	tokens, err := db.tokensHolding(ctx, "name_tokens", s.text, most)
 	switch {
 	case err != nil:
-		return nil, err
-	case tokens != nil && len(tokens) == 0: // no name holds the text
-		return &SearchResult{Mode: s.mode, Sort: s.q.Sort, CountExact: true}, nil
+		return false, err
+	case tokens != nil && len(tokens) == 0:
+		return true, nil
 	case tokens != nil && lists:
-		return db.searchTokenLists(ctx, s, tokens)
+		s.tokenLists = tokens
 	case tokens != nil:
 		s.nameTokens = tokens
-		return nil, nil
+	default:
+		s.nameWindow, err = db.rareWindow(ctx, s.text)
 	}
-	s.nameWindow, err = db.rareWindow(ctx, s.text)
-	return nil, err
+	return false, err
 }
 
 // servedByTokenLists reports whether the substring fallback s can read its
@@ -60,20 +60,4 @@ func (s *searchPlan) servedByTokenLists() bool {
 	s.bindFilters(filters)
 	_, creator := filters["creator"]
 	return len(filters) == 0 || len(filters) == 1 && creator
-}
-
-// searchTokenLists reads the page of the substring search s from the lists
-// of tokens (list_token_lists), which hold its text.
-func (db *DB) searchTokenLists(ctx context.Context, s *searchPlan, tokens []string) (*SearchResult, error) {
-	args := pgx.NamedArgs{"token_list": tokens, "name_text": strings.ToLower(s.text), "group_rows": false, "limit": s.q.Limit + 1}
-	s.bindFilters(args)
-	bindAfter(args, listNewest, s.q.After)
-	res, err := db.runSearch(ctx, s, "list_token_lists_"+listNewest.name, args, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := countList(res, s, -1, func() (float64, error) { return db.estimateMatches(ctx, s, true, true) }); err != nil {
-		return nil, err
-	}
-	return res, nil
 }

@@ -204,8 +204,11 @@ func catalogTitle(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 // packageColumns are the columns of packageRow, in its order.
 var packageColumns = []string{"id", "file_name", "file_size", "archive_type", "creator", "tags", "created_at", "package_group_id", "file_count"}
 
-// packageRow draws package i (0-based; its id is i+1).
-func (g *catalogGen) packageRow(i int) []any {
+// packageRow draws package i (0-based; its id is i+1), and its entries of
+// package_name_tokens as migration 039's trigger writes them: each token of
+// four characters or more of its name, "" for one too long
+// (hoard_listed_name_tokens), with its lower-cased creator.
+func (g *catalogGen) packageRow(i int) (row []any, nameEntries [][]any) {
 	rng, title, word := g.rng, catalogTitle, g.word
 	c := g.creators[g.zipf(len(g.creators))]
 	ext := catalogExts[rng.IntN(len(catalogExts))]
@@ -228,23 +231,30 @@ func (g *catalogGen) packageRow(i int) []any {
 			c = g.creators[0]
 		}
 	}
+	id, created := int64(i+1), catalogEpoch.Add(time.Duration(i)*time.Minute)
 	for _, t := range catalogTokens(name) {
 		g.nameTokens[t] = struct{}{}
+		if len(t) >= 4 || t == "" {
+			nameEntries = append(nameEntries, []any{t, created, id, strings.ToLower(c)})
+		}
 	}
-	return []any{int64(i + 1), name, int64(1<<20) + rng.Int64N(1<<30), catalogTypes[ext], c,
-		[]string{catalogTags[rng.IntN(len(catalogTags))]}, catalogEpoch.Add(time.Duration(i) * time.Minute), catalogGroup(i), catalogFileCount(g.n, i+1)}
+	return []any{id, name, int64(1<<20) + rng.Int64N(1<<30), catalogTypes[ext], c,
+		[]string{catalogTags[rng.IntN(len(catalogTags))]}, created, catalogGroup(i), catalogFileCount(g.n, i+1)}, nameEntries
 }
 
 // catalogTokens are the tokens of a name as hoard_tokens(lower(name))
 // (migration 035) gives them for the generator's ASCII names: its runs of
-// letters and digits, lower-cased, "" for one longer than 100.
+// letters and digits, lower-cased, each once, "" for one longer than 100.
 func catalogTokens(name string) []string {
-	tokens := strings.FieldsFunc(strings.ToLower(name), func(c rune) bool {
+	var tokens []string
+	for _, t := range strings.FieldsFunc(strings.ToLower(name), func(c rune) bool {
 		return !('a' <= c && c <= 'z' || '0' <= c && c <= '9')
-	})
-	for i, t := range tokens {
+	}) {
 		if len(t) > 100 {
-			tokens[i] = ""
+			t = ""
+		}
+		if !slices.Contains(tokens, t) {
+			tokens = append(tokens, t)
 		}
 	}
 	return tokens

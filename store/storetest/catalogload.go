@@ -169,11 +169,12 @@ func loadPackages(ctx context.Context, pool *pgxpool.Pool, g *catalogGen) error 
 	for k := range batches {
 		// Drawn here, in order: the generator's random source is one.
 		start, end := k*catalogBatch, min((k+1)*catalogBatch, g.n)
-		rows := make([][]any, 0, end-start)
+		rows, entries := make([][]any, 0, end-start), make([][]any, 0, 3*(end-start))
 		for i := start; i < end; i++ {
-			rows = append(rows, g.packageRow(i))
+			row, nameEntries := g.packageRow(i)
+			rows, entries = append(rows, row), append(entries, nameEntries...)
 		}
-		eg.Go(func() error { return stageBatch(ectx, pool, k, rows) })
+		eg.Go(func() error { return stageBatch(ectx, pool, k, rows, entries) })
 	}
 	if err := eg.Wait(); err != nil {
 		return err
@@ -198,9 +199,9 @@ func stageTable(k int) string {
 
 // stageBatch copies rows into a temporary table of a connection of its
 // own, and from there, with their search vectors (stagedPackages), into
-// batch k's staging table, which other connections can read; and their
-// names' listed tokens into package_name_tokens (nameTokenRows).
-func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) error {
+// batch k's staging table, which other connections can read; and the
+// entries of their names' tokens (packageRow) into package_name_tokens.
+func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows, nameEntries [][]any) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("stage packages: %w", err)
@@ -220,7 +221,7 @@ func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) er
 		return fmt.Errorf("copy packages: %w", err)
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"package_name_tokens"}, []string{"token", "created_at", "package_id", "creator"},
-		pgx.CopyFromRows(nameTokenRows(rows))); err != nil {
+		pgx.CopyFromRows(nameEntries)); err != nil {
 		return fmt.Errorf("copy name tokens: %w", err)
 	}
 	for _, stmt := range []string{`CREATE UNLOGGED TABLE ` + table + ` AS ` + stagedPackages, `DROP TABLE catalog_load`} {
@@ -229,24 +230,6 @@ func stageBatch(ctx context.Context, pool *pgxpool.Pool, k int, rows [][]any) er
 		}
 	}
 	return nil
-}
-
-// nameTokenRows are the entries of package_name_tokens for packageRow's
-// rows, as migration 039's trigger writes them: each token of four
-// characters or more of a name once, "" for one too long
-// (hoard_listed_name_tokens), with the package's lower-cased creator.
-func nameTokenRows(rows [][]any) [][]any {
-	var out [][]any
-	for _, r := range rows {
-		var seen []string
-		for _, t := range catalogTokens(r[1].(string)) {
-			if (len(t) >= 4 || t == "") && !slices.Contains(seen, t) {
-				seen = append(seen, t)
-				out = append(out, []any{t, r[6], r[0], strings.ToLower(r[4].(string))})
-			}
-		}
-	}
-	return out
 }
 
 // loadFiles draws g's package files (after its packages: the same random
