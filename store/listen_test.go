@@ -196,24 +196,7 @@ func TestCatalogChangedNotifies(t *testing.T) {
 	t.Parallel()
 	db := storetest.NewDB(t)
 	ctx := context.Background()
-	conn, err := db.Pool().Acquire(ctx)
-	must(t, err)
-	defer conn.Release()
-	_, err = conn.Exec(ctx, "LISTEN catalog_changed")
-	must(t, err)
-	defer conn.Exec(context.Background(), "UNLISTEN *")
-	count := func() int {
-		n := 0
-		for {
-			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			_, err := conn.Conn().WaitForNotification(wctx)
-			cancel()
-			if err != nil {
-				return n
-			}
-			n++
-		}
-	}
+	count := listenOn(t, db, "catalog_changed")
 	p := &hoard.Package{FileName: "Dragon.zip", FileSize: 10, ArchiveType: hoard.ArchiveZIP, ContentHash: strings.Repeat("c", 64)}
 	must(t, db.CreatePackage(ctx, p))
 	if n := count(); n < 1 {
@@ -240,5 +223,82 @@ func TestCatalogChangedNotifies(t *testing.T) {
 	must(t, db.ReplacePackageFiles(ctx, p.ID, []hoard.PackageFile{{Path: "a/b.stl", Size: 1}}))
 	if n := count(); n < 1 {
 		t.Fatal("replacing a file listing announced nothing")
+	}
+}
+
+// TestAuthChangedNotifies checks migration 040: every change to what a
+// signed-in request may do announces auth_changed (the web's session cache
+// drops what it holds); a session's expiry moving later does not.
+func TestAuthChangedNotifies(t *testing.T) {
+	t.Parallel()
+	db := storetest.NewDB(t)
+	ctx := context.Background()
+	count := listenOn(t, db, "auth_changed")
+	heard := func() bool { return count() > 0 } // one statement may announce on several tables
+	u, err := db.CreateUser(ctx, "auth-changed@example.com", "hash", hoard.RoleAdmin)
+	must(t, err)
+	session := func(id string) {
+		must(t, db.CreateSession(ctx, &hoard.Session{ID: id, UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)}))
+	}
+	session("s1")
+	session("s2")
+	session("s3")
+	heard() // whatever creating them announced
+	for _, tc := range []struct {
+		name   string
+		change func() error
+		want   bool
+	}{
+		{"a new session", func() error {
+			return db.CreateSession(ctx, &hoard.Session{ID: "s4", UserID: u.ID, ExpiresAt: time.Now().Add(time.Hour)})
+		}, false},
+		{"a session's expiry moved later", func() error { return db.TouchSession(ctx, "s1", time.Now().Add(2*time.Hour)) }, false},
+		{"a session cut short", func() error {
+			_, err := db.Pool().Exec(ctx, `UPDATE sessions SET expires_at = now() WHERE id = 's1'`)
+			return err
+		}, true},
+		{"a sign-out", func() error { return db.DeleteSession(ctx, "s2") }, true},
+		{"signed out elsewhere", func() error { return db.DeleteUserSessions(ctx, u.ID, "s3") }, true},
+		{"a role changed", func() error { return db.SetUserRole(ctx, u.ID, hoard.RoleUser) }, true},
+		{"a password changed", func() error { return db.SetUserPassword(ctx, u.ID, "other") }, true},
+		{"a messenger account linked", func() error {
+			if err := db.CreateLinkCode(ctx, u.ID, "h", time.Now().Add(time.Hour)); err != nil {
+				return err
+			}
+			_, err := db.ConsumeLinkCode(ctx, "h", 77, 1, "u")
+			return err
+		}, true},
+		{"a messenger account unlinked", func() error { return db.DeleteMessengerLink(ctx, u.ID) }, true},
+		{"an account deleted", func() error { return db.DeleteUser(ctx, u.ID) }, true},
+	} {
+		must(t, tc.change())
+		if got := heard(); got != tc.want {
+			t.Errorf("%s: announced %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// listenOn listens on channel on a connection of its own until the test
+// ends, and returns a function that counts the notifications that arrive
+// until none has for 300 ms.
+func listenOn(t *testing.T, db *store.DB, channel string) func() int {
+	ctx := context.Background()
+	conn, err := db.Pool().Acquire(ctx)
+	must(t, err)
+	t.Cleanup(conn.Release)
+	_, err = conn.Exec(ctx, "LISTEN "+channel)
+	must(t, err)
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "UNLISTEN *") })
+	return func() int {
+		n := 0
+		for {
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err := conn.Conn().WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				return n
+			}
+			n++
+		}
 	}
 }

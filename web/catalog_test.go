@@ -294,9 +294,9 @@ func TestSearchSeesOtherProcessesChanges(t *testing.T) {
 	}
 }
 
-// waitCatalogWatch waits until the web process listens for catalog_changed:
-// its ready hook drops the cache once, which a test must not mistake for
-// something it did.
+// waitCatalogWatch waits until the web process listens for catalog_changed,
+// the last channel it listens on (watchChanges): its ready hook drops the
+// caches once, which a test must not mistake for something it did.
 func (e *testEnv) waitCatalogWatch() {
 	e.t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {

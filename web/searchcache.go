@@ -20,7 +20,7 @@ import (
 // as the catalog changes: a curator's or administrator's action in this
 // process drops them before it answers (forgetSearchesAfter), every other
 // change through the catalog_changed notification (migration 011,
-// watchCatalog). The TTL only bounds what a lost notification could leave
+// watchChanges). The TTL only bounds what a lost notification could leave
 // behind.
 const defaultSearchCacheTTL = time.Minute
 
@@ -317,16 +317,6 @@ func (s *Server) hitsHTML(ctx context.Context, res *store.SearchResult, view str
 		}
 		return template.HTML(b.String()), nil // #nosec G203 -- the output of html/template
 	})
-}
-
-// watchCatalog drops the cached search results whenever the catalog_changed
-// notification says another process changed the catalog, and whenever the
-// listening connection is (re)established, since changes meanwhile went
-// unannounced. It returns when ctx ends.
-func (s *Server) watchCatalog(ctx context.Context) {
-	s.deps.DB.ListenReady(ctx, []string{"catalog_changed"}, s.searches.forget,
-		func(string, string) { s.searches.forget() },
-		func(err error) { s.deps.Logger.Warn("catalog changes: listening again shortly", "err", err) })
 }
 
 // forgetSearchesAfter drops the cached search results after h, a route

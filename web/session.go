@@ -67,7 +67,9 @@ func (s *Server) loadSession(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		sess, user, err := s.deps.DB.FindSessionUser(r.Context(), sessionID(c.Value))
+		id := sessionID(c.Value)
+		writes := !safeMethod(r.Method)
+		sess, user, err := s.findSession(r, id, writes)
 		if err != nil {
 			if hoard.ErrorCode(err) != hoard.ENOTFOUND {
 				s.deps.Logger.Warn("load session", "err", err)
@@ -80,10 +82,38 @@ func (s *Server) loadSession(next http.Handler) http.Handler {
 			if err := s.deps.DB.TouchSession(r.Context(), sess.ID, time.Now().Add(sessionTTL)); err != nil {
 				s.deps.Logger.Warn("touch session", "err", err)
 			}
+			s.sessions.drop(id)
+		}
+		if writes {
+			s.sessions.beginWrite()
+			defer s.sessions.endWrite()
 		}
 		ctx := context.WithValue(context.WithValue(r.Context(), userKey, user), sessionKey, sess)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// findSession returns the live session id and its user: from memory for a
+// request that only reads (sessionCache), from the database for one that
+// may change something, so that it acts on what the database says now.
+func (s *Server) findSession(r *http.Request, id string, writes bool) (*hoard.Session, *hoard.User, error) {
+	if writes {
+		return s.deps.DB.FindSessionUser(r.Context(), id)
+	}
+	sess, user, gen, ok := s.sessions.get(id)
+	if ok {
+		return sess, user, nil
+	}
+	sess, user, err := s.deps.DB.FindSessionUser(r.Context(), id)
+	if err == nil {
+		s.sessions.put(id, gen, sess, user)
+	}
+	return sess, user, err
+}
+
+// safeMethod reports whether method only reads (RFC 9110 section 9.2.1).
+func safeMethod(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
 // startSession signs a user in: a new session id (never one the browser

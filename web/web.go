@@ -172,6 +172,10 @@ type Deps struct {
 	// served from memory (0: a minute; negative: never); a change to the
 	// catalog drops them all at once.
 	SearchCacheTTL time.Duration
+	// SessionCacheTTL bounds how long a signed-in request's session may
+	// be served from memory (0: 5 s; negative: never); a change to users,
+	// sessions or messenger links drops them all at once.
+	SessionCacheTTL time.Duration
 	// MaxConcurrentRequests bounds the requests served at once; the rest
 	// wait their turn in arrival order (0: 2 per CPU; negative: no bound).
 	MaxConcurrentRequests int
@@ -249,6 +253,8 @@ type Server struct {
 	suggestAt   time.Time
 
 	searches *searchCache
+	// sessions keeps the sessions recent requests brought (sessioncache.go).
+	sessions *sessionCache
 	// cards keeps the result rows' markup by package (cards.go).
 	cards *cardCache
 	// pages are the page templates with this server's functions bound.
@@ -289,6 +295,9 @@ func New(deps Deps) (*Server, error) {
 	if deps.SearchCacheTTL == 0 {
 		deps.SearchCacheTTL = defaultSearchCacheTTL
 	}
+	if deps.SessionCacheTTL == 0 {
+		deps.SessionCacheTTL = defaultSessionCacheTTL
+	}
 	if deps.StatementTimeout == 0 {
 		deps.StatementTimeout = defaultStatementTimeout
 	}
@@ -296,7 +305,8 @@ func New(deps Deps) (*Server, error) {
 		deps.Metrics = noMetrics{}
 	}
 	s := &Server{deps: deps, router: chi.NewRouter(), secure: u.Scheme == "https", searches: newSearchCache(deps.SearchCacheTTL),
-		files: newFileIndexes(fileIndexBudget), pages: pagesWith(deps.VariantLabel), cards: newCardCache(deps.VariantLabel)}
+		files: newFileIndexes(fileIndexBudget), pages: pagesWith(deps.VariantLabel), cards: newCardCache(deps.VariantLabel),
+		sessions: newSessionCache(deps.SessionCacheTTL)}
 	if s.providers, err = newProviders(deps.AppURL, deps.SignIn); err != nil {
 		return nil, err
 	}
@@ -385,9 +395,7 @@ func requireRequestOrigin(handle func(handlerFunc) http.HandlerFunc, next http.H
 // administrator can get in: with no users yet, it logs a one-time link
 // that registers the first administrator.
 func (s *Server) Start(ctx context.Context) error {
-	if s.searches.ttl > 0 {
-		go s.watchCatalog(ctx)
-	}
+	go s.watchChanges(ctx)
 	s.discoverProviders(ctx)
 	if s.riverUI != nil {
 		if err := s.riverUI.Start(ctx); err != nil {

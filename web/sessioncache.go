@@ -1,0 +1,138 @@
+package web
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+// defaultSessionCacheTTL is how long a signed-in request's session and
+// user are served from memory when Deps.SessionCacheTTL is zero. Every
+// change to them drops them all: a signed-in user's state-changing request
+// in this process before it answers (sessionCache.beginWrite), any other
+// change through the auth_changed notification (migration 040). The TTL
+// only bounds what a lost notification could leave behind.
+const defaultSessionCacheTTL = 5 * time.Second
+
+// sessionCacheEntries bounds the sessions held (a few hundred bytes each);
+// the map is emptied when full.
+const sessionCacheEntries = 10_000
+
+// sessionCache keeps the sessions (with their users) that recent requests
+// brought, so that a page or API call answered from memory does not also
+// cost a database round trip to learn who asks: under load that query was
+// a third of the machine's work per cached page (README). Entries are only
+// kept while this process listens for auth_changed, so that a sign-out,
+// a role taken away or a deleted account elsewhere takes effect within the
+// notification's delay; never past a session's expiry; never a failed
+// look-up. Safe for concurrent use.
+type sessionCache struct {
+	ttl time.Duration // <= 0: no caching
+
+	mu        sync.Mutex
+	listening bool   // auth_changed is listened for: entries may be kept
+	gen       uint64 // bumped by forget: look-ups begun before are not kept
+	writing   int    // state-changing requests of signed-in users under way
+	entries   map[string]sessionEntry
+
+	hits, misses atomic.Int64 // sessions answered from memory, and not
+}
+
+type sessionEntry struct {
+	sess hoard.Session
+	user hoard.User
+	at   time.Time
+}
+
+func newSessionCache(ttl time.Duration) *sessionCache {
+	return &sessionCache{ttl: ttl, entries: map[string]sessionEntry{}}
+}
+
+// get returns a copy of the session id and its user when held, fresh and
+// unexpired; otherwise ok is false and gen is what put wants with the
+// result of the look-up the caller makes instead.
+func (c *sessionCache) get(id string) (sess *hoard.Session, user *hoard.User, gen uint64, ok bool) {
+	if c.ttl <= 0 {
+		return nil, nil, 0, false
+	}
+	c.mu.Lock()
+	e, held := c.entries[id]
+	gen = c.gen
+	usable := held && c.listening && c.writing == 0
+	c.mu.Unlock()
+	now := time.Now()
+	if !usable || now.Sub(e.at) >= c.ttl || !now.Before(e.sess.ExpiresAt) {
+		c.misses.Add(1)
+		return nil, nil, gen, false
+	}
+	c.hits.Add(1)
+	s, u := e.sess, e.user
+	return &s, &u, gen, true
+}
+
+// put keeps what a look-up begun at gen found, unless something changed
+// meanwhile (forget), a signed-in user's state-changing request is under
+// way, or nobody listens for changes.
+func (c *sessionCache) put(id string, gen uint64, sess *hoard.Session, user *hoard.User) {
+	if c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen || c.writing > 0 || !c.listening {
+		return
+	}
+	if len(c.entries) >= sessionCacheEntries {
+		clear(c.entries)
+	}
+	c.entries[id] = sessionEntry{sess: *sess, user: *user, at: time.Now()}
+}
+
+// drop forgets one session (touched: its last activity moved).
+func (c *sessionCache) drop(id string) {
+	c.mu.Lock()
+	delete(c.entries, id)
+	c.mu.Unlock()
+}
+
+// forget drops every session held.
+func (c *sessionCache) forget() {
+	c.mu.Lock()
+	c.gen++
+	clear(c.entries)
+	c.mu.Unlock()
+}
+
+// setListening records whether auth_changed is listened for; either way
+// what was held is dropped (changes meanwhile went unannounced).
+func (c *sessionCache) setListening(on bool) {
+	c.mu.Lock()
+	c.listening = on
+	c.gen++
+	clear(c.entries)
+	c.mu.Unlock()
+}
+
+// beginWrite marks a signed-in user's state-changing request (it may sign
+// out, change a role or a password, delete an account, unlink a messenger
+// account): until its endWrite, every request looks its session up afresh
+// and nothing is kept, so that no request, not even one racing its
+// response, is answered with what it changed. endWrite drops everything
+// held.
+func (c *sessionCache) beginWrite() {
+	c.mu.Lock()
+	c.writing++
+	c.gen++
+	c.mu.Unlock()
+}
+
+// endWrite ends what beginWrite began.
+func (c *sessionCache) endWrite() {
+	c.mu.Lock()
+	c.writing--
+	c.gen++
+	clear(c.entries)
+	c.mu.Unlock()
+}

@@ -1,0 +1,213 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hoard/hoard"
+)
+
+// TestSessionCacheFollowsOtherProcesses: a session served from memory
+// reflects a change another process makes (here straight through the
+// store, as the worker's bot or the CLI would) once auth_changed arrives,
+// long before the cache's TTL (an hour here).
+func TestSessionCacheFollowsOtherProcesses(t *testing.T) {
+	const unlinked = "Link your messenger account to send"
+	for _, tc := range []struct {
+		name   string
+		role   hoard.Role
+		path   string // what the user asks for before and after the change
+		before string // in the answer before the change
+		change func(ctx context.Context, e *testEnv, u *hoard.User, c *http.Cookie) error
+		after  string // in the answer once the change is seen
+	}{
+		{"session ended", hoard.RoleUser, "/", unlinked,
+			func(ctx context.Context, e *testEnv, _ *hoard.User, c *http.Cookie) error {
+				return e.db.DeleteSession(ctx, sessionID(c.Value))
+			}, "status 303 /login"},
+		{"role taken away", hoard.RoleAdmin, "/admin/messenger", "status 200",
+			func(ctx context.Context, e *testEnv, u *hoard.User, _ *http.Cookie) error {
+				return e.db.SetUserRole(ctx, u.ID, hoard.RoleUser)
+			}, "status 403"},
+		{"account deleted", hoard.RoleUser, "/", unlinked,
+			func(ctx context.Context, e *testEnv, u *hoard.User, _ *http.Cookie) error {
+				return e.db.DeleteUser(ctx, u.ID)
+			}, "status 303 /login"},
+		{"messenger account linked by the bot", hoard.RoleUser, "/", unlinked,
+			func(ctx context.Context, e *testEnv, u *hoard.User, _ *http.Cookie) error {
+				if err := e.db.CreateLinkCode(ctx, u.ID, "code-hash", time.Now().Add(time.Hour)); err != nil {
+					return err
+				}
+				_, err := e.db.ConsumeLinkCode(ctx, "code-hash", 4242, 1, "someone")
+				return err
+			}, `formaction="/packages/send"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(d *Deps) { d.SessionCacheTTL = time.Hour })
+			e.seedCatalog()
+			u, _ := e.user(tc.role)
+			c := e.session(u)
+			ctx := context.Background()
+			e.waitCatalogWatch()
+			get := func() string {
+				resp, body := e.do(nil, "GET", tc.path, nil, c)
+				return "status " + resp.Status[:3] + " " + resp.Header.Get("Location") + "\n" + body
+			}
+			get()
+			hits := e.srv.sessions.hits.Load()
+			if got := get(); !strings.Contains(got, tc.before) {
+				t.Fatalf("before the change, %s lacks %q:\n%.400s", tc.path, tc.before, got)
+			}
+			if e.srv.sessions.hits.Load() != hits+1 {
+				t.Fatal("the repeated request's session was not served from memory: the test would not exercise the cache")
+			}
+			if err := tc.change(ctx, e, u, c); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				got := get()
+				if strings.Contains(got, tc.after) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("5 s after the change, %s still lacks %q:\n%.400s", tc.path, tc.after, got)
+				}
+			}
+		})
+	}
+}
+
+// TestSessionCacheWritesActAtOnce: what a signed-in user's own request
+// changes in this process (signing out, another administrator's role) is
+// in force for the very next request, without waiting for a notification.
+func TestSessionCacheWritesActAtOnce(t *testing.T) {
+	e := newEnv(t, func(d *Deps) { d.SessionCacheTTL = time.Hour })
+	e.waitCatalogWatch()
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	for range 2 {
+		if resp, _ := e.do(nil, "GET", "/settings", nil, c); resp.StatusCode != http.StatusOK {
+			t.Fatalf("settings before signing out: %d", resp.StatusCode)
+		}
+	}
+	if e.srv.sessions.hits.Load() == 0 {
+		t.Fatal("no session was served from memory: the test would not exercise the cache")
+	}
+	if resp, _ := e.do(nil, "POST", "/logout", url.Values{}, c); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", resp.StatusCode)
+	}
+	if resp, _ := e.do(nil, "GET", "/settings", nil, c); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
+		t.Fatalf("the signed-out session's next request: %d %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// TestSessionCacheRules checks what the cache keeps and serves, one rule a
+// row.
+func TestSessionCacheRules(t *testing.T) {
+	live := &hoard.Session{ID: "s", UserID: 7, ExpiresAt: time.Now().Add(time.Hour)}
+	expired := &hoard.Session{ID: "s", UserID: 7, ExpiresAt: time.Now().Add(-time.Second)}
+	user := &hoard.User{ID: 7, Role: hoard.RoleUser}
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		sess *hoard.Session
+		// between runs after the look-up (get) and before its result is
+		// kept (put); after runs before the second get.
+		listening     bool
+		between       func(*sessionCache)
+		after         func(*sessionCache)
+		wantKeptFound bool
+	}{
+		{"kept while listening", time.Hour, live, true, nil, nil, true},
+		{"not kept unless listening", time.Hour, live, false, nil, nil, false},
+		{"caching off", -1, live, true, nil, nil, false},
+		{"never past the session's expiry", time.Hour, expired, true, nil, nil, false},
+		{"not past the TTL", time.Nanosecond, live, true, nil, func(*sessionCache) { time.Sleep(time.Millisecond) }, false},
+		{"a change during the look-up is not overwritten", time.Hour, live, true, (*sessionCache).forget, nil, false},
+		{"dropped by a change", time.Hour, live, true, nil, (*sessionCache).forget, false},
+		{"dropped when the listener is lost", time.Hour, live, true, nil, func(c *sessionCache) { c.setListening(false) }, false},
+		{"not kept while a write is under way", time.Hour, live, true, (*sessionCache).beginWrite, nil, false},
+		{"not served while a write is under way", time.Hour, live, true, nil, (*sessionCache).beginWrite, false},
+		{"dropped when a write ends", time.Hour, live, true, nil, func(c *sessionCache) { c.beginWrite(); c.endWrite() }, false},
+		{"dropped when touched", time.Hour, live, true, nil, func(c *sessionCache) { c.drop("s") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newSessionCache(tc.ttl)
+			c.setListening(tc.listening)
+			_, _, gen, ok := c.get("s")
+			if ok {
+				t.Fatal("an empty cache answered")
+			}
+			if tc.between != nil {
+				tc.between(c)
+			}
+			c.put("s", gen, tc.sess, user)
+			if tc.after != nil {
+				tc.after(c)
+			}
+			s, u, _, ok := c.get("s")
+			if ok != tc.wantKeptFound {
+				t.Fatalf("served from memory: %v, want %v", ok, tc.wantKeptFound)
+			}
+			if ok {
+				if *s != *tc.sess || *u != *user {
+					t.Fatalf("served %+v %+v, want %+v %+v", *s, *u, *tc.sess, *user)
+				}
+				s.UserID, u.Role = 99, hoard.RoleAdmin // a request's copy: the cache keeps its own
+				if s2, u2, _, _ := c.get("s"); s2.UserID != 7 || u2.Role != hoard.RoleUser {
+					t.Fatal("a request's change to its session or user reached the cache")
+				}
+			}
+		})
+	}
+}
+
+// TestSignedInWritesHoldTheSessionCache: while a signed-in user's request
+// that may change something runs, sessions are neither served from memory
+// nor kept (whatever it changes is in force before it answers), and when
+// it ends every session held is dropped; reading requests and anonymous
+// ones leave the cache alone.
+func TestSignedInWritesHoldTheSessionCache(t *testing.T) {
+	e := newEnv(t, func(d *Deps) { d.SessionCacheTTL = time.Hour })
+	e.waitCatalogWatch()
+	u, _ := e.user(hoard.RoleUser)
+	c := e.session(u)
+	for _, tc := range []struct {
+		method      string
+		cookie      *http.Cookie
+		wantWriting int
+		wantHeld    int // sessions held afterwards (the user's, kept by a GET before)
+	}{
+		{"GET", c, 0, 1},
+		{"HEAD", c, 0, 1},
+		{"POST", c, 1, 0},
+		{"DELETE", c, 1, 0},
+		{"POST", nil, 0, 1},
+	} {
+		if resp, _ := e.do(nil, "GET", "/settings", nil, c); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /settings: %d", resp.StatusCode)
+		}
+		var writing int
+		h := e.srv.loadSession(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			e.srv.sessions.mu.Lock()
+			writing = e.srv.sessions.writing
+			e.srv.sessions.mu.Unlock()
+		}))
+		req, _ := http.NewRequest(tc.method, "/", nil)
+		if tc.cookie != nil {
+			req.AddCookie(tc.cookie)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		e.srv.sessions.mu.Lock()
+		held := len(e.srv.sessions.entries)
+		e.srv.sessions.mu.Unlock()
+		if got, want := [2]int{writing, held}, [2]int{tc.wantWriting, tc.wantHeld}; got != want {
+			t.Fatalf("%s (cookie %v): writes under way during it, sessions held after = %v, want %v", tc.method, tc.cookie != nil, got, want)
+		}
+	}
+}
