@@ -24,9 +24,10 @@ func (e *testEnv) link(u *hoard.User, platformID int64) {
 	if err := e.db.CreateLinkCode(ctx, u.ID, hoard.LinkCodeHash(code), time.Now().Add(time.Minute)); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(code), platformID, 1, "tg"); err != nil {
-		e.t.Fatal(err)
-	}
+	e.authChange(func() error {
+		_, err := e.db.ConsumeLinkCode(ctx, hoard.LinkCodeHash(code), platformID, 1, "tg")
+		return err
+	})
 }
 
 func (e *testEnv) postJSON(path, body string, cookie *http.Cookie) (*http.Response, string) {

@@ -106,6 +106,28 @@ func (e *testEnv) newSession(u *hoard.User) (*http.Cookie, error) {
 	return &http.Cookie{Name: e.srv.cookieName(), Value: token}, nil
 }
 
+// authChange makes change to users, sessions or messenger links as another
+// process would (the worker's bot, the CLI), and waits until the server has
+// heard of it (auth_changed drops the sessions it keeps), as it has by the
+// time the person who made the change asks again.
+func (e *testEnv) authChange(change func() error) {
+	e.t.Helper()
+	generation := func() uint64 {
+		e.srv.sessions.mu.Lock()
+		defer e.srv.sessions.mu.Unlock()
+		return e.srv.sessions.gen
+	}
+	before := generation()
+	if err := change(); err != nil {
+		e.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); generation() == before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			e.t.Fatal("the server did not hear auth_changed within 5 s")
+		}
+	}
+}
+
 // client is a browser: cookies kept, redirects not followed.
 func (e *testEnv) client() *http.Client {
 	jar, _ := cookiejar.New(nil)
