@@ -60,7 +60,8 @@ func TestSubstringAsksForARareWindow(t *testing.T) {
 			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 			must(t, err)
 			rec.start()
-			// By name: newest first, the lists of package_name_tokens serve it.
+			// By name, so that the window is asked: newest first, the lists
+			// of package_name_tokens would serve it (search_token_lists_test.go).
 			res, err := traced.SearchPackages(ctx, store.SearchQuery{Text: "qqzv", Limit: 200, Sort: store.SortName})
 			sent := rec.stop()
 			must(t, err)

@@ -37,7 +37,7 @@ type sessionCache struct {
 	writing   int    // state-changing requests of signed-in users under way
 	entries   map[string]sessionEntry
 
-	hits, misses atomic.Int64 // sessions answered from memory, and not
+	hits atomic.Int64 // sessions answered from memory
 }
 
 type sessionEntry struct {
@@ -64,7 +64,6 @@ func (c *sessionCache) get(id string) (sess *hoard.Session, user *hoard.User, ge
 	c.mu.Unlock()
 	now := time.Now()
 	if !usable || now.Sub(e.at) >= c.ttl || !now.Before(e.sess.ExpiresAt) {
-		c.misses.Add(1)
 		return nil, nil, gen, false
 	}
 	c.hits.Add(1)
