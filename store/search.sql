@@ -9,7 +9,9 @@
 -- Optional conditions are written `(@x IS NULL OR …)` (or `IS NOT TRUE
 -- OR`, `IS NOT FALSE OR`): before a statement is sent, each of an argument
 -- the search leaves unbound is cut to TRUE (search_optional.go), so that
--- PostgreSQL neither parses nor plans the filters a search does not use.
+-- PostgreSQL neither parses nor plans the filters a search does not use;
+-- likewise an optional branch, `UNION ALL (/*if @x*/SELECT …)`, is cut
+-- whole where x is unbound (a word_window's lexemes beyond the word's).
 -- The search's statements are planned with their arguments
 -- (QueryExecModeExec, the unnamed statement), where PostgreSQL folds a
 -- bound argument to a constant. The shapes of package_words (words_*)
@@ -301,58 +303,74 @@ f AS MATERIALIZED ({{template "paths" .}}),
 			WHERE c.word = r.word AND c.created_at = {{.}}.created_at AND c.package_id = {{.}}.package_id)))){{end}}
 
 {{/* pair_matches is t for pair and creator_pair: the newest rankCandidates
-  packages that hold pair_first, pair_second and a lexeme of each of the
-  rest, from the dot, package_words or package_creator_words (of
-  @creator). The two lexemes' lists are read newest first from the index
-  alone, at most pair_window entries each (pa, pb), and where they meet
-  are all the matches down to the older of the two windows' last entries
-  that holds the rest (found): the lists are merged as they are read
-  (not materialized: they stay in the index's order), and the merge
+  packages that hold a lexeme of each of two words (pair_first_N,
+  pair_second_N) and of each of the rest, from the dot, package_words or
+  package_creator_words (of @creator). The two words' lists are read newest
+  first from the index alone, at most pair_window entries each (pa, pb:
+  word_window merges a word's lexemes' lists as it reads them), and where
+  they meet are all the matches down to the older of the two windows' last
+  entries that holds the rest (found): the lists are merged as they are
+  read (not materialized: they stay in the index's order), and the merge
   stops at the newest rankCandidates. Below that entry, the older matches
   are looked up in the full-text index (below_windows). */}}
-{{define "pair_matches"}}{{template "first_window" .}},
-pb AS NOT MATERIALIZED (
-	SELECT w.created_at, w.package_id FROM {{.}} w
-	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_second::text
-	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+{{define "pair_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first")}}),
+pb AS NOT MATERIALIZED ({{template "word_window" (side . "pair_second")}}),
 found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN pb ON pb.created_at = pa.created_at AND pb.package_id = pa.package_id
 	WHERE {{template "pair_rest" "pa"}}
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
 ends AS (
-	{{template "window_end" "pa"}}
+	{{template "window_end" (side . "pair_first")}}
 	UNION ALL
-	{{template "window_end" "pb"}}),
+	{{template "window_end" (side . "pair_second")}}),
 {{template "below_windows" .}}{{end}}
 
 {{/* lead_matches is t for lead and creator_lead: the newest rankCandidates
   packages that match the words (match_lexemes), found by reading the list
-  of one word's one lexeme (pair_first) newest first, at most pair_window
+  of one word's one lexeme (pair_first_0) newest first, at most pair_window
   entries (pa), and testing the words on each entry's package: for words
   of which only one starts a single lexeme, the others prefixes or several
   lexemes that the index cannot meet. Below the window's last entry, the
   older matches are looked up in the full-text index (below_windows). */}}
-{{define "lead_matches"}}{{template "first_window" .}},
+{{define "lead_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first")}}),
 found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN packages p ON p.id = pa.package_id
 	WHERE p.search_vector @@ @match_lexemes::tsquery
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
-ends AS ({{template "window_end" "pa"}}),
+ends AS ({{template "window_end" (side . "pair_first")}}),
 {{template "below_windows" .}}{{end}}
 
-{{/* first_window is pa, the newest pair_window entries of pair_first in the
-  dot, package_words or package_creator_words (of @creator), from the
-  index alone. */}}
-{{define "first_window"}}pa AS NOT MATERIALIZED (
-	SELECT w.created_at, w.package_id FROM {{.}} w
-	WHERE {{if eq . "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @pair_first::text
-	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int){{end}}
+{{/* word_window is the newest pair_window entries of a word's lexemes
+  (the dot's Arg: @Arg_0 and those of @Arg_1 … that are bound; @Arg holds
+  them all, for window_end) in the dot's
+  Table, package_words or package_creator_words (of @creator), each
+  package once, from the index alone: the lists of the lexemes are read
+  newest first side by side and merged as they are read (a Merge Append of
+  one index range a lexeme), so that a word that starts twenty lexemes
+  ("drag": dragon, dragor, …) reads no further than its newest entries.
+  A branch of an unbound lexeme is cut before the statement is sent
+  (optional branches, search_optional.go). */}}
+{{define "word_window"}}
+	SELECT DISTINCT ON (x.created_at, x.package_id) x.created_at, x.package_id FROM (
+	{{- range $i := pairLexemeSlots}}{{if $i}}
+	UNION ALL (/*if @{{$.Arg}}_{{$i}}*/{{else}}
+	({{end}}SELECT w.created_at, w.package_id FROM {{$.Table}} w
+		WHERE {{if eq $.Table "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @{{$.Arg}}_{{$i}}::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int){{end}}) x
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT @pair_window::int{{end}}
 
-{{/* window_end is the last (oldest) entry of the window the dot when it was
-  cut (holds pair_window entries), else no row: one pass over the window
-  in its order (counting it and sorting it read it twice). */}}
-{{define "window_end"}}(SELECT {{.}}.created_at, {{.}}.package_id FROM {{.}}
-		ORDER BY {{.}}.created_at DESC, {{.}}.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1){{end}}
+{{/* window_end is the last (oldest) entry of the dot's word_window when
+  it was cut (holds pair_window entries), else no row. It reads the
+  newest pair_window entries of each of the word's lexemes (@Arg, all of
+  them) and sorts them, where reading the window again would plan each of
+  its branches a second time (0.1 ms apiece); it runs only when the
+  windows met fewer than rankCandidates matches (below_windows). */}}
+{{define "window_end"}}(SELECT x.created_at, x.package_id FROM unnest(@{{.Arg}}::text[]) AS l(word)
+		CROSS JOIN LATERAL (SELECT w.created_at, w.package_id FROM {{.Table}} w
+			WHERE {{if eq .Table "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = l.word
+			ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int) x
+		GROUP BY x.created_at, x.package_id
+		ORDER BY x.created_at DESC, x.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1){{end}}
 
 {{/* below_windows is t of pair_matches and lead_matches: what they found,
   and when that is fewer than rankCandidates and a window was cut (ends:
@@ -372,9 +390,9 @@ t AS MATERIALIZED (
 		AND (p.created_at, p.id) < (cut.created_at, cut.package_id)
 		ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}})){{end}}
 
-{{/* pair_postings: the candidates of words of which two start one lexeme
-  each (pair_first, pair_second) and the rest at most maxWordLexemes,
-  without filters, from package_words (pair_matches), newest first, with
+{{/* pair_postings: the candidates of words of which two start at most
+  maxPairLexemes each (pair_first_N, pair_second_N) and the rest at most
+  maxWordLexemes, without filters, from package_words (pair_matches), newest first, with
   their ranks (ts_rank of the words, every one a prefix: rank_tsquery).
   The words_* shapes then serve them as one word's. Planned with its
   arguments: how the lists meet depends on how long they are. */}}
@@ -387,8 +405,8 @@ t AS MATERIALIZED (
 {{template "pair_ranked"}}{{end}}
 
 {{/* lead_postings: pair_postings of words of which one starts a single
-  lexeme (pair_first) and no other does, or some are prefixes
-  (lead_matches). */}}
+  lexeme (pair_first_0) where no pair can be read: a word is a prefix, or
+  starts more lexemes than the rest of a pair may (lead_matches). */}}
 {{define "lead_postings"}}WITH {{template "lead_matches" "package_words"}},
 {{template "pair_ranked"}}{{end}}
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -26,11 +28,35 @@ import (
 // 12.8 ms with "drag" as its 20 lexemes.
 const maxWordLexemes = 4
 
+// maxPairLexemes is the most lexemes the two words whose lists a pair reads
+// (word_window) may start together: a window merges the lists of its
+// word's lexemes as it reads them, one index range a lexeme, and
+// PostgreSQL plans each (about 0.1 ms apiece), so 24 keep the planning
+// within 2.5 ms. At 1,000,000 packages "drag bus" ("drag" starts 20 lexemes,
+// "dragon" among them; "bus" one, "bust") met its newest 200 within 1,254
+// entries of drag's lists and 1,676 of bust's, from the indexes alone, in
+// 4.9–5.5 ms, where reading bust's list and testing each package's words
+// (lead) took 6.4–8.6 (four runs each in turn).
+const maxPairLexemes = 24
+
+// pairLexemeSlots are the places of a word's lexemes in a word_window, 0 to
+// maxPairLexemes-2 (the other word starts one at least): the arguments
+// pair_first_N and pair_second_N.
+var pairLexemeSlots = func() []int {
+	slots := make([]int, maxPairLexemes-1)
+	for i := range slots {
+		slots[i] = i
+	}
+	return slots
+}()
+
 // resolveLexemes sets s.lexemes to the words as a tsquery of the lexemes
 // each starts, for two words or more: a word that starts more than
-// maxWordLexemes stays a prefix, and when every word does, s.lexemes stays
-// empty; when a word starts none, to its own lexeme, which matches
-// nothing. One word is read from package_words itself (wordPostings,
+// maxWordLexemes stays a prefix, and when every word does and fewer than
+// two start few enough for a pair's window (pairLexemeSlots), s.lexemes
+// stays empty; when a word starts none, to its own lexeme, which matches
+// nothing. s.wordLexemes are the lexemes of each word that starts few
+// enough for a window (nil for another). One word is read from package_words itself (wordPostings,
 // searchWordNewest), or where it cannot be stays a prefix: looking its
 // lexemes up for the full-text index cost more than it saved
 // (BenchmarkSearch middle_words_newest p50 5.4 → 6.5 ms at 1,000,000). It
@@ -41,7 +67,7 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	if s.mode != SearchFullText && s.mode != SearchFullTextNewest || len(s.words) < 2 {
 		return nil
 	}
-	args := pgx.NamedArgs{"words": s.words, "max_lexemes": maxWordLexemes}
+	args := pgx.NamedArgs{"words": s.words, "max_lexemes": len(pairLexemeSlots)}
 	rows, err := db.q.Query(ctx, searchSQL("word_lexemes", args), args)
 	if err != nil {
 		return wrap("search packages: lexemes of the words", err)
@@ -68,17 +94,20 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 			return nil
 		}
 	}
-	terms, some := make([]string, 0, len(words)), false
+	terms, some, pairable := make([]string, 0, len(words)), false, 0
 	lists := make([][]string, len(words))
 	for i, w := range words {
 		if w.normalised != 1 {
 			return nil
 		}
+		if len(w.lexemes) <= len(pairLexemeSlots) {
+			lists[i] = w.lexemes
+			pairable++
+		}
 		if len(w.lexemes) > maxWordLexemes {
 			terms = append(terms, tsLexeme(w.lexeme)+":*")
 			continue
 		}
-		lists[i] = w.lexemes
 		some = true
 		quoted := make([]string, len(w.lexemes))
 		for j, l := range w.lexemes {
@@ -86,58 +115,80 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 		}
 		terms = append(terms, "("+strings.Join(quoted, " | ")+")")
 	}
-	if some {
+	if some || pairable >= 2 {
 		s.lexemes, s.wordLexemes = strings.Join(terms, " & "), lists
 	}
 	return nil
 }
 
-// bindPair binds the arguments of the pair and lead shapes (search.sql):
-// the first two words that start one lexeme each (pair_first,
-// pair_second) and the lexemes of the rest (rest_group, rest_word) for a
-// pair; for a lead, where only one word starts a single lexeme or another
-// is matched as a prefix (which a pair's rest cannot test), that word's
-// lexeme (pair_first). It returns the shapes' family, pair or lead, with
-// one creator's filter creator_pair or creator_lead (their statements are
-// the family's name and _postings); or "", binding nothing, when the
-// search has other filters or no word of one lexeme.
-func (s *searchPlan) bindPair(args pgx.NamedArgs) string {
+// bindPair binds the arguments of the pair and lead shapes (search.sql)
+// and returns the lexemes whose lists they read. A pair reads the lists of
+// the two words that start the fewest lexemes (the first of equals), at
+// most maxPairLexemes together (pair_first_N, pair_second_N), and tests the rest,
+// each of at most maxWordLexemes, on what they find (rest_group: a word's
+// index, rest_word: one of its lexemes). A lead, where no pair can serve
+// (a word is matched as a prefix or starts more lexemes than the rest may)
+// but a word starts a single lexeme, reads that lexeme's list
+// (pair_first_0) and tests the words on each package. The family is pair
+// or lead, with one creator's filter creator_pair or creator_lead (their
+// statements are the family's name and _postings); "", binding nothing,
+// when the search has other filters or neither serves.
+func (s *searchPlan) bindPair(args pgx.NamedArgs) (family string, read []string) {
 	creator := ""
 	switch {
 	case s.wordLexemes == nil:
-		return ""
+		return "", nil
 	case s.onlyCreators() && len(s.creators) == 1:
 		creator = "creator_"
 	case s.hasFilters():
-		return ""
+		return "", nil
 	}
-	var pair, rest []string
-	var groups []int32
-	prefixes := false
-	for i, lexemes := range s.wordLexemes {
-		switch {
-		case lexemes == nil:
-			prefixes = true
-		case len(lexemes) == 1 && len(pair) < 2:
-			pair = append(pair, lexemes[0])
-		default:
-			for _, l := range lexemes {
+	lists := s.wordLexemes
+	order := make([]int, len(lists)) // the words by their lexemes, fewest first, prefixes last
+	for i := range order {
+		order[i] = i
+	}
+	lexemes := func(i int) int {
+		if lists[i] == nil {
+			return maxPairLexemes
+		}
+		return len(lists[i])
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return lexemes(a) - lexemes(b) })
+	first, second := order[0], order[1]
+	pair := lexemes(first)+lexemes(second) <= maxPairLexemes
+	for _, i := range order[2:] {
+		pair = pair && lexemes(i) <= maxWordLexemes
+	}
+	switch {
+	case pair:
+		bindWindow(args, "pair_first", lists[first])
+		bindWindow(args, "pair_second", lists[second])
+		var groups []int32
+		var rest []string
+		for _, i := range order[2:] {
+			for _, l := range lists[i] {
 				groups, rest = append(groups, int32(i)), append(rest, l)
 			}
 		}
-	}
-	switch {
-	case len(pair) == 2 && !prefixes:
-		args["pair_first"], args["pair_second"] = pair[0], pair[1]
 		if groups != nil {
 			args["rest_group"], args["rest_word"] = groups, rest
 		}
-		return creator + "pair"
-	case len(pair) > 0:
-		args["pair_first"] = pair[0]
-		return creator + "lead"
+		return creator + "pair", slices.Concat(lists[first], lists[second])
+	case lexemes(first) == 1:
+		bindWindow(args, "pair_first", lists[first])
+		return creator + "lead", lists[first]
 	}
-	return ""
+	return "", nil
+}
+
+// bindWindow binds the lexemes of a word_window (side_0, side_1, …, and
+// side, all of them).
+func bindWindow(args pgx.NamedArgs, side string, lexemes []string) {
+	args[side] = lexemes
+	for i, l := range lexemes {
+		args[side+"_"+strconv.Itoa(i)] = l
+	}
 }
 
 // tsLexeme quotes a lexeme for tsquery input, which then takes it as it
@@ -192,7 +243,7 @@ const (
 func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, error) {
 	tuning := db.tuned()
 	args := pgx.NamedArgs{"rank_tsquery": tsQuery(s.words)}
-	family := s.bindPair(args)
+	family, read := s.bindPair(args)
 	if family == "" {
 		return nil, nil
 	}
@@ -206,7 +257,7 @@ func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 		w.creators = s.creators
 	}
 	if !tuning.pairAlways {
-		window, err := db.pairMeetsSoon(ctx, s, w, args, lead)
+		window, err := db.pairMeetsSoon(ctx, s, w, read, lead)
 		if err != nil || window == 0 {
 			return nil, err
 		}
@@ -221,24 +272,20 @@ func (db *DB) pairPostings(ctx context.Context, s *searchPlan) (*wordMatches, er
 	return w, nil
 }
 
-// pairMeetsSoon returns the entries the pair bound in args may read of
-// each list when it expects to meet the newest rankCandidates of the
-// search's matches (the planner's estimate) within pairMaxRead entries of
-// its two lexemes' lists (of w's creators, if any), or with lead when the
+// pairMeetsSoon returns the entries the pair may read of each list when it
+// expects to meet the newest rankCandidates of the search's matches (the
+// planner's estimate) within pairMaxRead entries of the lists of the
+// lexemes it reads, read (of w's creators, if any), or with lead when the
 // lead expects to find them within leadMaxRead entries of its one; a
 // search of fewer matches reads the lists whole (pairSoon). Else 0. A
 // creator's pair may read what the full-text index's look-up of the
 // creator's words would cost (creatorPairRead); its window grows to that.
-func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, args pgx.NamedArgs, lead bool) (int, error) {
+func (db *DB) pairMeetsSoon(ctx context.Context, s *searchPlan, w *wordMatches, read []string, lead bool) (int, error) {
 	matches, err := db.estimateMatches(ctx, s, true, true)
 	if err != nil {
 		return 0, err
 	}
-	lexemes := []string{args["pair_first"].(string)}
-	if !lead {
-		lexemes = append(lexemes, args["pair_second"].(string))
-	}
-	entries, err := db.estimateEntries(ctx, lexemes, w.creators)
+	entries, err := db.estimateEntries(ctx, read, w.creators)
 	if err != nil {
 		return 0, err
 	}

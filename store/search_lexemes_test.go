@@ -20,11 +20,12 @@ import (
 // order, alone and with a creator, and is sent as lexemes only where it
 // can be: not for a stop word, a word the parser splits, a word that
 // starts no lexeme or one word alone; a word that starts too many stays a
-// prefix beside the others' lexemes. Where two words start one lexeme
-// each and none is a prefix, the ranked orders meet the two lexemes'
-// lists in package_words (pair) and test the rest on what they find;
-// where one word starts one lexeme and no pair can be met, they read its
-// list and test the words on each package (lead).
+// prefix beside the others' lexemes. Where two words start at most
+// maxPairLexemes together and the rest at most maxWordLexemes, the ranked
+// orders meet the two words' lists in package_words (pair: those of the
+// fewest lexemes, each word's lexemes' lists merged) and test the rest on
+// what they find; where one word starts one lexeme and no pair can be
+// met, they read its list and test the words on each package (lead).
 func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.NewDB(t)
@@ -34,6 +35,14 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 	for i := range 40 { // 40 lexemes that start with "zq": more than a word is matched as
 		names = append(names, fmt.Sprintf("zq%c%c knight.zip", 'a'+i%26, 'a'+i/26))
 	}
+	for i := range 12 { // 12 that start with "yw": a prefix, but one side of a pair
+		names = append(names, fmt.Sprintf("yw%c castle.zip", 'a'+i))
+	}
+	for i := range 13 { // and 13 "yv": with yw's, more than a pair reads
+		names = append(names, fmt.Sprintf("yv%c yw%c.zip", 'a'+i, 'a'+i%12))
+	}
+	// a package that holds two lexemes of "kni" (knit, knight): once in its window
+	names = append(names, "Knitted Knight Casket.zip")
 	ch := mustChannel(t, db)
 	for _, n := range names {
 		creator := "Other Hands"
@@ -69,7 +78,7 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		pair    bool // ranked as a pair
 		lead    bool // ranked by one word's lexeme
 	}{
-		{"kni cas", true, false, false}, // three lexemes each
+		{"kni cas", true, true, false}, // three lexemes each, each word's lists merged
 		{"knight castle", true, true, false},
 		{"knight castle walls", true, true, false}, // walls tested on the pair's
 		{"kni castle walls", true, true, false},    // kni's three tested on castle and walls'
@@ -78,7 +87,11 @@ func TestSearchWordsAsLexemesFindWhatPrefixesFind(t *testing.T) {
 		{"zq knit", true, false, true},          // knit leads, zq a prefix
 		{"zqa zq", true, false, false},          // zqa starts two
 		{"zq zq", false, false, false},          // both start too many: prefixes
-		{"zqa knight", true, false, true},       // knight leads, zqa's two tested
+		{"zqa knight", true, true, false},       // knight's list meets zqa's two
+		{"yw castle", true, true, false},        // yw a prefix, its twelve lists merged
+		{"yw zq", false, false, false},          // one side only: prefixes
+		{"yv yw", true, false, false},           // 25 lexemes together: no pair, the prefixes sent as lexemes
+		{"yw kni castle", true, false, true},    // castle and kni pair, but yw's twelve cannot be tested: castle leads
 		{"zq knight castle", true, false, true}, // a prefix: no pair, knight leads
 		{"the knight", false, false, false},     // a stop word normalises to nothing
 		{"kni nosuchword", true, false, false},  // starts no lexeme: its own matches nothing

@@ -26,7 +26,7 @@ func TestPairSoon(t *testing.T) {
 		{"a creator's pair of long lists at 1M", 33, 13700, 84000, false, 0},
 		{"a creator of 10,000,000 packages: the window's bound", 329, 90000, 10000000, false, pairMaxWindow},
 		{"beyond the bound", 329, 200000, 10000000, false, 0},
-		{"drag bus led by bust: 1,516 entries", 23465, 177869, 0, true, leadWindow},
+		{"a lead through bust's list for 23,465 matches: 1,516 entries", 23465, 177869, 0, true, leadWindow},
 		{"a lead through a long list", 900, 65000, 0, true, 0},
 		{"a rare lead through a short list, read whole", 38, 1400, 0, true, leadWindow},
 		{"a rare lead through a long one", 38, 4000, 0, true, 0},

@@ -89,6 +89,34 @@ func TestSearchStatementText(t *testing.T) {
 	}
 }
 
+// TestSearchStatementBranches cuts the optional branches of the arguments
+// left unbound, whole, and the optional conditions inside a branch with it.
+func TestSearchStatementBranches(t *testing.T) {
+	const sql = `SELECT x FROM ((SELECT @w_0::text AS x)
+	UNION ALL (/*if @w_1*/SELECT @w_1::text WHERE (@f::text IS NULL OR @w_1 <> ')'))
+	UNION ALL (/*if @w_2*/SELECT @w_2::text)) u WHERE (@f::text IS NULL OR x = @f)`
+	st := newSearchStatement("test", sql)
+	tests := []struct {
+		name string
+		args pgx.NamedArgs
+		want string
+	}{
+		{"all bound", pgx.NamedArgs{"w_0": "a", "w_1": "b", "w_2": "c", "f": "a"}, sql},
+		{"one lexeme", pgx.NamedArgs{"w_0": "a"}, `SELECT x FROM ((SELECT @w_0::text AS x)) u WHERE TRUE`},
+		{"two, the condition inside cut", pgx.NamedArgs{"w_0": "a", "w_1": "b"}, `SELECT x FROM ((SELECT @w_0::text AS x)
+	UNION ALL (/*if @w_1*/SELECT @w_1::text WHERE TRUE)) u WHERE TRUE`},
+		{"a branch between others", pgx.NamedArgs{"w_0": "a", "w_2": "c", "f": "a"}, `SELECT x FROM ((SELECT @w_0::text AS x)
+	UNION ALL (/*if @w_2*/SELECT @w_2::text)) u WHERE (@f::text IS NULL OR x = @f)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := st.text(tt.args); got != tt.want {
+				t.Errorf("text:\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestSearchStatementsCutWhole checks every shape: bound arguments keep
 // the whole statement, and none leave no optional condition behind.
 func TestSearchStatementsCutWhole(t *testing.T) {
@@ -101,8 +129,8 @@ func TestSearchStatementsCutWhole(t *testing.T) {
 		if got := st.text(all); got != st.sql {
 			t.Errorf("shape %s with every argument bound differs from its whole statement:\n%s", name, got)
 		}
-		if got := st.text(nil); optionalTermStart.MatchString(got) {
-			t.Errorf("shape %s without arguments keeps an optional condition:\n%s", name, got)
+		if got := st.text(nil); optionalTermStart.MatchString(got) || optionalBranchStart.MatchString(got) {
+			t.Errorf("shape %s without arguments keeps an optional condition or branch:\n%s", name, got)
 		}
 	}
 }

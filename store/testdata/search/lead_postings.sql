@@ -1,13 +1,85 @@
 WITH pa AS NOT MATERIALIZED (
-	SELECT w.created_at, w.package_id FROM package_words w
-	WHERE w.word = @pair_first::text
-	ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int),
+	SELECT DISTINCT ON (x.created_at, x.package_id) x.created_at, x.package_id FROM (
+	(SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_0::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_1*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_1::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_2*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_2::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_3*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_3::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_4*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_4::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_5*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_5::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_6*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_6::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_7*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_7::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_8*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_8::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_9*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_9::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_10*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_10::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_11*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_11::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_12*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_12::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_13*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_13::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_14*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_14::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_15*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_15::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_16*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_16::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_17*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_17::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_18*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_18::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_19*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_19::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_20*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_20::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_21*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_21::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)
+	UNION ALL (/*if @pair_first_22*/SELECT w.created_at, w.package_id FROM package_words w
+		WHERE w.word = @pair_first_22::text
+		ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int)) x
+	ORDER BY x.created_at DESC, x.package_id DESC LIMIT @pair_window::int),
 found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN packages p ON p.id = pa.package_id
 	WHERE p.search_vector @@ @match_lexemes::tsquery
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT 200),
-ends AS ((SELECT pa.created_at, pa.package_id FROM pa
-		ORDER BY pa.created_at DESC, pa.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1)),
+ends AS ((SELECT x.created_at, x.package_id FROM unnest(@pair_first::text[]) AS l(word)
+		CROSS JOIN LATERAL (SELECT w.created_at, w.package_id FROM package_words w
+			WHERE w.word = l.word
+			ORDER BY w.created_at DESC, w.package_id DESC LIMIT @pair_window::int) x
+		GROUP BY x.created_at, x.package_id
+		ORDER BY x.created_at DESC, x.package_id DESC OFFSET @pair_window::int - 1 LIMIT 1)),
 cut AS MATERIALIZED (
 	SELECT x.created_at, x.package_id FROM ends x
 	ORDER BY x.created_at DESC, x.package_id DESC LIMIT 1),
