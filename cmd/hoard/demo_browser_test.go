@@ -231,7 +231,11 @@ func TestDemoInBrowser(t *testing.T) {
 
 	// An action: Trigger now on the worker panel, confirmed in place; the
 	// panel then follows the cycle the worker runs.
-	bt.Do(t, b, chromedp.Navigate(base+"/admin/messenger"),
+	// Leaving River UI's single-page app: Poll evaluates in the frame's
+	// current script context and does not survive a navigation still under
+	// way ("Cannot find context with specified id", once in a clean-clone
+	// CI run), so the new page's element is waited for first.
+	bt.Do(t, b, chromedp.Navigate(base+"/admin/messenger"), chromedp.WaitVisible(chromedp.CSS(`[data-worker-state]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("[data-worker-state]").textContent.startsWith("Idle.")`,
 			chromedp.WithPollingTimeout(60*time.Second)))
 	before := bt.Text(t, b, "[data-worker-state]")
