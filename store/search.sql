@@ -313,16 +313,16 @@ f AS MATERIALIZED ({{template "paths" .}}),
   read (not materialized: they stay in the index's order), and the merge
   stops at the newest rankCandidates. Below that entry, the older matches
   are looked up in the full-text index (below_windows). */}}
-{{define "pair_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first")}}),
-pb AS NOT MATERIALIZED ({{template "word_window" (side . "pair_second")}}),
+{{define "pair_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first" windowLexemes)}}),
+pb AS NOT MATERIALIZED ({{template "word_window" (side . "pair_second" windowLexemes)}}),
 found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN pb ON pb.created_at = pa.created_at AND pb.package_id = pa.package_id
 	WHERE {{template "pair_rest" "pa"}}
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
 ends AS (
-	{{template "window_end" (side . "pair_first")}}
+	{{template "window_end" (side . "pair_first" windowLexemes)}}
 	UNION ALL
-	{{template "window_end" (side . "pair_second")}}),
+	{{template "window_end" (side . "pair_second" windowLexemes)}}),
 {{template "below_windows" .}}{{end}}
 
 {{/* lead_matches is t for lead and creator_lead: the newest rankCandidates
@@ -332,17 +332,17 @@ ends AS (
   of which only one starts a single lexeme, the others prefixes or several
   lexemes that the index cannot meet. Below the window's last entry, the
   older matches are looked up in the full-text index (below_windows). */}}
-{{define "lead_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first")}}),
+{{define "lead_matches"}}pa AS NOT MATERIALIZED ({{template "word_window" (side . "pair_first" 1)}}),
 found AS MATERIALIZED (
 	SELECT pa.created_at, pa.package_id FROM pa JOIN packages p ON p.id = pa.package_id
 	WHERE p.search_vector @@ @match_lexemes::tsquery
 	ORDER BY pa.created_at DESC, pa.package_id DESC LIMIT {{rankCandidates}}),
-ends AS ({{template "window_end" (side . "pair_first")}}),
+ends AS ({{template "window_end" (side . "pair_first" 1)}}),
 {{template "below_windows" .}}{{end}}
 
 {{/* word_window is the newest pair_window entries of a word's lexemes
-  (the dot's Arg: @Arg_0 and those of @Arg_1 … that are bound; @Arg holds
-  them all, for window_end) in the dot's
+  (the dot's Arg: @Arg_0 and those of @Arg_1 … @Arg_(Lexemes-1) that are
+  bound; @Arg holds them all, for window_end) in the dot's
   Table, package_words or package_creator_words (of @creator), each
   package once, from the index alone: the lists of the lexemes are read
   newest first side by side and merged as they are read (a Merge Append of
@@ -352,7 +352,7 @@ ends AS ({{template "window_end" (side . "pair_first")}}),
   (optional branches, search_optional.go). */}}
 {{define "word_window"}}
 	SELECT DISTINCT ON (x.created_at, x.package_id) x.created_at, x.package_id FROM (
-	{{- range $i := pairLexemeSlots}}{{if $i}}
+	{{- range $i := .Lexemes}}{{if $i}}
 	UNION ALL (/*if @{{$.Arg}}_{{$i}}*/{{else}}
 	({{end}}SELECT w.created_at, w.package_id FROM {{$.Table}} w
 		WHERE {{if eq $.Table "package_creator_words"}}w.creator = @creator::text AND {{end}}w.word = @{{$.Arg}}_{{$i}}::text
@@ -391,7 +391,7 @@ t AS MATERIALIZED (
 		ORDER BY p.created_at DESC, p.id DESC LIMIT {{rankCandidates}})){{end}}
 
 {{/* pair_postings: the candidates of words of which two start at most
-  maxPairLexemes each (pair_first_N, pair_second_N) and the rest at most
+  maxPairLexemes together (pair_first_N, pair_second_N) and the rest at most
   maxWordLexemes, without filters, from package_words (pair_matches), newest first, with
   their ranks (ts_rank of the words, every one a prefix: rank_tsquery).
   The words_* shapes then serve them as one word's. Planned with its

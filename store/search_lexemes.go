@@ -31,29 +31,23 @@ const maxWordLexemes = 4
 // maxPairLexemes is the most lexemes the two words whose lists a pair reads
 // (word_window) may start together: a window merges the lists of its
 // word's lexemes as it reads them, one index range a lexeme, and
-// PostgreSQL plans each (about 0.1 ms apiece), so 24 keep the planning
-// within 2.5 ms. At 1,000,000 packages "drag bus" ("drag" starts 20 lexemes,
+// PostgreSQL plans each (about 0.1 ms apiece, measured in psql), so 24
+// come to some 2.4 ms of planning. At 1,000,000 packages "drag bus" ("drag" starts 20 lexemes,
 // "dragon" among them; "bus" one, "bust") met its newest 200 within 1,254
 // entries of drag's lists and 1,676 of bust's, from the indexes alone, in
 // 4.9–5.5 ms, where reading bust's list and testing each package's words
 // (lead) took 6.4–8.6 (four runs each in turn).
 const maxPairLexemes = 24
 
-// pairLexemeSlots are the places of a word's lexemes in a word_window, 0 to
-// maxPairLexemes-2 (the other word starts one at least): the arguments
-// pair_first_N and pair_second_N.
-var pairLexemeSlots = func() []int {
-	slots := make([]int, maxPairLexemes-1)
-	for i := range slots {
-		slots[i] = i
-	}
-	return slots
-}()
+// windowLexemes is the most lexemes of one word a word_window reads
+// (pair_first_0 … and pair_second_0 …): the other word of the pair starts
+// one at least.
+const windowLexemes = maxPairLexemes - 1
 
 // resolveLexemes sets s.lexemes to the words as a tsquery of the lexemes
 // each starts, for two words or more: a word that starts more than
 // maxWordLexemes stays a prefix, and when every word does and fewer than
-// two start few enough for a pair's window (pairLexemeSlots), s.lexemes
+// two start few enough for a pair's window (windowLexemes), s.lexemes
 // stays empty; when a word starts none, to its own lexeme, which matches
 // nothing. s.wordLexemes are the lexemes of each word that starts few
 // enough for a window (nil for another). One word is read from package_words itself (wordPostings,
@@ -67,7 +61,7 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 	if s.mode != SearchFullText && s.mode != SearchFullTextNewest || len(s.words) < 2 {
 		return nil
 	}
-	args := pgx.NamedArgs{"words": s.words, "max_lexemes": len(pairLexemeSlots)}
+	args := pgx.NamedArgs{"words": s.words, "max_lexemes": windowLexemes}
 	rows, err := db.q.Query(ctx, searchSQL("word_lexemes", args), args)
 	if err != nil {
 		return wrap("search packages: lexemes of the words", err)
@@ -100,7 +94,7 @@ func (db *DB) resolveLexemes(ctx context.Context, s *searchPlan) error {
 		if w.normalised != 1 {
 			return nil
 		}
-		if len(w.lexemes) <= len(pairLexemeSlots) {
+		if len(w.lexemes) <= windowLexemes {
 			lists[i] = w.lexemes
 			pairable++
 		}

@@ -156,8 +156,8 @@ func buildSearchStatements() map[string]searchStatement {
 		"pathsSparse":       func() int { return pathsSparse },
 		"matchedPathsShown": func() int { return matchedPathsShown },
 		"maxFilesCounted":   func() int { return MaxFilesCounted },
-		"pairLexemeSlots":   func() []int { return pairLexemeSlots },
-		"side":              func(table, arg string) windowSide { return windowSide{table, arg} },
+		"windowLexemes":     func() int { return windowLexemes },
+		"side":              func(table, arg string, lexemes int) windowSide { return windowSide{table, arg, lexemes} },
 	}).Parse(searchTemplates))
 	out := map[string]searchStatement{}
 	for _, s := range searchShapes {
@@ -177,8 +177,12 @@ func buildSearchStatements() map[string]searchStatement {
 }
 
 // windowSide is what a word_window reads: the lists of Table (package_words
-// or package_creator_words) of the lexemes bound as Arg_0, Arg_1, ….
-type windowSide struct{ Table, Arg string }
+// or package_creator_words) of up to Lexemes lexemes, bound as Arg_0,
+// Arg_1, ….
+type windowSide struct {
+	Table, Arg string
+	Lexemes    int
+}
 
 func execSearchTemplate(t *template.Template, name string, data any) string {
 	var b bytes.Buffer
