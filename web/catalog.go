@@ -170,7 +170,7 @@ func parsePaging(q *catalogQuery, p catalogParams) error {
 
 // pagingURLs are the links to the next and the previous page of a result
 // shown at q ("" where there is none).
-func pagingURLs(links pageLinks, q catalogQuery, res *store.SearchResult) (next, prev string) {
+func pagingURLs(u *url.URL, q catalogQuery, res *store.SearchResult) (next, prev string) {
 	if res.Next != nil {
 		trail := append(append([]string{}, q.Prev...), q.Cursor)
 		if q.Cursor == "" {
@@ -179,7 +179,7 @@ func pagingURLs(links pageLinks, q catalogQuery, res *store.SearchResult) (next,
 		if len(trail) > prevKept {
 			trail = trail[len(trail)-prevKept:]
 		}
-		next = links.with(map[string]string{"after": encodeCursor(res.Next), "prev": strings.Join(trail, prevSeparator),
+		next = withParams(u, map[string]string{"after": encodeCursor(res.Next), "prev": strings.Join(trail, prevSeparator),
 			"page": strconv.Itoa(q.Page + 1)})
 	}
 	if q.Cursor != "" {
@@ -190,7 +190,7 @@ func pagingURLs(links pageLinks, q catalogQuery, res *store.SearchResult) (next,
 				set["page"] = strconv.Itoa(max(q.Page-1, 2))
 			}
 		}
-		prev = links.with(set)
+		prev = withParams(u, set)
 	}
 	return next, prev
 }
@@ -352,18 +352,17 @@ func (s *Server) renderCatalog(w http.ResponseWriter, r *http.Request, heading c
 	if p.Selects, err = filterSelects(q); err != nil {
 		return err
 	}
-	links := newPageLinks(r.URL)
 	for _, t := range s.tabsFor(r) {
 		p.Tabs = append(p.Tabs, navLink{Label: t, Current: t == q.Tab,
-			URL: links.with(map[string]string{"tab": t, "after": "", "prev": "", "page": ""})})
+			URL: withParams(r.URL, map[string]string{"tab": t, "after": "", "prev": "", "page": ""})})
 	}
 	for _, v := range []string{"grid", "list"} {
-		p.Views = append(p.Views, navLink{Label: v, Current: v == q.View, URL: links.with(map[string]string{"view": v})})
+		p.Views = append(p.Views, navLink{Label: v, Current: v == q.View, URL: withParams(r.URL, map[string]string{"view": v})})
 	}
-	p.Next, p.Prev = pagingURLs(links, q, res)
+	p.Next, p.Prev = pagingURLs(r.URL, q, res)
 	p.Count = countText(res, q.GroupRows)
 	if res.Capped {
-		p.NewestURL = links.with(map[string]string{"sort": "newest", "after": "", "prev": "", "page": ""})
+		p.NewestURL = withParams(r.URL, map[string]string{"sort": "newest", "after": "", "prev": "", "page": ""})
 	}
 	if p.SuggestHTML, err = s.filterSuggestions(r.Context()); err != nil {
 		return err
@@ -488,57 +487,18 @@ func (s *Server) catalogSearch(r *http.Request) (catalogQuery, *store.SearchResu
 
 // withParams returns u's path and query with some parameters replaced ("" removes).
 func withParams(u *url.URL, set map[string]string) string {
-	return newPageLinks(u).with(set)
-}
-
-// pageLinks makes the links of a page that keep its query but for a few
-// parameters (a catalog page makes seven or more): its query is parsed
-// once for all of them.
-type pageLinks struct {
-	path  string
-	query url.Values
-}
-
-func newPageLinks(u *url.URL) pageLinks { return pageLinks{u.EscapedPath(), u.Query()} }
-
-// with is the page's path and query with set's parameters replaced ("" removes
-// one), encoded as url.Values.Encode encodes them (keys sorted).
-func (l pageLinks) with(set map[string]string) string {
-	keys := make([]string, 0, len(l.query)+len(set))
-	for k := range l.query {
-		if _, replaced := set[k]; !replaced {
-			keys = append(keys, k)
+	v := u.Query()
+	for k, val := range set {
+		if val == "" {
+			v.Del(k)
+		} else {
+			v.Set(k, val)
 		}
 	}
-	for k, v := range set {
-		if v != "" {
-			keys = append(keys, k)
-		}
+	if len(v) == 0 {
+		return u.EscapedPath()
 	}
-	if len(keys) == 0 {
-		return l.path
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	b.WriteString(l.path)
-	sep := byte('?')
-	add := func(k, v string) {
-		b.WriteByte(sep)
-		sep = '&'
-		b.WriteString(url.QueryEscape(k))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(v))
-	}
-	for _, k := range keys {
-		if v, replaced := set[k]; replaced {
-			add(k, v)
-			continue
-		}
-		for _, v := range l.query[k] {
-			add(k, v)
-		}
-	}
-	return b.String()
+	return u.EscapedPath() + "?" + v.Encode()
 }
 
 func (s *Server) canCurate(r *http.Request) bool {
