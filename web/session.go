@@ -100,15 +100,9 @@ func (s *Server) findSession(r *http.Request, id string, writes bool) (*hoard.Se
 	if writes {
 		return s.deps.DB.FindSessionUser(r.Context(), id)
 	}
-	sess, user, gen, ok := s.sessions.get(id)
-	if ok {
-		return sess, user, nil
-	}
-	sess, user, err := s.deps.DB.FindSessionUser(r.Context(), id)
-	if err == nil {
-		s.sessions.put(id, gen, sess, user)
-	}
-	return sess, user, err
+	return s.sessions.find(r.Context(), id, func(ctx context.Context) (*hoard.Session, *hoard.User, error) {
+		return s.deps.DB.FindSessionUser(ctx, id)
+	})
 }
 
 // safeMethod reports whether method only reads (RFC 9110 section 9.2.1).

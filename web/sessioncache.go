@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +38,20 @@ type sessionCache struct {
 	gen       uint64 // bumped by forget: look-ups begun before are not kept
 	writing   int    // state-changing requests of signed-in users under way
 	entries   map[string]sessionEntry
+	looking   map[string]*sessionLookUp // look-ups under way that others may join
 
-	hits atomic.Int64 // sessions answered from memory
+	hits   atomic.Int64 // sessions answered from memory
+	joined atomic.Int64 // look-ups a request waited for rather than made
+}
+
+// sessionLookUp is a look-up of one session under way, begun at gen;
+// done is closed when its result is in.
+type sessionLookUp struct {
+	done chan struct{}
+	gen  uint64
+	sess hoard.Session
+	user hoard.User
+	err  error
 }
 
 type sessionEntry struct {
@@ -47,7 +61,72 @@ type sessionEntry struct {
 }
 
 func newSessionCache(ttl time.Duration) *sessionCache {
-	return &sessionCache{ttl: ttl, entries: map[string]sessionEntry{}}
+	return &sessionCache{ttl: ttl, entries: map[string]sessionEntry{}, looking: map[string]*sessionLookUp{}}
+}
+
+// find returns the session id and its user: from memory when held (get),
+// else from load, whose result is kept (put). Requests that miss one
+// session while its look-up is under way wait for that look-up instead of
+// making their own: a page's session leaves memory every TTL, and the
+// requests of one browser (or, at start, of everyone) that arrive during
+// the round trip would otherwise all ask PostgreSQL at once, each holding
+// a connection or opening one (at start that was half a second of
+// fifty clients' requests, README). A request joins only a look-up whose
+// result could be kept: begun since the last change (gen), while changes
+// are listened for and no write is under way. It waits no longer than its
+// own context; the look-up outlives its first caller's.
+func (c *sessionCache) find(ctx context.Context, id string, load func(context.Context) (*hoard.Session, *hoard.User, error)) (*hoard.Session, *hoard.User, error) {
+	if c.ttl <= 0 {
+		return load(ctx)
+	}
+	if sess, user, _, ok := c.get(id); ok {
+		return sess, user, nil
+	}
+	c.mu.Lock()
+	gen, shareable := c.gen, c.listening && c.writing == 0
+	if call, running := c.looking[id]; running && shareable && call.gen == gen {
+		c.mu.Unlock()
+		c.joined.Add(1)
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if call.err != nil {
+			return nil, nil, call.err
+		}
+		s, u := call.sess, call.user
+		return &s, &u, nil
+	}
+	if !shareable {
+		c.mu.Unlock()
+		return load(ctx) // nor would its result be kept (put)
+	}
+	call := &sessionLookUp{done: make(chan struct{}), gen: gen, err: errLookUpUnfinished}
+	c.looking[id] = call
+	c.mu.Unlock()
+	defer c.endLookUp(id, call)
+	sess, user, err := load(context.WithoutCancel(ctx))
+	if call.err = err; err == nil {
+		call.sess, call.user = *sess, *user
+		c.put(id, gen, sess, user)
+	}
+	return sess, user, err
+}
+
+// errLookUpUnfinished is what the requests waiting for a look-up get when
+// it ended without a result (a panic).
+var errLookUpUnfinished = errors.New("web: the session's look-up did not finish")
+
+// endLookUp wakes the requests waiting for call, a look-up of id, and
+// lets the next miss of id begin another.
+func (c *sessionCache) endLookUp(id string, call *sessionLookUp) {
+	c.mu.Lock()
+	if c.looking[id] == call {
+		delete(c.looking, id)
+	}
+	c.mu.Unlock()
+	close(call.done)
 }
 
 // get returns a copy of the session id and its user when held, fresh and

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -208,6 +210,117 @@ func TestSignedInWritesHoldTheSessionCache(t *testing.T) {
 		e.srv.sessions.mu.Unlock()
 		if got, want := [2]int{writing, held}, [2]int{tc.wantWriting, tc.wantHeld}; got != want {
 			t.Fatalf("%s (cookie %v): writes under way during it, sessions held after = %v, want %v", tc.method, tc.cookie != nil, got, want)
+		}
+	}
+}
+
+// TestSessionCacheSharesLookUps: requests that miss a session while its
+// look-up is under way (two here) wait for that look-up, unless its result
+// could not be kept (a change since it began, a write under way, nobody
+// listening); each request gets its own copy; a failure is shared and not kept; a
+// request waits no longer than its own context, and the look-up outlives
+// the context of the request that began it.
+func TestSessionCacheSharesLookUps(t *testing.T) {
+	type outcome struct {
+		Loads, Joined int64
+		Kept          bool
+		Errs          [3]string // the first request's, then the two that follow it
+	}
+	for _, tc := range []struct {
+		name      string
+		listening bool
+		between   func(*sessionCache) // after the first look-up began, before the second request
+		fail      bool                // the look-up fails
+		cancel    int                 // the request (1 or 2) whose context ends during the look-up
+		want      outcome
+	}{
+		{name: "shared", listening: true, want: outcome{Loads: 1, Joined: 2, Kept: true}},
+		// The two that follow share a look-up of their own.
+		{name: "not across a change", listening: true, between: (*sessionCache).forget, want: outcome{Loads: 2, Joined: 1, Kept: true}},
+		{name: "not while a write is under way", listening: true, between: (*sessionCache).beginWrite, want: outcome{Loads: 3}},
+		{name: "not unless listening", want: outcome{Loads: 3}},
+		{name: "a failure is shared, not kept", listening: true, fail: true,
+			want: outcome{Loads: 1, Joined: 2, Errs: [3]string{"database down", "database down", "database down"}}},
+		{name: "a request waits no longer than its context", listening: true, cancel: 2,
+			want: outcome{Loads: 1, Joined: 2, Kept: true, Errs: [3]string{"", "context canceled", ""}}},
+		{name: "the look-up outlives its first request", listening: true, cancel: 1, want: outcome{Loads: 1, Joined: 2, Kept: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newSessionCache(time.Hour)
+			c.setListening(tc.listening)
+			var loads atomic.Int64
+			started, release := make(chan struct{}, 3), make(chan struct{})
+			load := func(ctx context.Context) (*hoard.Session, *hoard.User, error) {
+				loads.Add(1)
+				started <- struct{}{}
+				<-release
+				switch {
+				case ctx.Err() != nil:
+					return nil, nil, ctx.Err()
+				case tc.fail:
+					return nil, nil, errors.New("database down")
+				}
+				return &hoard.Session{ID: "s", UserID: 7, ExpiresAt: time.Now().Add(time.Hour)}, &hoard.User{ID: 7}, nil
+			}
+			var ctxs [3]context.Context
+			var cancels [3]context.CancelFunc
+			for i := range ctxs {
+				ctxs[i], cancels[i] = context.WithCancel(context.Background())
+				defer cancels[i]()
+			}
+			var got outcome
+			var sessions [3]*hoard.Session
+			var done [3]chan struct{}
+			find := func(i int) {
+				done[i] = make(chan struct{})
+				go func() {
+					defer close(done[i])
+					s, _, err := c.find(ctxs[i], "s", load)
+					if sessions[i] = s; err != nil {
+						got.Errs[i] = err.Error()
+					}
+				}()
+			}
+			find(0)
+			<-started
+			if tc.between != nil {
+				tc.between(c)
+			}
+			find(1)
+			find(2)
+			waitFor(t, func() bool { return loads.Load() == tc.want.Loads && c.joined.Load() == tc.want.Joined })
+			if tc.cancel > 0 {
+				cancels[tc.cancel-1]()
+				if tc.cancel == 2 {
+					<-done[1] // before the look-up ends
+				}
+			}
+			close(release)
+			for _, d := range done {
+				<-d
+			}
+			_, _, _, got.Kept = c.get("s")
+			got.Loads, got.Joined = loads.Load(), c.joined.Load()
+			if got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i, s := range sessions {
+				for _, other := range sessions[i+1:] {
+					if s != nil && s == other {
+						t.Fatal("two requests were handed one session to share")
+					}
+				}
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 5 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
 		}
 	}
 }
