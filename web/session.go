@@ -70,12 +70,19 @@ func (s *Server) loadSession(next http.Handler) http.Handler {
 		id := sessionID(c.Value)
 		writes := !safeMethod(r.Method)
 		sess, user, err := s.findSession(r, id, writes)
-		if err != nil {
-			if hoard.ErrorCode(err) != hoard.ENOTFOUND {
-				s.deps.Logger.Warn("load session", "err", err)
-			}
+		switch {
+		case hoard.ErrorCode(err) == hoard.ENOTFOUND:
 			s.clearCookie(w)
 			next.ServeHTTP(w, r)
+			return
+		case err != nil:
+			// The database did not answer (busy, a statement timeout, a
+			// lost connection): the session may well be live, so the
+			// cookie stays and the request is refused with 503, rather
+			// than served as anonymous and the user signed out.
+			s.handle(func(http.ResponseWriter, *http.Request) error {
+				return hoard.WrapError(hoard.EUNAVAILABLE, err, "Could not check your sign-in just now. Try again in a moment.")
+			})(w, r)
 			return
 		}
 		if time.Since(sess.LastSeenAt) > touchEvery {

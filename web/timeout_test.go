@@ -39,3 +39,48 @@ func TestStatementTimeoutAnswers503(t *testing.T) {
 		t.Fatalf("a statement outside a request: %v", err)
 	}
 }
+
+// TestSessionLookUpFailureKeepsTheCookie: when the database does not
+// answer who a request's session belongs to (here: the sessions table
+// locked past the statement timeout), the request is refused with 503 and
+// the session cookie is left alone — a busy database does not sign anyone
+// out; the next request, once it answers, is signed in as before.
+func TestSessionLookUpFailureKeepsTheCookie(t *testing.T) {
+	e := newEnv(t, func(d *Deps) { d.StatementTimeout = 200 * time.Millisecond; d.SessionCacheTTL = -1 })
+	user, _ := e.user(hoard.RoleUser)
+	c := e.session(user)
+	type answer struct {
+		Status      int
+		RetryAfter  bool
+		CookieReset bool
+		Says        bool // the body carries the message (the page's or the API's)
+	}
+	ask := func(path, says string) answer {
+		resp, body := e.do(nil, "GET", path, nil, c)
+		reset := false
+		for _, k := range resp.Cookies() {
+			reset = reset || k.Name == c.Name
+		}
+		return answer{resp.StatusCode, resp.Header.Get("Retry-After") != "", reset, strings.Contains(body, says)}
+	}
+	tx, err := e.db.Pool().Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(context.Background(), `LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	busy := answer{http.StatusServiceUnavailable, true, false, true}
+	if got := ask("/settings", "took too long"); got != busy {
+		t.Errorf("a page while the session cannot be looked up: %+v, want %+v", got, busy)
+	}
+	if got := ask("/api/packages", `"code":"timeout"`); got != busy {
+		t.Errorf("the API while the session cannot be looked up: %+v, want %+v", got, busy)
+	}
+	if err := tx.Rollback(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ask("/settings", user.Email), (answer{Status: http.StatusOK, Says: true}); got != want {
+		t.Errorf("the next request once the database answers: %+v, want %+v", got, want)
+	}
+}
