@@ -37,7 +37,7 @@ type fileIndexes struct {
 	used    int64
 	lru     *list.List // of fileIndexEntry, most recently searched first
 	byID    map[int64]*list.Element
-	loading map[int64]*fileIndexLoad
+	loading sharedLoads[int64, *store.FileIndex]
 }
 
 // fileIndexEntry is a package's index in the LRU list.
@@ -46,15 +46,8 @@ type fileIndexEntry struct {
 	x  *store.FileIndex
 }
 
-// fileIndexLoad is a load in flight; done closes when x or err is set.
-type fileIndexLoad struct {
-	done chan struct{}
-	x    *store.FileIndex
-	err  error
-}
-
 func newFileIndexes(budget int64) *fileIndexes {
-	return &fileIndexes{budget: budget, lru: list.New(), byID: map[int64]*list.Element{}, loading: map[int64]*fileIndexLoad{}}
+	return &fileIndexes{budget: budget, lru: list.New(), byID: map[int64]*list.Element{}, loading: sharedLoads[int64, *store.FileIndex]{}}
 }
 
 // get returns the index of package id at version v: the one held when it
@@ -69,31 +62,17 @@ func (c *fileIndexes) get(ctx context.Context, db *store.DB, id int64, v store.F
 			return x, nil
 		}
 	}
-	l, inflight := c.loading[id]
-	if !inflight {
-		l = &fileIndexLoad{done: make(chan struct{})}
-		c.loading[id] = l
+	if l, inflight := c.loading[id]; inflight {
+		c.mu.Unlock()
+		return l.wait(ctx)
 	}
+	l := c.loading.begin(id, 0)
 	c.mu.Unlock()
-	if inflight {
-		select {
-		case <-l.done:
-			return l.x, l.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 	// Not cut short by this request's client leaving: others may wait
-	// for it, and the next search needs it.
-	l.x, l.err = db.LoadFileIndex(context.WithoutCancel(ctx), id)
-	c.mu.Lock()
-	delete(c.loading, id)
-	if l.err == nil {
-		c.keep(id, l.x)
-	}
-	c.mu.Unlock()
-	close(l.done)
-	return l.x, l.err
+	// for it, and the next search needs it (sharedLoads.run).
+	return c.loading.run(ctx, &c.mu, id, l, func(ctx context.Context) (*store.FileIndex, error) {
+		return db.LoadFileIndex(ctx, id)
+	}, func(x *store.FileIndex) { c.keep(id, x) })
 }
 
 // keep holds x as package id's index, evicting the least recently used

@@ -46,7 +46,7 @@ type searchCache struct {
 	mu       sync.Mutex
 	gen      uint64 // bumped by forget: older results are not stored
 	entries  map[string]searchEntry
-	inflight map[string]*searchCall
+	inflight sharedLoads[string, *store.SearchResult]
 
 	hits, misses atomic.Int64 // searches answered from memory, and not
 
@@ -71,14 +71,8 @@ type searchEntry struct {
 	at  time.Time
 }
 
-type searchCall struct {
-	done chan struct{}
-	res  *store.SearchResult
-	err  error
-}
-
 func newSearchCache(ttl time.Duration) *searchCache {
-	return &searchCache{ttl: ttl, entries: map[string]searchEntry{}, inflight: map[string]*searchCall{},
+	return &searchCache{ttl: ttl, entries: map[string]searchEntry{}, inflight: sharedLoads[string, *store.SearchResult]{},
 		fragments: map[fragmentKey]template.HTML{}}
 }
 
@@ -119,9 +113,8 @@ func (c *searchCache) lookup(ctx context.Context, q store.SearchQuery,
 		return e.res, true, nil
 	case cached && age < staleFactor*c.ttl:
 		if !running {
-			call, gen := c.begin(key)
 			// Detached from this request, which does not wait for it.
-			go c.fill(context.WithoutCancel(ctx), key, call, gen, q, run)
+			go c.fill(context.WithoutCancel(ctx), key, c.inflight.begin(key, c.gen), q, run)
 		}
 		c.mu.Unlock()
 		c.hits.Add(1)
@@ -129,41 +122,28 @@ func (c *searchCache) lookup(ctx context.Context, q store.SearchQuery,
 	case running:
 		c.mu.Unlock()
 		c.hits.Add(1)
-		select {
-		case <-call.done:
-			return call.res, true, call.err
-		case <-ctx.Done():
-			return nil, true, ctx.Err()
-		}
+		res, err := call.wait(ctx)
+		return res, true, err
 	}
-	call, gen := c.begin(key)
+	call = c.inflight.begin(key, c.gen)
 	c.mu.Unlock()
 	c.misses.Add(1)
-	// The query runs detached from the first caller's cancellation, since
-	// others may be waiting for it; it keeps the caller's values.
-	c.fill(context.WithoutCancel(ctx), key, call, gen, q, run)
-	return call.res, false, call.err
+	res, err := c.fill(ctx, key, call, q, run)
+	return res, false, err
 }
 
-// begin registers a running search of key; c.mu is held.
-func (c *searchCache) begin(key string) (*searchCall, uint64) {
-	call := &searchCall{done: make(chan struct{})}
-	c.inflight[key] = call
-	return call, c.gen
-}
-
-// fill runs the search registered by begin, keeps its result unless the
-// cache was dropped meanwhile (gen moved), and wakes its waiters.
-func (c *searchCache) fill(ctx context.Context, key string, call *searchCall, gen uint64, q store.SearchQuery,
-	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) {
-	call.res, call.err = run(ctx, q)
-	c.mu.Lock()
-	delete(c.inflight, key)
-	if call.err == nil && c.gen == gen {
-		c.store(key, call.res)
-	}
-	c.mu.Unlock()
-	close(call.done)
+// fill runs the search of key registered at call (sharedLoads.run: detached
+// from the first caller's cancellation), keeps its result unless the cache
+// was dropped meanwhile (the generation moved), and wakes its waiters.
+func (c *searchCache) fill(ctx context.Context, key string, call *sharedLoad[*store.SearchResult], q store.SearchQuery,
+	run func(context.Context, store.SearchQuery) (*store.SearchResult, error)) (*store.SearchResult, error) {
+	return c.inflight.run(ctx, &c.mu, key, call, func(ctx context.Context) (*store.SearchResult, error) {
+		return run(ctx, q)
+	}, func(res *store.SearchResult) {
+		if c.gen == call.gen {
+			c.store(key, res)
+		}
+	})
 }
 
 // store keeps res under key, making room first when the cache is full:

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,20 +37,10 @@ type sessionCache struct {
 	gen       uint64 // bumped by forget: look-ups begun before are not kept
 	writing   int    // state-changing requests of signed-in users under way
 	entries   map[string]sessionEntry
-	looking   map[string]*sessionLookUp // look-ups under way that others may join
+	looking   sharedLoads[string, sessionEntry] // look-ups under way that others may join
 
 	hits   atomic.Int64 // sessions answered from memory
 	joined atomic.Int64 // look-ups a request waited for rather than made
-}
-
-// sessionLookUp is a look-up of one session under way, begun at gen;
-// done is closed when its result is in.
-type sessionLookUp struct {
-	done chan struct{}
-	gen  uint64
-	sess hoard.Session
-	user hoard.User
-	err  error
 }
 
 type sessionEntry struct {
@@ -61,11 +50,11 @@ type sessionEntry struct {
 }
 
 func newSessionCache(ttl time.Duration) *sessionCache {
-	return &sessionCache{ttl: ttl, entries: map[string]sessionEntry{}, looking: map[string]*sessionLookUp{}}
+	return &sessionCache{ttl: ttl, entries: map[string]sessionEntry{}, looking: sharedLoads[string, sessionEntry]{}}
 }
 
 // find returns the session id and its user: from memory when held (get),
-// else from load, whose result is kept (put). Requests that miss one
+// else from load, whose result is kept (keep). Requests that miss one
 // session while its look-up is under way wait for that look-up instead of
 // making their own: a page's session leaves memory every TTL, and the
 // requests of one browser (or, at start, of everyone) that arrive during
@@ -79,7 +68,7 @@ func (c *sessionCache) find(ctx context.Context, id string, load func(context.Co
 	if c.ttl <= 0 {
 		return load(ctx)
 	}
-	if sess, user, _, ok := c.get(id); ok {
+	if sess, user, ok := c.get(id); ok {
 		return sess, user, nil
 	}
 	c.mu.Lock()
@@ -87,85 +76,61 @@ func (c *sessionCache) find(ctx context.Context, id string, load func(context.Co
 	if call, running := c.looking[id]; running && shareable && call.gen == gen {
 		c.mu.Unlock()
 		c.joined.Add(1)
-		select {
-		case <-call.done:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+		e, err := call.wait(ctx)
+		if err != nil {
+			return nil, nil, err
 		}
-		if call.err != nil {
-			return nil, nil, call.err
-		}
-		s, u := call.sess, call.user
-		return &s, &u, nil
+		return &e.sess, &e.user, nil // e is this request's copy
 	}
 	if !shareable {
 		c.mu.Unlock()
-		return load(ctx) // nor would its result be kept (put)
+		return load(ctx) // nor would its result be kept (keep)
 	}
-	call := &sessionLookUp{done: make(chan struct{}), gen: gen, err: errLookUpUnfinished}
-	c.looking[id] = call
+	call := c.looking.begin(id, gen)
 	c.mu.Unlock()
-	defer c.endLookUp(id, call)
-	sess, user, err := load(context.WithoutCancel(ctx))
-	if call.err = err; err == nil {
-		call.sess, call.user = *sess, *user
-		c.put(id, gen, sess, user)
+	e, err := c.looking.run(ctx, &c.mu, id, call, func(ctx context.Context) (sessionEntry, error) {
+		sess, user, err := load(ctx)
+		if err != nil {
+			return sessionEntry{}, err
+		}
+		return sessionEntry{sess: *sess, user: *user, at: time.Now()}, nil
+	}, func(e sessionEntry) { c.keep(id, gen, e) })
+	if err != nil {
+		return nil, nil, err
 	}
-	return sess, user, err
-}
-
-// errLookUpUnfinished is what the requests waiting for a look-up get when
-// it ended without a result (a panic).
-var errLookUpUnfinished = errors.New("web: the session's look-up did not finish")
-
-// endLookUp wakes the requests waiting for call, a look-up of id, and
-// lets the next miss of id begin another.
-func (c *sessionCache) endLookUp(id string, call *sessionLookUp) {
-	c.mu.Lock()
-	if c.looking[id] == call {
-		delete(c.looking, id)
-	}
-	c.mu.Unlock()
-	close(call.done)
+	return &e.sess, &e.user, nil
 }
 
 // get returns a copy of the session id and its user when held, fresh and
-// unexpired; otherwise ok is false and gen is what put wants with the
-// result of the look-up the caller makes instead.
-func (c *sessionCache) get(id string) (sess *hoard.Session, user *hoard.User, gen uint64, ok bool) {
+// unexpired; otherwise ok is false.
+func (c *sessionCache) get(id string) (sess *hoard.Session, user *hoard.User, ok bool) {
 	if c.ttl <= 0 {
-		return nil, nil, 0, false
+		return nil, nil, false
 	}
 	c.mu.Lock()
 	e, held := c.entries[id]
-	gen = c.gen
 	usable := held && c.listening && c.writing == 0
 	c.mu.Unlock()
 	now := time.Now()
 	if !usable || now.Sub(e.at) >= c.ttl || !now.Before(e.sess.ExpiresAt) {
-		return nil, nil, gen, false
+		return nil, nil, false
 	}
 	c.hits.Add(1)
 	s, u := e.sess, e.user
-	return &s, &u, gen, true
+	return &s, &u, true
 }
 
-// put keeps what a look-up begun at gen found, unless something changed
+// keep keeps what a look-up begun at gen found, unless something changed
 // meanwhile (forget), a signed-in user's state-changing request is under
-// way, or nobody listens for changes.
-func (c *sessionCache) put(id string, gen uint64, sess *hoard.Session, user *hoard.User) {
-	if c.ttl <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// way, or nobody listens for changes; c.mu is held.
+func (c *sessionCache) keep(id string, gen uint64, e sessionEntry) {
 	if gen != c.gen || c.writing > 0 || !c.listening {
 		return
 	}
 	if len(c.entries) >= sessionCacheEntries {
 		clear(c.entries)
 	}
-	c.entries[id] = sessionEntry{sess: *sess, user: *user, at: time.Now()}
+	c.entries[id] = e
 }
 
 // drop forgets one session (touched: its last activity moved).

@@ -118,8 +118,8 @@ func TestSessionCacheRules(t *testing.T) {
 		name string
 		ttl  time.Duration
 		sess *hoard.Session
-		// between runs after the look-up (get) and before its result is
-		// kept (put); after runs before the second get.
+		// between runs during the look-up (find's load), before its
+		// result is kept; after runs before the second get.
 		listening     bool
 		between       func(*sessionCache)
 		after         func(*sessionCache)
@@ -141,18 +141,20 @@ func TestSessionCacheRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newSessionCache(tc.ttl)
 			c.setListening(tc.listening)
-			_, _, gen, ok := c.get("s")
-			if ok {
-				t.Fatal("an empty cache answered")
+			looked := false
+			if _, _, err := c.find(context.Background(), "s", func(context.Context) (*hoard.Session, *hoard.User, error) {
+				looked = true
+				if tc.between != nil {
+					tc.between(c)
+				}
+				return tc.sess, user, nil
+			}); err != nil || !looked {
+				t.Fatalf("an empty cache answered (looked up: %v) or failed: %v", looked, err)
 			}
-			if tc.between != nil {
-				tc.between(c)
-			}
-			c.put("s", gen, tc.sess, user)
 			if tc.after != nil {
 				tc.after(c)
 			}
-			s, u, _, ok := c.get("s")
+			s, u, ok := c.get("s")
 			if ok != tc.wantKeptFound {
 				t.Fatalf("served from memory: %v, want %v", ok, tc.wantKeptFound)
 			}
@@ -161,7 +163,7 @@ func TestSessionCacheRules(t *testing.T) {
 					t.Fatalf("served %+v %+v, want %+v %+v", *s, *u, *tc.sess, *user)
 				}
 				s.UserID, u.Role = 99, hoard.RoleAdmin // a request's copy: the cache keeps its own
-				if s2, u2, _, _ := c.get("s"); s2.UserID != 7 || u2.Role != hoard.RoleUser {
+				if s2, u2, _ := c.get("s"); s2.UserID != 7 || u2.Role != hoard.RoleUser {
 					t.Fatal("a request's change to its session or user reached the cache")
 				}
 			}
@@ -299,7 +301,7 @@ func TestSessionCacheSharesLookUps(t *testing.T) {
 			for _, d := range done {
 				<-d
 			}
-			_, _, _, got.Kept = c.get("s")
+			_, _, got.Kept = c.get("s")
 			got.Loads, got.Joined = loads.Load(), c.joined.Load()
 			if got != tc.want {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
